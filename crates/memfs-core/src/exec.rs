@@ -1,0 +1,397 @@
+//! Running one command against a tree.
+//!
+//! [`execute`] is pure: it reads the tree and whatever directories and contents the caller's
+//! [`Resolver`] already holds. When it reaches something the resolver does not hold, it stops
+//! with [`Need`]; the caller fetches that object and calls again. A mutation never touches the
+//! input tree: it returns a new [`Tree`] (sharing every untouched directory) plus the
+//! [`Change`]s and the new content objects, and the caller commits them or nothing.
+//!
+//! Checks run in the Python SDK's order, so that an input with several problems gets the
+//! error the SDK would give first.
+
+use std::sync::Arc;
+
+use crate::command::{Command, InputError};
+use crate::dialect::Dialect;
+use crate::path::{MemoryPath, Name, normalized};
+use crate::render::{self, ListingRow, ToolError, ToolResult};
+use crate::text::{self, ReplaceError};
+use crate::tree::{Dir, DirRef, FileRef, Node, ObjectId, Tree};
+
+/// What `view` reports as a directory's size: an ext4 directory's `st_size`.
+pub const DIR_SIZE: u64 = 4096;
+
+/// How deep a directory listing goes.
+const LISTING_DEPTH: usize = 2;
+
+/// What [`execute`] may consult while it runs. Pure lookups: no I/O happens behind it.
+pub trait Resolver {
+    /// A directory the caller has loaded, by id.
+    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>>;
+    /// File content the caller has loaded, by id.
+    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>>;
+    /// The id new content will be stored under (for example a keyed hash of it).
+    fn address(&self, content: &[u8]) -> ObjectId;
+}
+
+/// An object [`execute`] must see before it can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// A directory.
+    Dir(ObjectId),
+    /// A file's content.
+    Blob(ObjectId),
+}
+
+/// One change a mutation made, by normalised path.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// A new file.
+    Created {
+        /// Where.
+        path: String,
+    },
+    /// A file's content changed.
+    Modified {
+        /// Where.
+        path: String,
+    },
+    /// A file or directory was removed.
+    Deleted {
+        /// What.
+        path: String,
+    },
+    /// A file or directory moved.
+    Renamed {
+        /// From.
+        from: String,
+        /// To.
+        to: String,
+    },
+}
+
+/// A new content object the mutated tree refers to.
+#[derive(Debug, Clone)]
+pub struct NewBlob {
+    /// Its id, from [`Resolver::address`].
+    pub id: ObjectId,
+    /// The content.
+    pub content: Arc<[u8]>,
+}
+
+/// The result of a successful mutating command.
+#[derive(Debug, Clone)]
+pub struct Mutation {
+    /// The tree after the command.
+    pub tree: Tree,
+    /// What changed.
+    pub changes: Vec<Change>,
+    /// Content objects the new tree needs that may not be stored yet.
+    pub blobs: Vec<NewBlob>,
+}
+
+/// What a command produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The answer for the model.
+    pub result: ToolResult,
+    /// The new state, for a mutation that succeeded.
+    pub mutation: Option<Mutation>,
+}
+
+impl Outcome {
+    fn ok(content: String) -> Self {
+        Outcome { result: ToolResult::ok(content), mutation: None }
+    }
+
+    fn mutated(content: String, mutation: Mutation) -> Self {
+        Outcome { result: ToolResult::ok(content), mutation: Some(mutation) }
+    }
+
+    /// A failure, rendered in `dialect`.
+    pub fn failed(error: &ToolError, dialect: Dialect) -> Self {
+        Outcome { result: ToolResult::error(error.render(dialect)), mutation: None }
+    }
+}
+
+/// Why a step stopped: an object to fetch, or a failure to report.
+enum Halt {
+    Need(Need),
+    Fail(ToolError),
+}
+
+impl From<ToolError> for Halt {
+    fn from(e: ToolError) -> Self {
+        Halt::Fail(e)
+    }
+}
+
+impl From<crate::path::PathError> for Halt {
+    fn from(e: crate::path::PathError) -> Self {
+        Halt::Fail(e.into())
+    }
+}
+
+impl From<InputError> for Halt {
+    fn from(e: InputError) -> Self {
+        Halt::Fail(e.into())
+    }
+}
+
+type Step<T> = Result<T, Halt>;
+
+/// Runs `command` on `tree`. `Err(need)` asks for one more object; anything else is final.
+pub fn execute(command: &Command, tree: &Tree, dialect: Dialect, resolver: &dyn Resolver) -> Result<Outcome, Need> {
+    let cx = Cx { tree, dialect, resolver };
+    let step = match command {
+        Command::View { path, view_range } => cx.view(path, view_range.as_deref()),
+        Command::Create { path, file_text } => cx.create(path, file_text),
+        Command::StrReplace { path, old_str, new_str } => cx.str_replace(path, old_str, new_str.as_deref()),
+        Command::Insert { path, insert_line, insert_text } => cx.insert(path, *insert_line, insert_text),
+        Command::Delete { path } => cx.delete(path),
+        Command::Rename { old_path, new_path } => cx.rename(old_path, new_path),
+    };
+    match step {
+        Ok(outcome) => Ok(outcome),
+        Err(Halt::Need(need)) => Err(need),
+        Err(Halt::Fail(e)) => Ok(Outcome::failed(&e, dialect)),
+    }
+}
+
+/// Where a path leads.
+enum Found {
+    /// Nothing there.
+    Missing,
+    /// A parent component is a file.
+    ParentIsFile,
+    /// An entry (the root is a directory).
+    Node(Node),
+}
+
+struct Cx<'a> {
+    tree: &'a Tree,
+    dialect: Dialect,
+    resolver: &'a dyn Resolver,
+}
+
+impl Cx<'_> {
+    fn load(&self, dir: &DirRef) -> Step<Arc<Dir>> {
+        if let Some(d) = dir.dir() {
+            return Ok(d.clone());
+        }
+        let id = dir.id().expect("a DirRef is loaded or stored");
+        self.resolver.dir(&id).ok_or(Halt::Need(Need::Dir(id)))
+    }
+
+    fn content(&self, file: &FileRef, path: &str) -> Step<String> {
+        let bytes = self.resolver.blob(&file.id).ok_or(Halt::Need(Need::Blob(file.id)))?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| Halt::Fail(ToolError::NotUtf8 { path: path.to_owned() }))
+    }
+
+    fn lookup(&self, components: &[Name]) -> Step<Found> {
+        let mut dir = self.load(self.tree.root())?;
+        for (i, name) in components.iter().enumerate() {
+            let last = i + 1 == components.len();
+            match dir.get(name) {
+                None => return Ok(Found::Missing),
+                Some(node) if last => return Ok(Found::Node(node.clone())),
+                Some(Node::File(_)) => return Ok(Found::ParentIsFile),
+                Some(Node::Dir(d)) => dir = self.load(d)?,
+            }
+        }
+        Ok(Found::Node(Node::Dir(self.tree.root().clone())))
+    }
+
+    /// The first file among the parents of `components`, if any, as an error for `path`.
+    fn parent_file_error(&self, components: &[Name], path: &str) -> Step<Option<ToolError>> {
+        let parents = &components[..components.len().saturating_sub(1)];
+        for i in 0..parents.len() {
+            if let Found::Node(Node::File(_)) = self.lookup(&parents[..=i])? {
+                let file = normalized(&parents[..=i]);
+                return Ok(Some(ToolError::ParentIsFile { path: path.to_owned(), file }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A copy of the tree with `node` at `components` (or the entry removed, for `None`);
+    /// missing parent directories are created.
+    fn set(&self, tree: &Tree, components: &[Name], node: Option<Node>) -> Step<Tree> {
+        Ok(Tree::from_root(self.set_in(tree.root(), components, node)?))
+    }
+
+    fn set_in(&self, dir: &DirRef, components: &[Name], node: Option<Node>) -> Step<DirRef> {
+        let (first, rest) = components.split_first().expect("set below the root");
+        let mut copy = Dir::clone(&*self.load(dir)?);
+        if rest.is_empty() {
+            match node {
+                Some(node) => copy.insert(first.clone(), node),
+                None => {
+                    copy.remove(first);
+                }
+            }
+        } else {
+            let child = match copy.get(first) {
+                Some(Node::Dir(d)) => d.clone(),
+                // Callers check for files in the way first; an absent parent is created.
+                _ => DirRef::new(Dir::new()),
+            };
+            copy.insert(first.clone(), Node::Dir(self.set_in(&child, rest, node)?));
+        }
+        Ok(DirRef::new(copy))
+    }
+
+    fn new_blob(&self, content: String) -> (FileRef, NewBlob) {
+        let content: Arc<[u8]> = Arc::from(content.into_bytes());
+        let id = self.resolver.address(&content);
+        (FileRef { id, size: content.len() as u64 }, NewBlob { id, content })
+    }
+
+    fn view(&self, path: &str, view_range: Option<&[i64]>) -> Step<Outcome> {
+        let p = MemoryPath::parse(path)?;
+        match self.lookup(p.components())? {
+            Found::Missing | Found::ParentIsFile => {
+                Err(ToolError::NotFound { command: "view", path: path.to_owned() }.into())
+            }
+            Found::Node(Node::Dir(d)) => {
+                let mut rows = Vec::new();
+                self.list(&*self.load(&d)?, "", 1, &mut rows)?;
+                Ok(Outcome::ok(render::dir_view(path, DIR_SIZE, &rows, self.dialect)))
+            }
+            Found::Node(Node::File(f)) => {
+                let content = self.content(&f, path)?;
+                let lines = text::view_lines(&content);
+                if lines.len() > text::MAX_LINES {
+                    return Err(ToolError::TooManyLines { path: path.to_owned() }.into());
+                }
+                let (start, end) = text::select(lines.len(), view_range);
+                Ok(Outcome::ok(render::file_view(path, &text::numbered(&lines[start..end], start + 1))))
+            }
+        }
+    }
+
+    /// Pre-order, name-sorted, two levels; hidden names (and, in `spec`, `node_modules`) are
+    /// neither listed nor descended.
+    fn list(&self, dir: &Dir, rel: &str, depth: usize, rows: &mut Vec<ListingRow>) -> Step<()> {
+        if depth > LISTING_DEPTH {
+            return Ok(());
+        }
+        for (name, node) in dir.entries() {
+            if name.is_hidden() || (self.dialect == Dialect::Spec && name.as_str() == "node_modules") {
+                continue;
+            }
+            let item = if rel.is_empty() { name.to_string() } else { format!("{rel}/{name}") };
+            match node {
+                Node::File(f) => rows.push(ListingRow { size: f.size, rel: item }),
+                Node::Dir(d) => {
+                    rows.push(ListingRow { size: DIR_SIZE, rel: format!("{item}/") });
+                    if depth < LISTING_DEPTH {
+                        self.list(&*self.load(d)?, &item, depth + 1, rows)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn create(&self, path: &str, file_text: &str) -> Step<Outcome> {
+        let p = MemoryPath::parse(path)?;
+        if p.is_root() {
+            return Err(ToolError::AlreadyExists { path: path.to_owned() }.into());
+        }
+        if let Some(e) = self.parent_file_error(p.components(), path)? {
+            return Err(e.into());
+        }
+        if let Found::Node(_) = self.lookup(p.components())? {
+            return Err(ToolError::AlreadyExists { path: path.to_owned() }.into());
+        }
+        let (file, blob) = self.new_blob(file_text.to_owned());
+        let tree = self.set(self.tree, p.components(), Some(Node::File(file)))?;
+        let changes = vec![Change::Created { path: p.normalized() }];
+        Ok(Outcome::mutated(render::created(path), Mutation { tree, changes, blobs: vec![blob] }))
+    }
+
+    /// The file at `path` for an edit: its parsed path, reference and content.
+    fn file_for_edit(&self, command: &'static str, path: &str) -> Step<(MemoryPath, String)> {
+        let p = MemoryPath::parse(path)?;
+        match self.lookup(p.components())? {
+            Found::Missing | Found::ParentIsFile => Err(ToolError::NotFound { command, path: path.to_owned() }.into()),
+            Found::Node(Node::Dir(_)) => Err(ToolError::NotAFile { command, path: path.to_owned() }.into()),
+            Found::Node(Node::File(f)) => {
+                let content = self.content(&f, path)?;
+                Ok((p, content))
+            }
+        }
+    }
+
+    fn write_file(&self, p: &MemoryPath, content: String) -> Step<Mutation> {
+        let (file, blob) = self.new_blob(content);
+        let tree = self.set(self.tree, p.components(), Some(Node::File(file)))?;
+        Ok(Mutation { tree, changes: vec![Change::Modified { path: p.normalized() }], blobs: vec![blob] })
+    }
+
+    fn str_replace(&self, path: &str, old_str: &str, new_str: Option<&str>) -> Step<Outcome> {
+        // The page makes `new_str` optional (omitted = delete `old_str`); the SDK crashes on it.
+        let new_str = match (new_str, self.dialect) {
+            (Some(s), _) => s,
+            (None, Dialect::Spec) => "",
+            (None, Dialect::PythonSdk) => {
+                return Err(InputError::Missing { command: "str_replace".into(), field: "new_str" }.into());
+            }
+        };
+        let (p, content) = self.file_for_edit("str_replace", path)?;
+        let (new_content, line) = text::replace_unique(&content, old_str, new_str).map_err(|e| match e {
+            ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
+            ReplaceError::Multiple(lines) => ToolError::MultipleMatches { old_str: old_str.to_owned(), lines },
+        })?;
+        let snippet = text::snippet(&new_content, line);
+        let mutation = self.write_file(&p, new_content)?;
+        Ok(Outcome::mutated(render::replaced(&snippet), mutation))
+    }
+
+    fn insert(&self, path: &str, insert_line: i64, insert_text: &str) -> Step<Outcome> {
+        let (p, content) = self.file_for_edit("insert", path)?;
+        let new_content = text::insert(&content, insert_line, insert_text)
+            .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })?;
+        let mutation = self.write_file(&p, new_content)?;
+        Ok(Outcome::mutated(render::inserted(path), mutation))
+    }
+
+    fn delete(&self, path: &str) -> Step<Outcome> {
+        let p = MemoryPath::parse(path)?;
+        if p.is_root() {
+            return Err(ToolError::DeleteRoot.into());
+        }
+        let Found::Node(_) = self.lookup(p.components())? else {
+            return Err(ToolError::NotFound { command: "delete", path: path.to_owned() }.into());
+        };
+        let tree = self.set(self.tree, p.components(), None)?;
+        let changes = vec![Change::Deleted { path: p.normalized() }];
+        Ok(Outcome::mutated(render::deleted(path), Mutation { tree, changes, blobs: Vec::new() }))
+    }
+
+    fn rename(&self, old_path: &str, new_path: &str) -> Step<Outcome> {
+        let old = MemoryPath::parse(old_path)?;
+        let new = MemoryPath::parse(new_path)?;
+        if old.is_root() {
+            return Err(ToolError::RenameRoot.into());
+        }
+        if let Found::Node(_) = self.lookup(new.components())? {
+            return Err(ToolError::DestinationExists { path: new_path.to_owned() }.into());
+        }
+        if let Some(e) = self.parent_file_error(new.components(), new_path)? {
+            return Err(e.into());
+        }
+        let Found::Node(node) = self.lookup(old.components())? else {
+            return Err(ToolError::NotFound { command: "rename", path: old_path.to_owned() }.into());
+        };
+        if new.starts_with(&old) {
+            return Err(ToolError::RenameIntoItself { old_path: old_path.into(), new_path: new_path.into() }.into());
+        }
+        let without = self.set(self.tree, old.components(), None)?;
+        let tree = self.set(&without, new.components(), Some(node))?;
+        let changes = vec![Change::Renamed { from: old.normalized(), to: new.normalized() }];
+        Ok(Outcome::mutated(render::renamed(old_path, new_path), Mutation { tree, changes, blobs: Vec::new() }))
+    }
+}

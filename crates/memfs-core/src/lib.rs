@@ -1,0 +1,55 @@
+//! The pure core of memfs: everything about the memory tool that needs no I/O.
+//!
+//! - [`MemoryPath`]: the only way a model-supplied path reaches the tree;
+//! - [`Command`]: the six commands, parsed from the tool's `input` with field-naming errors;
+//! - [`Tree`]: the virtual tree, persistent and lazily loaded by the caller;
+//! - [`execute`]: runs a command, asking the caller for objects it lacks ([`Need`]) and
+//!   returning the answer plus, for a mutation, the new tree and what changed;
+//! - [`render`] and [`size`]: every string of both [`Dialect`]s.
+//!
+//! ```
+//! use std::{collections::HashMap, sync::Arc};
+//! use memfs_core::{execute, Command, Dialect, Dir, ObjectId, Resolver, Tree};
+//!
+//! /// Holds contents in a map and names them by length (a real store uses a keyed hash).
+//! #[derive(Default)]
+//! struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
+//! impl Resolver for Blobs {
+//!     fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> { None }
+//!     fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> { self.0.get(id).cloned() }
+//!     fn address(&self, c: &[u8]) -> ObjectId { ObjectId::from_bytes([c.len() as u8; 32]) }
+//! }
+//!
+//! let mut blobs = Blobs::default();
+//! let create = Command::from_input(&serde_json::json!(
+//!     {"command": "create", "path": "/memories/notes.md", "file_text": "hello\n"}))?;
+//! let out = execute(&create, &Tree::empty(), Dialect::Spec, &blobs).unwrap();
+//! assert_eq!(out.result.content, "File created successfully at: /memories/notes.md");
+//! let mutation = out.mutation.unwrap();
+//! for b in mutation.blobs { blobs.0.insert(b.id, b.content); }
+//!
+//! let view = Command::View { path: "/memories".into(), view_range: None };
+//! let out = execute(&view, &mutation.tree, Dialect::Spec, &blobs).unwrap();
+//! assert_eq!(out.result.content, "Here're the files and directories up to 2 levels deep in \
+//!     /memories, excluding hidden items and node_modules:\n4.0K\t/memories\n6B\t/memories/notes.md");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+mod command;
+mod dialect;
+mod exec;
+mod path;
+pub mod render;
+pub mod size;
+pub mod text;
+mod tree;
+
+pub use command::{COMMANDS, Command, InputError};
+pub use dialect::{Dialect, UnknownDialect};
+pub use exec::{Change, DIR_SIZE, Mutation, Need, NewBlob, Outcome, Resolver, execute};
+pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
+pub use render::{ToolError, ToolResult};
+pub use tree::{Dir, DirRef, FileRef, Node, ObjectId, Tree};

@@ -1,0 +1,337 @@
+//! Validated memory paths.
+//!
+//! Every path the model sends goes through [`MemoryPath::parse`] before anything looks at the
+//! tree, and the tree is keyed only by the [`Name`]s a successful parse yields. So no path
+//! outside `/memories` can reach storage: there is no other way in.
+//!
+//! The rules, each stricter than the official SDKs (see `docs/COMPAT.md`):
+//! - the path is `/memories` itself or starts with `/memories/` (`/memoriesfoo` is refused,
+//!   where the Python SDK maps it to `/memories/foo`);
+//! - `.` and empty components are dropped and `..` pops one component, lexically; a `..` that
+//!   would climb above `/memories` is refused, even if later components come back down;
+//! - no control character (NUL included), no backslash, and no component that still spells
+//!   traversal once percent-decoded (`%2e%2e`, `%2f`, `%5c`, double encodings);
+//! - a component is at most [`MAX_NAME_BYTES`] bytes and the whole path at most
+//!   [`MAX_PATH_BYTES`] bytes.
+//!
+//! The string the model sent is kept verbatim for echoing in answers, as the SDK does:
+//! `/memories/` lists children as `/memories//a.txt`.
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// The virtual root every memory path lives under.
+pub const ROOT: &str = "/memories";
+
+/// Longest accepted component, in bytes (ext4's `NAME_MAX`).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Longest accepted path as sent, in bytes (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// How many rounds of percent-decoding are applied when looking for encoded traversal.
+const DECODE_ROUNDS: usize = 3;
+
+/// Why a path was refused. Rendered by [`crate::render`]; the variants carry the path as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// The path does not start with `/memories`.
+    #[error("path {path:?} does not start with /memories")]
+    NotUnderRoot {
+        /// The path as sent.
+        path: String,
+    },
+    /// The path starts with `/memories` but continues with something other than `/`.
+    #[error("path {path:?} is outside the /memories directory")]
+    SiblingOfRoot {
+        /// The path as sent.
+        path: String,
+    },
+    /// A `..` component climbs above `/memories`.
+    #[error("path {path:?} would escape /memories")]
+    Escapes {
+        /// The path as sent.
+        path: String,
+    },
+    /// The path holds a control character (NUL included).
+    #[error("path {path:?} contains a control character")]
+    ControlCharacter {
+        /// The path as sent.
+        path: String,
+    },
+    /// The path holds a backslash, a Windows separator and a traversal vector.
+    #[error("path {path:?} contains a backslash")]
+    Backslash {
+        /// The path as sent.
+        path: String,
+    },
+    /// A component percent-decodes to traversal, a separator or a control character.
+    #[error("path {path:?} contains an encoded traversal sequence")]
+    EncodedTraversal {
+        /// The path as sent.
+        path: String,
+    },
+    /// A component is longer than [`MAX_NAME_BYTES`].
+    #[error("path {path:?} has a name longer than {MAX_NAME_BYTES} bytes")]
+    NameTooLong {
+        /// The path as sent.
+        path: String,
+    },
+    /// The path is longer than [`MAX_PATH_BYTES`]; not echoed back.
+    #[error("path is longer than {MAX_PATH_BYTES} bytes")]
+    PathTooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+}
+
+/// One validated path component: never empty, `.` or `..`, no `/`, `\` or control character,
+/// at most [`MAX_NAME_BYTES`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Name(String);
+
+impl Name {
+    /// Checks one component with the same rules as [`MemoryPath::parse`].
+    ///
+    /// ```
+    /// use memfs_core::Name;
+    /// assert!(Name::parse("notes.md").is_ok());
+    /// assert!(Name::parse("..").is_err());
+    /// assert!(Name::parse("a/b").is_err());
+    /// ```
+    pub fn parse(name: &str) -> Result<Self, PathError> {
+        let err_path = || format!("{ROOT}/{name}");
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            return Err(PathError::Escapes { path: err_path() });
+        }
+        check_chars(name, &err_path())?;
+        check_component(name, &err_path())?;
+        Ok(Name(name.to_owned()))
+    }
+
+    /// The component as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the name is hidden (starts with `.`), as the listing filter understands it.
+    pub fn is_hidden(&self) -> bool {
+        self.0.starts_with('.')
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Name::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A path inside `/memories`, validated and normalised, with the string the model sent kept
+/// for echoing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryPath {
+    raw: String,
+    components: Vec<Name>,
+}
+
+impl MemoryPath {
+    /// Validates a path as sent by the model.
+    ///
+    /// ```
+    /// use memfs_core::MemoryPath;
+    /// let p = MemoryPath::parse("/memories//notes/./a.txt").unwrap();
+    /// assert_eq!(p.normalized(), "/memories/notes/a.txt");
+    /// assert_eq!(p.as_sent(), "/memories//notes/./a.txt");
+    /// assert!(MemoryPath::parse("/memories/../etc/passwd").is_err());
+    /// assert!(MemoryPath::parse("/memoriesfoo/x").is_err());
+    /// assert!(MemoryPath::parse("/memories/%2e%2e/x").is_err());
+    /// assert!(MemoryPath::parse("/memories/a\\b").is_err());
+    /// assert!(MemoryPath::parse("/memories/").unwrap().is_root());
+    /// ```
+    pub fn parse(path: &str) -> Result<Self, PathError> {
+        if path.len() > MAX_PATH_BYTES {
+            return Err(PathError::PathTooLong { len: path.len() });
+        }
+        let Some(rest) = path.strip_prefix(ROOT) else {
+            return Err(PathError::NotUnderRoot { path: path.to_owned() });
+        };
+        check_chars(path, path)?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return Err(PathError::SiblingOfRoot { path: path.to_owned() });
+        }
+        let mut components: Vec<Name> = Vec::new();
+        for part in rest.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if components.pop().is_none() {
+                        return Err(PathError::Escapes { path: path.to_owned() });
+                    }
+                }
+                name => {
+                    check_component(name, path)?;
+                    components.push(Name(name.to_owned()));
+                }
+            }
+        }
+        Ok(MemoryPath { raw: path.to_owned(), components })
+    }
+
+    /// The path exactly as the model sent it.
+    pub fn as_sent(&self) -> &str {
+        &self.raw
+    }
+
+    /// The components below `/memories`; empty for the root.
+    pub fn components(&self) -> &[Name] {
+        &self.components
+    }
+
+    /// Whether the path names `/memories` itself, in any spelling.
+    pub fn is_root(&self) -> bool {
+        self.components.is_empty()
+    }
+
+    /// The canonical spelling: `/memories` plus `/name` per component.
+    pub fn normalized(&self) -> String {
+        normalized(&self.components)
+    }
+
+    /// Whether `self` is `other` or lies below it.
+    pub fn starts_with(&self, other: &MemoryPath) -> bool {
+        self.components.starts_with(&other.components)
+    }
+}
+
+/// The canonical spelling of a list of components.
+pub fn normalized(components: &[Name]) -> String {
+    let mut s = String::from(ROOT);
+    for c in components {
+        s.push('/');
+        s.push_str(c.as_str());
+    }
+    s
+}
+
+fn check_chars(s: &str, path: &str) -> Result<(), PathError> {
+    if s.chars().any(char::is_control) {
+        return Err(PathError::ControlCharacter { path: path.to_owned() });
+    }
+    if s.contains('\\') {
+        return Err(PathError::Backslash { path: path.to_owned() });
+    }
+    Ok(())
+}
+
+fn check_component(name: &str, path: &str) -> Result<(), PathError> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(PathError::NameTooLong { path: path.to_owned() });
+    }
+    // Decode a few rounds so that `%252e%252e` (double encoding) is caught too; a name that
+    // merely contains `%` (`100%.md`) decodes to itself and passes.
+    let mut current = name.to_owned();
+    for _ in 0..DECODE_ROUNDS {
+        let decoded = percent_encoding::percent_decode_str(&current).decode_utf8_lossy().into_owned();
+        if decoded == current {
+            break;
+        }
+        let dangerous = decoded == "."
+            || decoded == ".."
+            || decoded.contains(['/', '\\'])
+            || decoded.chars().any(char::is_control)
+            || decoded.split(['/', '\\']).any(|p| p == "..");
+        if dangerous {
+            return Err(PathError::EncodedTraversal { path: path.to_owned() });
+        }
+        current = decoded;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(p: &str) -> String {
+        MemoryPath::parse(p).unwrap().normalized()
+    }
+
+    #[test]
+    fn normalises_like_the_sdk_inside_the_root() {
+        assert_eq!(norm("/memories"), "/memories");
+        assert_eq!(norm("/memories/"), "/memories");
+        assert_eq!(norm("/memories//a.txt"), "/memories/a.txt");
+        assert_eq!(norm("/memories/./a.txt"), "/memories/a.txt");
+        assert_eq!(norm("/memories/sub/../a.txt"), "/memories/a.txt");
+        assert_eq!(norm("/memories/a.txt/"), "/memories/a.txt");
+        assert_eq!(norm("/memories/ "), "/memories/ ");
+        assert_eq!(norm("/memories/100%.md"), "/memories/100%.md");
+        assert_eq!(norm("/memories/.hidden"), "/memories/.hidden");
+    }
+
+    #[test]
+    fn refuses_everything_outside() {
+        let cases = [
+            ("", "NotUnderRoot"),
+            ("/etc/passwd", "NotUnderRoot"),
+            ("memories/a", "NotUnderRoot"),
+            ("/Memories/a", "NotUnderRoot"),
+            ("/memoriesfoo/x.txt", "SiblingOfRoot"),
+            ("/memories..", "SiblingOfRoot"),
+            ("/memories/..", "Escapes"),
+            ("/memories/../x", "Escapes"),
+            ("/memories/a/../../x", "Escapes"),
+            ("/memories/../memories/a.txt", "Escapes"),
+            ("/memories/../../../etc/passwd", "Escapes"),
+            ("/memories/a\0b", "ControlCharacter"),
+            ("/memories/a\nb", "ControlCharacter"),
+            ("/memories/a\u{85}b", "ControlCharacter"),
+            ("/memories/..\\x.txt", "Backslash"),
+            ("/memories\\..\\x", "Backslash"),
+            ("/memories/%2e%2e/x", "EncodedTraversal"),
+            ("/memories/%2E%2E%2Fetc", "EncodedTraversal"),
+            ("/memories/a%2fb", "EncodedTraversal"),
+            ("/memories/a%5cb", "EncodedTraversal"),
+            ("/memories/%252e%252e", "EncodedTraversal"),
+            ("/memories/%00", "EncodedTraversal"),
+        ];
+        for (path, kind) in cases {
+            let err = MemoryPath::parse(path).unwrap_err();
+            let got = format!("{err:?}");
+            assert!(got.starts_with(kind), "{path:?}: expected {kind}, got {got}");
+        }
+    }
+
+    #[test]
+    fn length_limits() {
+        let ok = format!("/memories/{}", "n".repeat(MAX_NAME_BYTES));
+        assert!(MemoryPath::parse(&ok).is_ok());
+        let long = format!("/memories/{}", "n".repeat(MAX_NAME_BYTES + 1));
+        assert!(matches!(MemoryPath::parse(&long), Err(PathError::NameTooLong { .. })));
+        let deep = format!("/memories{}", "/abcdefg".repeat(600));
+        assert!(matches!(MemoryPath::parse(&deep), Err(PathError::PathTooLong { .. })));
+    }
+
+    #[test]
+    fn root_in_any_spelling() {
+        for p in ["/memories", "/memories/", "/memories/.", "/memories//", "/memories/a/.."] {
+            assert!(MemoryPath::parse(p).unwrap().is_root(), "{p}");
+        }
+    }
+}

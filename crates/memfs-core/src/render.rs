@@ -1,0 +1,283 @@
+//! Every string the tool answers with, success and error, for both dialects.
+//!
+//! Rules (see `docs/COMPAT.md` for the tables):
+//! - `python-sdk`: the exact strings of `anthropic==2.10.0`'s `BetaLocalFilesystemMemoryTool`
+//!   (its `ToolError` contents, no `Error: ` prefix).
+//! - `spec`: the documentation page's strings where it gives one (several with `Error: `);
+//!   where it is silent, the SDK's.
+//! - Where the SDK would leak a Python `repr` or act unsafely, both dialects answer with the
+//!   same clear message of our own (the safety deviations).
+
+use thiserror::Error;
+
+use crate::command::InputError;
+use crate::dialect::Dialect;
+use crate::path::{MAX_NAME_BYTES, MAX_PATH_BYTES, PathError};
+use crate::size;
+
+/// What a command answers: the text and whether it is an error.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ToolResult {
+    /// The text the model reads.
+    pub content: String,
+    /// Whether the tool result carries `is_error: true`.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful answer.
+    pub fn ok(content: String) -> Self {
+        ToolResult { content, is_error: false }
+    }
+
+    /// An error answer.
+    pub fn error(content: String) -> Self {
+        ToolResult { content, is_error: true }
+    }
+}
+
+/// A command that failed. Nothing was changed. Rendered per dialect by [`ToolError::render`];
+/// `Display` gives the `spec` rendering.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The input object is malformed.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A path was refused.
+    #[error("{}", render_path(.0))]
+    Path(#[from] PathError),
+    /// The target does not exist (or, for `spec`, is a directory where a file is needed).
+    #[error("{}", self.render(Dialect::Spec))]
+    NotFound {
+        /// Which command, since the wording differs per command.
+        command: &'static str,
+        /// The path as sent.
+        path: String,
+    },
+    /// `str_replace` or `insert` on a directory.
+    #[error("{}", self.render(Dialect::Spec))]
+    NotAFile {
+        /// Which command.
+        command: &'static str,
+        /// The path as sent.
+        path: String,
+    },
+    /// `create` over an existing file or directory.
+    #[error("{}", self.render(Dialect::Spec))]
+    AlreadyExists {
+        /// The path as sent.
+        path: String,
+    },
+    /// `rename` onto an existing path.
+    #[error("{}", self.render(Dialect::Spec))]
+    DestinationExists {
+        /// The destination as sent.
+        path: String,
+    },
+    /// A component of the path's parent is a file.
+    #[error("{}", self.render(Dialect::Spec))]
+    ParentIsFile {
+        /// The path as sent.
+        path: String,
+        /// The file in the way, normalised.
+        file: String,
+    },
+    /// `view` of a file with more than 999,999 lines.
+    #[error("{}", self.render(Dialect::Spec))]
+    TooManyLines {
+        /// The path as sent.
+        path: String,
+    },
+    /// `old_str` does not occur.
+    #[error("{}", self.render(Dialect::Spec))]
+    NoMatch {
+        /// The text looked for.
+        old_str: String,
+        /// The path as sent.
+        path: String,
+    },
+    /// `old_str` occurs more than once.
+    #[error("{}", self.render(Dialect::Spec))]
+    MultipleMatches {
+        /// The text looked for.
+        old_str: String,
+        /// Line of each occurrence.
+        lines: Vec<usize>,
+    },
+    /// `insert_line` outside `[0, n_lines]`.
+    #[error("{}", self.render(Dialect::Spec))]
+    InsertLineOutOfRange {
+        /// The line as sent.
+        line: i64,
+        /// The file's line count.
+        n_lines: usize,
+    },
+    /// `delete` of `/memories` in any spelling.
+    #[error("{}", self.render(Dialect::Spec))]
+    DeleteRoot,
+    /// `rename` of `/memories` in any spelling.
+    #[error("{}", self.render(Dialect::Spec))]
+    RenameRoot,
+    /// `rename` of a directory into itself or its own subtree.
+    #[error("{}", self.render(Dialect::Spec))]
+    RenameIntoItself {
+        /// Source as sent.
+        old_path: String,
+        /// Destination as sent.
+        new_path: String,
+    },
+    /// The file's content is not UTF-8 text (only possible for imported files).
+    #[error("{}", self.render(Dialect::Spec))]
+    NotUtf8 {
+        /// The path as sent.
+        path: String,
+    },
+}
+
+impl ToolError {
+    /// The text the model reads, in `dialect`.
+    pub fn render(&self, dialect: Dialect) -> String {
+        let spec = dialect == Dialect::Spec;
+        match self {
+            ToolError::Input(e) => e.to_string(),
+            ToolError::Path(e) => render_path(e),
+            ToolError::NotFound { command, path } => not_found(command, path, dialect),
+            // The page says a directory gets the "does not exist" error; the SDK says "not a file".
+            ToolError::NotAFile { command, path } if spec => not_found(command, path, dialect),
+            ToolError::NotAFile { path, .. } => format!("The path {path} is not a file."),
+            ToolError::AlreadyExists { path } => format!("{}File {path} already exists", prefix(spec)),
+            ToolError::DestinationExists { path } => {
+                format!("{}The destination {path} already exists", prefix(spec))
+            }
+            ToolError::ParentIsFile { path, file } => {
+                format!("The path {path} is not valid: {file} is a file, not a directory")
+            }
+            ToolError::TooManyLines { path } => {
+                format!("File {path} exceeds maximum line limit of 999,999 lines.")
+            }
+            ToolError::NoMatch { old_str, path } => {
+                format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
+            }
+            ToolError::MultipleMatches { old_str, lines } => {
+                let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                format!(
+                    "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {}. Please ensure it is unique",
+                    lines.join(", ")
+                )
+            }
+            ToolError::InsertLineOutOfRange { line, n_lines } if spec => format!(
+                "Error: Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, {n_lines}]"
+            ),
+            ToolError::InsertLineOutOfRange { line, n_lines } => {
+                format!("Invalid `insert_line` parameter: {line}. It should be within the range [0, {n_lines}].")
+            }
+            ToolError::DeleteRoot => "Cannot delete the /memories directory itself".to_owned(),
+            ToolError::RenameRoot => "Cannot rename the /memories directory itself".to_owned(),
+            ToolError::RenameIntoItself { old_path, new_path } => {
+                format!("Cannot rename {old_path} to {new_path}: a directory cannot be moved into itself")
+            }
+            ToolError::NotUtf8 { path } => format!("The file {path} is not valid UTF-8 text"),
+        }
+    }
+}
+
+fn prefix(spec: bool) -> &'static str {
+    if spec { "Error: " } else { "" }
+}
+
+/// "Does not exist", worded per command as each reference words it.
+fn not_found(command: &str, path: &str, dialect: Dialect) -> String {
+    match (dialect, command) {
+        (_, "view") => format!("The path {path} does not exist. Please provide a valid path."),
+        (Dialect::PythonSdk, "str_replace" | "insert") => {
+            format!("The path {path} does not exist. Please provide a valid path.")
+        }
+        (Dialect::Spec, "str_replace") => {
+            format!("Error: The path {path} does not exist. Please provide a valid path.")
+        }
+        (Dialect::Spec, _) => format!("Error: The path {path} does not exist"),
+        (Dialect::PythonSdk, _) => format!("The path {path} does not exist"),
+    }
+}
+
+fn render_path(e: &PathError) -> String {
+    match e {
+        PathError::NotUnderRoot { path } => format!("Path must start with /memories, got: {path}"),
+        PathError::Escapes { path } => format!("Path {path} would escape /memories directory"),
+        PathError::SiblingOfRoot { path } => {
+            format!("Path {path} is outside the /memories directory: it must be /memories or start with /memories/")
+        }
+        PathError::ControlCharacter { path } => format!(
+            "Invalid path {}: control characters are not allowed in memory paths",
+            path.escape_debug()
+        ),
+        PathError::Backslash { path } => {
+            format!("Invalid path {path}: backslashes are not allowed in memory paths")
+        }
+        PathError::EncodedTraversal { path } => {
+            format!("Invalid path {path}: percent-encoded traversal sequences are not allowed")
+        }
+        PathError::NameTooLong { path } => {
+            format!("Invalid path {path}: a file or directory name is longer than {MAX_NAME_BYTES} bytes")
+        }
+        PathError::PathTooLong { len } => {
+            format!("Invalid path: it is {len} bytes long, the limit is {MAX_PATH_BYTES} bytes")
+        }
+    }
+}
+
+/// `File created successfully at: {path}`.
+pub fn created(path: &str) -> String {
+    format!("File created successfully at: {path}")
+}
+
+/// The `str_replace` success line followed by the snippet.
+pub fn replaced(snippet: &str) -> String {
+    format!("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}")
+}
+
+/// `The file {path} has been edited.`
+pub fn inserted(path: &str) -> String {
+    format!("The file {path} has been edited.")
+}
+
+/// `Successfully deleted {path}`.
+pub fn deleted(path: &str) -> String {
+    format!("Successfully deleted {path}")
+}
+
+/// `Successfully renamed {old} to {new}`.
+pub fn renamed(old_path: &str, new_path: &str) -> String {
+    format!("Successfully renamed {old_path} to {new_path}")
+}
+
+/// The file view: header, then numbered lines.
+pub fn file_view(path: &str, numbered: &str) -> String {
+    format!("Here's the content of {path} with line numbers:\n{numbered}")
+}
+
+/// One row of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingRow {
+    /// Size in bytes (4096 for a directory, as ext4 reports it).
+    pub size: u64,
+    /// Path relative to the listed directory; directories end with `/`.
+    pub rel: String,
+}
+
+/// The directory view: header, the directory's own row, then a row per item.
+pub fn dir_view(path: &str, dir_size: u64, rows: &[ListingRow], dialect: Dialect) -> String {
+    let (excluding, fmt): (&str, fn(u64) -> String) = match dialect {
+        Dialect::Spec => ("hidden items and node_modules", size::spec),
+        Dialect::PythonSdk => ("hidden items", size::python_sdk),
+    };
+    let mut out = format!(
+        "Here're the files and directories up to 2 levels deep in {path}, excluding {excluding}:\n{}\t{path}",
+        fmt(dir_size)
+    );
+    for row in rows {
+        out.push_str(&format!("\n{}\t{path}/{}", fmt(row.size), row.rel));
+    }
+    out
+}

@@ -1,0 +1,196 @@
+//! The virtual tree: directories of named files and subdirectories.
+//!
+//! A file is a reference to its content ([`FileRef`]: an [`ObjectId`] and a size); the content
+//! itself stays with the caller, because a large remote store never loads every file to answer
+//! one command. A directory is either loaded or only known by the id it is stored under
+//! ([`DirRef`]), so a store can hand over a tree whose untouched parts were never fetched.
+//!
+//! Trees are persistent: a mutation copies the directories along the changed path and shares
+//! every other directory with the old tree (through `Arc`), so it costs O(depth), not O(files).
+//! Copied directories carry no stored id until the store writes them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::path::Name;
+
+/// The name of a stored object: 32 bytes, in practice a keyed BLAKE3 hash of the plaintext.
+///
+/// Ids are not secrets, but they are not exposed as `AsRef<[u8]>` either: comparing them is
+/// the store's business.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectId([u8; 32]);
+
+impl ObjectId {
+    /// Wraps 32 bytes.
+    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+        ObjectId(bytes)
+    }
+
+    /// The raw bytes.
+    pub const fn to_bytes(self) -> [u8; 32] {
+        self.0
+    }
+
+    /// Lower-case hex, 64 characters.
+    pub fn to_hex(&self) -> String {
+        use fmt::Write;
+        self.0.iter().fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    }
+}
+
+impl fmt::Debug for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ObjectId({})", &self.to_hex()[..16])
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+/// A file in the tree: where its content is and how many bytes it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    /// The content object.
+    pub id: ObjectId,
+    /// Content length in bytes (what a listing shows).
+    pub size: u64,
+}
+
+/// A directory reference: loaded, stored, or both.
+#[derive(Clone)]
+pub struct DirRef {
+    stored: Option<ObjectId>,
+    loaded: Option<Arc<Dir>>,
+}
+
+impl DirRef {
+    /// A directory known only by the id it is stored under.
+    pub fn stored(id: ObjectId) -> Self {
+        DirRef { stored: Some(id), loaded: None }
+    }
+
+    /// A directory in memory that has not been written (or whose id is unknown).
+    pub fn new(dir: Dir) -> Self {
+        DirRef { stored: None, loaded: Some(Arc::new(dir)) }
+    }
+
+    /// A directory in memory together with the id it is stored under.
+    pub fn loaded(id: ObjectId, dir: Arc<Dir>) -> Self {
+        DirRef { stored: Some(id), loaded: Some(dir) }
+    }
+
+    /// The id this directory is stored under, if it has been written.
+    pub fn id(&self) -> Option<ObjectId> {
+        self.stored
+    }
+
+    /// The directory, if it is in memory.
+    pub fn dir(&self) -> Option<&Arc<Dir>> {
+        self.loaded.as_ref()
+    }
+}
+
+impl fmt::Debug for DirRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.stored, &self.loaded) {
+            (Some(id), None) => write!(f, "Stored({id:?})"),
+            (id, Some(dir)) => f.debug_struct("Dir").field("id", id).field("entries", &dir.entries).finish(),
+            (None, None) => f.write_str("Empty"),
+        }
+    }
+}
+
+/// One entry of a directory.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// A file.
+    File(FileRef),
+    /// A directory.
+    Dir(DirRef),
+}
+
+/// A directory: entries sorted by name in byte order, which for UTF-8 is code-point order,
+/// the order the SDK sorts a listing in.
+#[derive(Debug, Clone, Default)]
+pub struct Dir {
+    entries: BTreeMap<Name, Node>,
+}
+
+impl Dir {
+    /// An empty directory.
+    pub fn new() -> Self {
+        Dir::default()
+    }
+
+    /// Builds a directory from entries.
+    pub fn from_entries(entries: impl IntoIterator<Item = (Name, Node)>) -> Self {
+        Dir { entries: entries.into_iter().collect() }
+    }
+
+    /// The entries in name order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = (&Name, &Node)> {
+        self.entries.iter()
+    }
+
+    /// One entry.
+    pub fn get(&self, name: &Name) -> Option<&Node> {
+        self.entries.get(name)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the directory is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn insert(&mut self, name: Name, node: Node) {
+        self.entries.insert(name, node);
+    }
+
+    pub(crate) fn remove(&mut self, name: &Name) -> Option<Node> {
+        self.entries.remove(name)
+    }
+}
+
+/// A whole tree: its root directory.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    root: DirRef,
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree::empty()
+    }
+}
+
+impl Tree {
+    /// A tree with an empty root.
+    pub fn empty() -> Self {
+        Tree { root: DirRef::new(Dir::new()) }
+    }
+
+    /// A tree from its root directory.
+    pub fn from_root(root: DirRef) -> Self {
+        Tree { root }
+    }
+
+    /// The root directory reference.
+    pub fn root(&self) -> &DirRef {
+        &self.root
+    }
+}

@@ -1,0 +1,149 @@
+//! The engine: runs commands against a repository.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memfs_core::{Command, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute};
+use memfs_store::{CommitInfo, Error as StoreError, Repository};
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// How many times a mutation runs before giving up under contention.
+const MAX_ATTEMPTS: u32 = 16;
+
+/// An open store. `Send + Sync`; share it (for example in an `Arc`) between tasks.
+pub struct Memfs {
+    repo: Arc<dyn Repository>,
+    dialect: Dialect,
+    actor: String,
+}
+
+impl Memfs {
+    /// Opens the store a URL names, answering in `dialect` by default.
+    pub fn open(url: &str, dialect: Dialect) -> Result<Self, Error> {
+        Ok(Memfs::with_repository(crate::url::open(url)?, dialect))
+    }
+
+    /// Wraps an already open repository.
+    pub fn with_repository(repo: Arc<dyn Repository>, dialect: Dialect) -> Self {
+        Memfs { repo, dialect, actor: String::new() }
+    }
+
+    /// Records `actor` (an agent or user name) with every commit.
+    pub fn with_actor(mut self, actor: impl Into<String>) -> Self {
+        self.actor = actor.into();
+        self
+    }
+
+    /// The default dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The repository underneath.
+    pub fn repository(&self) -> &Arc<dyn Repository> {
+        &self.repo
+    }
+
+    /// Executes a tool `input` object in the default dialect. Never fails: malformed input and
+    /// store failures come back as error results the model can read.
+    pub async fn call(&self, input: &Value) -> ToolResult {
+        self.call_with(input, self.dialect).await
+    }
+
+    /// Executes a tool `input` object in `dialect`.
+    pub async fn call_with(&self, input: &Value, dialect: Dialect) -> ToolResult {
+        match Command::from_input(input) {
+            Err(e) => ToolResult::error(ToolError::from(e).render(dialect)),
+            Ok(cmd) => match self.execute_with(&cmd, dialect).await {
+                Ok(result) => result,
+                Err(e) => ToolResult::error(format!("memfs: {e}")),
+            },
+        }
+    }
+
+    /// Executes a typed command in the default dialect.
+    pub async fn execute(&self, command: &Command) -> Result<ToolResult, Error> {
+        self.execute_with(command, self.dialect).await
+    }
+
+    /// Executes a typed command in `dialect`. A mutation is committed whole or not at all; on
+    /// a lost race it runs again against the new head, so its answer is the one it would have
+    /// had, had it come second.
+    pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
+        let mut fetched = Fetched { repo: self.repo.as_ref(), dirs: HashMap::new(), blobs: HashMap::new() };
+        for attempt in 1..=MAX_ATTEMPTS {
+            let head = self.repo.head().await.map_err(|e| self.store_error(e))?;
+            let outcome = loop {
+                match execute(command, &head.tree, dialect, &fetched) {
+                    Ok(outcome) => break outcome,
+                    Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+                }
+            };
+            let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
+            let info = CommitInfo {
+                actor: self.actor.clone(),
+                command: serde_json::to_string(command).unwrap_or_default(),
+                changes: mutation.changes.clone(),
+            };
+            match self.repo.commit(head.generation, &mutation, info).await {
+                Ok(_) => return Ok(outcome.result),
+                Err(StoreError::Conflict { .. }) => backoff(attempt).await,
+                Err(e) => return Err(self.store_error(e)),
+            }
+        }
+        Err(Error::Contention { store: self.repo.to_string(), attempts: MAX_ATTEMPTS })
+    }
+
+    fn store_error(&self, source: StoreError) -> Error {
+        Error::Store { store: self.repo.to_string(), source }
+    }
+}
+
+/// Exponential backoff with full jitter, capped at about 100 ms.
+async fn backoff(attempt: u32) {
+    let cap_ms = (1u64 << attempt.min(7)).min(100);
+    let mut b = [0u8; 2];
+    let jitter = match getrandom::fill(&mut b) {
+        Ok(()) => u64::from(u16::from_le_bytes(b)) % (cap_ms + 1),
+        Err(_) => cap_ms / 2,
+    };
+    tokio::time::sleep(Duration::from_millis(jitter)).await;
+}
+
+/// The objects fetched while answering one command.
+struct Fetched<'a> {
+    repo: &'a dyn Repository,
+    dirs: HashMap<ObjectId, Arc<Dir>>,
+    blobs: HashMap<ObjectId, Arc<[u8]>>,
+}
+
+impl Fetched<'_> {
+    async fn fetch(&mut self, need: Need) -> Result<(), StoreError> {
+        match need {
+            Need::Dir(id) => {
+                let dir = self.repo.dir(&id).await?;
+                self.dirs.insert(id, dir);
+            }
+            Need::Blob(id) => {
+                let blob = self.repo.blob(&id).await?;
+                self.blobs.insert(id, blob);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Resolver for Fetched<'_> {
+    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
+        self.dirs.get(id).cloned()
+    }
+    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
+        self.blobs.get(id).cloned()
+    }
+    fn address(&self, content: &[u8]) -> ObjectId {
+        self.repo.address(content)
+    }
+}

@@ -1,0 +1,42 @@
+//! Errors of the `memfs` library.
+//!
+//! Rules: a tool-level failure (bad path, missing file, …) is not an error here but a
+//! [`ToolResult`](memfs_core::ToolResult) with `is_error: true`, because the model must read
+//! it. [`Error`] is for failures of the store itself and of opening it; messages name the
+//! store (with credentials redacted) and never contain key material or file contents.
+
+use thiserror::Error;
+
+/// Opening or using a store failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The store URL is not one memfs understands.
+    #[error("unsupported store URL {url}: {reason}")]
+    StoreUrl {
+        /// The URL, redacted.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The storage layer failed.
+    #[error("store {store}: {source}")]
+    Store {
+        /// Which store, redacted.
+        store: String,
+        /// What failed.
+        #[source]
+        source: memfs_store::Error,
+    },
+    /// Other writers kept winning the race for the head.
+    #[error("store {store}: gave up after {attempts} attempts: the store kept changing under this command")]
+    Contention {
+        /// Which store.
+        store: String,
+        /// How many times the command ran.
+        attempts: u32,
+    },
+    /// Key generation or other cryptography failed.
+    #[error(transparent)]
+    Crypt(#[from] memfs_crypt::Error),
+}

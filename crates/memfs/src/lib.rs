@@ -1,0 +1,29 @@
+//! memfs: an encrypted, content-addressed store behind Claude's memory tool.
+//!
+//! Open a store, hand it the tool's `input` (or a whole `tool_use` block), get the tool result:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use memfs::{Dialect, Memfs};
+//! let memfs = Memfs::open("memory://", Dialect::Spec)?;
+//! let input = serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "hi"});
+//! let result = memfs.call(&input).await;
+//! assert_eq!(result.content, "File created successfully at: /memories/a.md");
+//! assert!(!result.is_error);
+//! # Ok(()) }
+//! ```
+//!
+//! [`Memfs`] is `Send + Sync` and cheap to share: many tasks can call it at once; mutations
+//! commit by compare-and-swap and re-run on a lost race, so none is lost.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+mod engine;
+mod error;
+pub mod protocol;
+mod url;
+
+pub use engine::Memfs;
+pub use error::Error;
+pub use memfs_core::{Command, Dialect, ToolResult};

@@ -1,0 +1,74 @@
+//! The `memfs exec` line protocol, usable from any language.
+//!
+//! Each input line is a JSON object: either a tool input (`{"command": …}`) or a whole
+//! `tool_use` block (`{"type":"tool_use","id":…,"name":"memory","input":{…}}`). Each line gets
+//! exactly one output line: `{"content":…,"is_error":…}` for a bare input and
+//! `{"type":"tool_result","tool_use_id":…,"content":…,"is_error":…}` for a block. A line that is
+//! not JSON gets an error line and the stream goes on. Blank lines are skipped.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::Memfs;
+
+/// The tool's name; a `tool_use` block for another tool is answered with an error.
+pub const TOOL_NAME: &str = "memory";
+
+/// The answer to a bare input line.
+#[derive(Debug, Serialize)]
+pub struct BareResult {
+    /// Text for the model.
+    pub content: String,
+    /// Whether it is an error.
+    pub is_error: bool,
+}
+
+/// The answer to a `tool_use` line.
+#[derive(Debug, Serialize)]
+pub struct ToolResultBlock {
+    /// Always `tool_result`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The `id` of the `tool_use` block.
+    pub tool_use_id: String,
+    /// Text for the model.
+    pub content: String,
+    /// Whether it is an error.
+    pub is_error: bool,
+}
+
+/// Answers one input line; `None` for a blank line.
+pub async fn handle_line(memfs: &Memfs, line: &str) -> Option<String> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    let value: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            let content = format!("Invalid JSON input line: {e}");
+            return Some(encode(&BareResult { content, is_error: true }));
+        }
+    };
+    if value.get("type").and_then(Value::as_str) == Some("tool_use") {
+        let tool_use_id = value.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let name = value.get("name").and_then(Value::as_str).unwrap_or_default();
+        let result = if name != TOOL_NAME {
+            memfs_core::ToolResult::error(format!("Error: Tool '{name}' not found"))
+        } else {
+            memfs.call(value.get("input").unwrap_or(&Value::Null)).await
+        };
+        return Some(encode(&ToolResultBlock {
+            kind: "tool_result",
+            tool_use_id,
+            content: result.content,
+            is_error: result.is_error,
+        }));
+    }
+    let result = memfs.call(&value).await;
+    Some(encode(&BareResult { content: result.content, is_error: result.is_error }))
+}
+
+fn encode<T: Serialize>(v: &T) -> String {
+    // Serializing a struct of strings and bools cannot fail.
+    serde_json::to_string(v).unwrap_or_else(|_| r#"{"content":"internal error","is_error":true}"#.to_owned())
+}
