@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every test memfs has, from a clean clone: the one command README.md and .ci/run use.
+#
+# It installs what the tests need (a Python virtualenv with the real anthropic==2.10.0 SDK,
+# cargo-deny), builds once, runs the unit, integration, property and doc tests, the
+# differential test against the real SDK, the lints, the license/ban/source policy and the
+# fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step "Python oracle (anthropic==2.10.0)"
+scripts/python-env.sh
+VENV="${MEMFS_VENV:-$PWD/.venv-sdk}"
+
+step "Format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Build"
+cargo build --workspace --all-targets --locked
+
+step "Unit, integration and property tests"
+if command -v cargo-nextest >/dev/null 2>&1; then
+    cargo nextest run --workspace --locked --no-fail-fast
+else
+    cargo test --workspace --locked --no-fail-fast
+fi
+cargo test --workspace --doc --locked
+
+step "Differential test against the real Python SDK"
+"$VENV/bin/python" tests/differential/differential.py \
+    --memfs target/debug/memfs --seed "${MEMFS_DIFF_SEED:-20261121}" --sessions 20 --commands 150
+
+step "Dependency policy (licenses, bans, sources)"
+if ! command -v cargo-deny >/dev/null 2>&1; then
+    cargo install cargo-deny --locked --version 0.20.2 --quiet
+fi
+cargo deny check licenses bans sources
+
+step "Fuzz targets build"
+scripts/fuzz-build.sh
+
+step "All tests passed"
