@@ -1,0 +1,26 @@
+//! Integration tests of the `memfs` library through its public API: every command, both
+//! dialects, against the references they follow.
+//!
+//! - `sdk_python`: the Python SDK suite (`anthropic==2.10.0`, `test_filesystem.py`), `python-sdk`
+//!   dialect, with the exact strings the 2.10.0 source produces;
+//! - `sdk_typescript`: the TypeScript SDK suite's cases that apply, `spec` dialect;
+//! - `spec_page`: the documentation page's examples and strings, `spec` dialect;
+//! - `safety`: refused paths, root guards, malformed input, both dialects, tree unchanged;
+//! - `protocol`: the `memfs exec` line protocol.
+//!
+//! Every comparison is exact and prints both sides in full, with escapes, on a mismatch.
+
+#[macro_use]
+#[path = "integration/support.rs"]
+mod support;
+
+#[path = "integration/protocol.rs"]
+mod protocol;
+#[path = "integration/safety.rs"]
+mod safety;
+#[path = "integration/sdk_python.rs"]
+mod sdk_python;
+#[path = "integration/sdk_typescript.rs"]
+mod sdk_typescript;
+#[path = "integration/spec_page.rs"]
+mod spec_page;

@@ -1,0 +1,195 @@
+//! Shared helpers: exact text assertions and a store wrapper that checks results and reads
+//! the tree back.
+
+use memfs::{Dialect, Memfs, ToolResult};
+use serde_json::{Value, json};
+
+/// Compares two strings exactly; on a mismatch panics with both in full, escaped, plus the
+/// first differing character.
+#[track_caller]
+pub(crate) fn check_text(what: &str, actual: &str, expected: &str) {
+    if actual == expected {
+        return;
+    }
+    let same = actual.chars().zip(expected.chars()).take_while(|(a, e)| a == e).count();
+    panic!(
+        "{what}: text mismatch (first difference at character {same}; expected {} bytes, got {} bytes)\n\
+         expected: \"{}\"\n  actual: \"{}\"\n",
+        expected.len(),
+        actual.len(),
+        expected.escape_debug(),
+        actual.escape_debug(),
+    );
+}
+
+/// `assert_text!(actual, expected)` or `assert_text!(actual, expected, "context {}", x)`:
+/// exact string equality, both sides printed in full with escapes on failure.
+macro_rules! assert_text {
+    ($actual:expr, $expected:expr $(,)?) => {
+        $crate::support::check_text(stringify!($actual), ::std::convert::AsRef::<str>::as_ref(&$actual), ::std::convert::AsRef::<str>::as_ref(&$expected))
+    };
+    ($actual:expr, $expected:expr, $($context:tt)+) => {
+        $crate::support::check_text(&format!($($context)+), ::std::convert::AsRef::<str>::as_ref(&$actual), ::std::convert::AsRef::<str>::as_ref(&$expected))
+    };
+}
+
+/// A fresh `memory://` store answering in one dialect.
+pub(crate) struct Mem {
+    pub(crate) fs: Memfs,
+    pub(crate) dialect: Dialect,
+}
+
+/// The view header of a directory listing, per dialect.
+pub(crate) fn listing_header(path: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Spec => format!(
+            "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items and node_modules:"
+        ),
+        Dialect::PythonSdk => {
+            format!("Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:")
+        }
+    }
+}
+
+/// Shortens a JSON input for a panic message (some inputs hold megabytes).
+fn show_input(input: &Value) -> String {
+    let s = input.to_string();
+    match s.char_indices().nth(400) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+        None => s,
+    }
+}
+
+impl Mem {
+    /// An empty store.
+    pub(crate) fn new(dialect: Dialect) -> Self {
+        let fs = Memfs::open("memory://", dialect).expect("memory:// opens");
+        assert_eq!(fs.dialect(), dialect);
+        Mem { fs, dialect }
+    }
+
+    /// Runs one input in the store's dialect.
+    pub(crate) async fn call(&self, input: Value) -> ToolResult {
+        self.fs.call(&input).await
+    }
+
+    /// Runs `input` and checks the exact answer and `is_error`.
+    pub(crate) async fn expect(&self, input: Value, is_error: bool, expected: &str) {
+        let result = self.call(input.clone()).await;
+        let what = format!("[{}] {}", self.dialect, show_input(&input));
+        check_text(&what, &result.content, expected);
+        assert_eq!(
+            result.is_error,
+            is_error,
+            "{what}: is_error should be {is_error} for content \"{}\"",
+            result.content.escape_debug()
+        );
+    }
+
+    /// Runs `input`, which must succeed with exactly `expected`.
+    pub(crate) async fn ok(&self, input: Value, expected: &str) {
+        self.expect(input, false, expected).await;
+    }
+
+    /// Runs `input`, which must fail with exactly `expected`.
+    pub(crate) async fn err(&self, input: Value, expected: &str) {
+        self.expect(input, true, expected).await;
+    }
+
+    /// Runs `input`, which must succeed; returns its content.
+    pub(crate) async fn ok_content(&self, input: Value) -> String {
+        let result = self.call(input.clone()).await;
+        assert!(
+            !result.is_error,
+            "[{}] {} failed: \"{}\"",
+            self.dialect,
+            show_input(&input),
+            result.content.escape_debug()
+        );
+        result.content
+    }
+
+    /// Creates a file and checks the exact success answer (the same in both dialects).
+    pub(crate) async fn create(&self, path: &str, text: &str) {
+        self.ok(
+            json!({"command": "create", "path": path, "file_text": text}),
+            &format!("File created successfully at: {path}"),
+        )
+        .await;
+    }
+
+    /// A file's exact content, rebuilt from a `python-sdk` view (which shows every `\n`-separated
+    /// line verbatim, `\r` included).
+    pub(crate) async fn content(&self, path: &str) -> String {
+        let result = self.fs.call_with(&json!({"command": "view", "path": path}), Dialect::PythonSdk).await;
+        assert!(!result.is_error, "view {path} failed: \"{}\"", result.content.escape_debug());
+        let header = format!("Here's the content of {path} with line numbers:\n");
+        let body = result
+            .content
+            .strip_prefix(&header)
+            .unwrap_or_else(|| panic!("view {path} is not a file view: \"{}\"", result.content.escape_debug()));
+        let lines: Vec<&str> = body
+            .split('\n')
+            .enumerate()
+            .map(|(i, numbered)| {
+                let prefix = format!("{:>6}\t", i + 1);
+                numbered.strip_prefix(&prefix).unwrap_or_else(|| {
+                    panic!("view {path}: line {} is not numbered: \"{}\"", i + 1, numbered.escape_debug())
+                })
+            })
+            .collect();
+        lines.join("\n")
+    }
+
+    /// Checks a file's exact content.
+    pub(crate) async fn assert_content(&self, path: &str, expected: &str) {
+        let actual = self.content(path).await;
+        check_text(&format!("content of {path}"), &actual, expected);
+    }
+
+    /// The listing of `/memories` in the store's dialect.
+    pub(crate) async fn listing(&self) -> String {
+        self.ok_content(json!({"command": "view", "path": "/memories"})).await
+    }
+
+    /// Every non-hidden directory (`path/`) and file (`path = "content"`) below `/memories`,
+    /// at any depth, sorted: the tree's whole visible state as one string.
+    pub(crate) async fn snapshot(&self) -> String {
+        let mut entries = Vec::new();
+        let mut dirs = vec!["/memories".to_owned()];
+        while let Some(dir) = dirs.pop() {
+            let view = self.fs.call_with(&json!({"command": "view", "path": dir}), Dialect::PythonSdk).await;
+            assert!(!view.is_error, "view {dir} failed: \"{}\"", view.content.escape_debug());
+            let mut rows = view.content.split('\n');
+            assert_text!(rows.next().unwrap_or_default(), listing_header(&dir, Dialect::PythonSdk));
+            assert_text!(rows.next().unwrap_or_default(), format!("4K\t{dir}"));
+            for row in rows {
+                let (_, path) =
+                    row.split_once('\t').unwrap_or_else(|| panic!("bad listing row \"{}\"", row.escape_debug()));
+                let rel = path
+                    .strip_prefix(&format!("{dir}/"))
+                    .unwrap_or_else(|| panic!("row \"{}\" is not under {dir}", row.escape_debug()));
+                let name = rel.trim_end_matches('/');
+                if name.contains('/') {
+                    continue; // a grandchild: listed again when its parent is walked
+                }
+                if rel.ends_with('/') {
+                    entries.push(format!("{dir}/{name}/"));
+                    dirs.push(format!("{dir}/{name}"));
+                } else {
+                    let file = format!("{dir}/{name}");
+                    let content = self.content(&file).await;
+                    entries.push(format!("{file} = {content:?}"));
+                }
+            }
+        }
+        entries.sort();
+        entries.join("\n")
+    }
+
+    /// Checks the whole visible tree.
+    pub(crate) async fn assert_snapshot(&self, expected: &[&str]) {
+        let actual = self.snapshot().await;
+        check_text("tree snapshot", &actual, &expected.join("\n"));
+    }
+}
