@@ -20,7 +20,7 @@ pub enum Command {
         path: String,
         /// `[start, end]`, 1-based and inclusive, `-1` for the end; any other length shows all.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        view_range: Option<Vec<i64>>,
+        view_range: Option<Vec<i128>>,
     },
     /// Create a new file; never overwrites.
     Create {
@@ -44,7 +44,7 @@ pub enum Command {
         /// The file.
         path: String,
         /// Line after which to insert.
-        insert_line: i64,
+        insert_line: i128,
         /// The text.
         insert_text: String,
     },
@@ -137,7 +137,9 @@ pub enum InputError {
         got: &'static str,
     },
     /// No `command` field.
-    #[error("Invalid input: missing required field `command` (one of: view, create, str_replace, insert, delete, rename)")]
+    #[error(
+        "Invalid input: missing required field `command` (one of: view, create, str_replace, insert, delete, rename)"
+    )]
     MissingCommand,
     /// A `command` the tool does not have.
     #[error("Unknown command: {command}. Valid commands are: view, create, str_replace, insert, delete, rename")]
@@ -197,12 +199,12 @@ impl Fields<'_> {
         }
     }
 
-    fn integer(&self, field: &'static str) -> Result<i64, InputError> {
+    fn integer(&self, field: &'static str) -> Result<i128, InputError> {
         let v = self.get(field).ok_or_else(|| self.missing(field))?;
         as_integer(v).ok_or_else(|| self.wrong(field, "an integer", v))
     }
 
-    fn view_range(&self) -> Result<Option<Vec<i64>>, InputError> {
+    fn view_range(&self) -> Result<Option<Vec<i128>>, InputError> {
         const EXPECTED: &str = "an array of two integers [start_line, end_line]";
         let Some(v) = self.get("view_range") else { return Ok(None) };
         let Value::Array(items) = v else { return Err(self.wrong("view_range", EXPECTED, v)) };
@@ -214,16 +216,22 @@ impl Fields<'_> {
     }
 }
 
-/// A JSON number with no fractional part that fits in an `i64`. `1.0` counts (the SDK accepts
-/// it too); `1.5`, `"1"` and `true` do not.
-fn as_integer(v: &Value) -> Option<i64> {
+/// A JSON integer anywhere in the `i64` or `u64` range (Python's ints are unbounded, and the SDK
+/// echoes what it got, so the whole exactly-parsed range is accepted), or a float with no
+/// fractional part that is exactly representable (`1.0` counts, as the SDK coerces it). `1.5`,
+/// `"1"`, `true` and integers that `serde_json` could only parse approximately do not.
+fn as_integer(v: &Value) -> Option<i128> {
+    /// Largest magnitude below which every integral `f64` is exact: 2^53.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
     let Value::Number(n) = v else { return None };
     if let Some(i) = n.as_i64() {
-        return Some(i);
+        return Some(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Some(i128::from(u));
     }
     let f = n.as_f64()?;
-    // The bounds are exact powers of two, so the comparison is exact.
-    (f.fract() == 0.0 && f >= -9_223_372_036_854_775_808.0 && f < 9_223_372_036_854_775_808.0).then_some(f as i64)
+    (f.fract() == 0.0 && f.abs() <= EXACT).then_some(f as i128)
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -276,10 +284,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        assert_eq!(
-            err(json!({"command": "view"})),
-            "Invalid input for command `view`: missing required field `path`"
-        );
+        assert_eq!(err(json!({"command": "view"})), "Invalid input for command `view`: missing required field `path`");
         assert_eq!(
             err(json!({"command": "create", "path": "/memories/a", "file_text": null})),
             "Invalid input for command `create`: missing required field `file_text`"
@@ -300,7 +305,10 @@ mod tests {
             err(json!({"command": "str_replace", "path": "/memories/a", "old_str": 5, "new_str": "q"})),
             "Invalid input for command `str_replace`: field `old_str` must be a string, got 5"
         );
-        assert_eq!(err(json!({"path": "/memories"})), "Invalid input: missing required field `command` (one of: view, create, str_replace, insert, delete, rename)");
+        assert_eq!(
+            err(json!({"path": "/memories"})),
+            "Invalid input: missing required field `command` (one of: view, create, str_replace, insert, delete, rename)"
+        );
         assert_eq!(
             err(json!({"command": "undo"})),
             "Unknown command: undo. Valid commands are: view, create, str_replace, insert, delete, rename"
@@ -310,7 +318,9 @@ mod tests {
 
     #[test]
     fn integral_floats_are_integers() {
-        let cmd = Command::from_input(&json!({"command": "insert", "path": "/memories/a", "insert_line": 2.0, "insert_text": ""}));
+        let cmd = Command::from_input(
+            &json!({"command": "insert", "path": "/memories/a", "insert_line": 2.0, "insert_text": ""}),
+        );
         assert!(matches!(cmd, Ok(Command::Insert { insert_line: 2, .. })));
         let cmd = Command::from_input(&json!({"command": "view", "path": "/memories/a", "view_range": null}));
         assert!(matches!(cmd, Ok(Command::View { view_range: None, .. })));

@@ -205,7 +205,7 @@ impl Cx<'_> {
 
     /// The first file among the parents of `components`, if any, as an error for `path`.
     fn parent_file_error(&self, components: &[Name], path: &str) -> Step<Option<ToolError>> {
-        let parents = &components[..components.len().saturating_sub(1)];
+        let parents = parent(components);
         for i in 0..parents.len() {
             if let Found::Node(Node::File(_)) = self.lookup(&parents[..=i])? {
                 let file = normalized(&parents[..=i]);
@@ -248,7 +248,7 @@ impl Cx<'_> {
         (FileRef { id, size: content.len() as u64 }, NewBlob { id, content })
     }
 
-    fn view(&self, path: &str, view_range: Option<&[i64]>) -> Step<Outcome> {
+    fn view(&self, path: &str, view_range: Option<&[i128]>) -> Step<Outcome> {
         let p = MemoryPath::parse(path)?;
         match self.lookup(p.components())? {
             Found::Missing | Found::ParentIsFile => {
@@ -350,7 +350,7 @@ impl Cx<'_> {
         Ok(Outcome::mutated(render::replaced(&snippet), mutation))
     }
 
-    fn insert(&self, path: &str, insert_line: i64, insert_text: &str) -> Step<Outcome> {
+    fn insert(&self, path: &str, insert_line: i128, insert_text: &str) -> Step<Outcome> {
         let (p, content) = self.file_for_edit("insert", path)?;
         let new_content = text::insert(&content, insert_line, insert_text)
             .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })?;
@@ -381,6 +381,17 @@ impl Cx<'_> {
             return Err(ToolError::DestinationExists { path: new_path.to_owned() }.into());
         }
         if let Some(e) = self.parent_file_error(new.components(), new_path)? {
+            // The SDK's order, where it answers cleanly: when the file in the way is the
+            // destination's immediate parent, it makes no directory and reaches `rename(2)`,
+            // which resolves the source's parent first; a missing one fails with ENOENT, which
+            // the SDK reports as a missing source. (Any other file in the way, or a source
+            // through a file, makes the SDK leak `NotADirectoryError`: deviation D7 applies.)
+            let (new_parent, old_parent) = (parent(new.components()), parent(old.components()));
+            if matches!(self.lookup(new_parent)?, Found::Node(Node::File(_)))
+                && matches!(self.lookup(old_parent)?, Found::Missing)
+            {
+                return Err(ToolError::NotFound { command: "rename", path: old_path.to_owned() }.into());
+            }
             return Err(e.into());
         }
         let Found::Node(node) = self.lookup(old.components())? else {
@@ -393,5 +404,75 @@ impl Cx<'_> {
         let tree = self.set(&without, new.components(), Some(node))?;
         let changes = vec![Change::Renamed { from: old.normalized(), to: new.normalized() }];
         Ok(Outcome::mutated(render::renamed(old_path, new_path), Mutation { tree, changes, blobs: Vec::new() }))
+    }
+}
+
+/// The components of a path's parent directory (the root's for a top-level name).
+fn parent(components: &[Name]) -> &[Name] {
+    &components[..components.len().saturating_sub(1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// Contents in a map, named by their length and first byte (enough for these trees).
+    #[derive(Default)]
+    struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
+
+    impl Resolver for Blobs {
+        fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
+            None
+        }
+        fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
+            self.0.get(id).cloned()
+        }
+        fn address(&self, c: &[u8]) -> ObjectId {
+            let mut id = [0u8; 32];
+            id[..8].copy_from_slice(&(c.len() as u64).to_le_bytes());
+            id[8] = c.first().copied().unwrap_or(0);
+            ObjectId::from_bytes(id)
+        }
+    }
+
+    fn run(tree: &mut Tree, blobs: &mut Blobs, input: serde_json::Value) -> ToolResult {
+        let command = Command::from_input(&input).unwrap();
+        let out = execute(&command, tree, Dialect::PythonSdk, blobs).unwrap();
+        if let Some(m) = out.mutation {
+            *tree = m.tree;
+            blobs.0.extend(m.blobs.into_iter().map(|b| (b.id, b.content)));
+        }
+        out.result
+    }
+
+    /// `rename` onto a path whose parent is a file: the SDK reaches `rename(2)`, which reports
+    /// a missing source parent (ENOENT) before the file in the way (ENOTDIR).
+    #[test]
+    fn rename_missing_source_parent_before_file_in_the_way() {
+        let (mut tree, mut blobs) = (Tree::empty(), Blobs::default());
+        let create = serde_json::json!({"command": "create", "path": "/memories/d/f.txt", "file_text": "x"});
+        assert!(!run(&mut tree, &mut blobs, create).is_error);
+        let rename = |old: &str, new: &str| serde_json::json!({"command": "rename", "old_path": old, "new_path": new});
+
+        // Source parent missing, the file is the destination's parent: the SDK's clean answer.
+        let r = run(&mut tree, &mut blobs, rename("/memories/gone/x", "/memories/d/f.txt/y"));
+        assert_eq!(r, ToolResult::error("The path /memories/gone/x does not exist".into()));
+        // Source parent present (leaf missing): the SDK leaks NotADirectoryError, memfs says D7.
+        let r = run(&mut tree, &mut blobs, rename("/memories/d/x", "/memories/d/f.txt/y"));
+        assert_eq!(
+            r.content,
+            "The path /memories/d/f.txt/y is not valid: /memories/d/f.txt is a file, not a directory"
+        );
+        // The file further up: the SDK's mkdir of the parents fails first (D7 again).
+        let r = run(&mut tree, &mut blobs, rename("/memories/gone/x", "/memories/d/f.txt/y/z"));
+        assert_eq!(
+            r.content,
+            "The path /memories/d/f.txt/y/z is not valid: /memories/d/f.txt is a file, not a directory"
+        );
+        // Source through a file: NotADirectoryError in the SDK too (D7).
+        let r = run(&mut tree, &mut blobs, rename("/memories/d/f.txt/x", "/memories/d/f.txt/y"));
+        assert!(r.content.ends_with("is a file, not a directory"), "{}", r.content);
     }
 }

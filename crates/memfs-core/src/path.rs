@@ -10,7 +10,7 @@
 //! - `.` and empty components are dropped and `..` pops one component, lexically; a `..` that
 //!   would climb above `/memories` is refused, even if later components come back down;
 //! - no control character (NUL included), no backslash, and no component that still spells
-//!   traversal once percent-decoded (`%2e%2e`, `%2f`, `%5c`, double encodings);
+//!   traversal once percent-decoded, at any depth (`%2e%2e`, `%2f`, `%5c`, `%252e`);
 //! - a component is at most [`MAX_NAME_BYTES`] bytes and the whole path at most
 //!   [`MAX_PATH_BYTES`] bytes.
 //!
@@ -29,9 +29,6 @@ pub const MAX_NAME_BYTES: usize = 255;
 
 /// Longest accepted path as sent, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
-
-/// How many rounds of percent-decoding are applied when looking for encoded traversal.
-const DECODE_ROUNDS: usize = 3;
 
 /// Why a path was refused. Rendered by [`crate::render`]; the variants carry the path as sent.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -243,10 +240,11 @@ fn check_component(name: &str, path: &str) -> Result<(), PathError> {
     if name.len() > MAX_NAME_BYTES {
         return Err(PathError::NameTooLong { path: path.to_owned() });
     }
-    // Decode a few rounds so that `%252e%252e` (double encoding) is caught too; a name that
-    // merely contains `%` (`100%.md`) decodes to itself and passes.
+    // Decode until nothing changes, so that any depth of encoding (`%252e%252e`, and deeper)
+    // is caught; every round that changes the name shortens it, so this ends within
+    // MAX_NAME_BYTES / 2 rounds. A name that merely contains `%` (`100%.md`) decodes to itself.
     let mut current = name.to_owned();
-    for _ in 0..DECODE_ROUNDS {
+    loop {
         let decoded = percent_encoding::percent_decode_str(&current).decode_utf8_lossy().into_owned();
         if decoded == current {
             break;
@@ -309,6 +307,7 @@ mod tests {
             ("/memories/a%2fb", "EncodedTraversal"),
             ("/memories/a%5cb", "EncodedTraversal"),
             ("/memories/%252e%252e", "EncodedTraversal"),
+            ("/memories/%2525252e%2525252e", "EncodedTraversal"),
             ("/memories/%00", "EncodedTraversal"),
         ];
         for (path, kind) in cases {

@@ -109,7 +109,7 @@ pub enum ToolError {
     #[error("{}", self.render(Dialect::Spec))]
     InsertLineOutOfRange {
         /// The line as sent.
-        line: i64,
+        line: i128,
         /// The file's line count.
         n_lines: usize,
     },
@@ -208,10 +208,9 @@ fn render_path(e: &PathError) -> String {
         PathError::SiblingOfRoot { path } => {
             format!("Path {path} is outside the /memories directory: it must be /memories or start with /memories/")
         }
-        PathError::ControlCharacter { path } => format!(
-            "Invalid path {}: control characters are not allowed in memory paths",
-            path.escape_debug()
-        ),
+        PathError::ControlCharacter { path } => {
+            format!("Invalid path {}: control characters are not allowed in memory paths", path.escape_debug())
+        }
         PathError::Backslash { path } => {
             format!("Invalid path {path}: backslashes are not allowed in memory paths")
         }

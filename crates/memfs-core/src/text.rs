@@ -33,11 +33,11 @@ pub fn numbered(lines: &[&str], first: usize) -> String {
 /// index is `max(1, start) - 1`; the end is the line count for `-1`, else `end` itself, applied
 /// with Python slice semantics: a negative end counts from the back, everything clamps, and a
 /// start past the end selects nothing. No range is ever an error.
-pub fn select(len: usize, view_range: Option<&[i64]>) -> (usize, usize) {
+pub fn select(len: usize, view_range: Option<&[i128]>) -> (usize, usize) {
     let Some(&[start, end]) = view_range else { return (0, len) };
     let len_i = i128::try_from(len).unwrap_or(i128::MAX);
-    let start = (i128::from(start).max(1) - 1).min(len_i);
-    let end = if end == -1 { len_i } else { i128::from(end) };
+    let start = (start.max(1) - 1).min(len_i);
+    let end = if end == -1 { len_i } else { end };
     let end = if end < 0 { (end + len_i).max(0) } else { end.min(len_i) };
     // Both values are now within 0..=len.
     let (start, end) = (start as usize, end as usize);
@@ -70,10 +70,17 @@ pub fn replace_unique(content: &str, old: &str, new: &str) -> Result<(String, us
         _ => {
             let mut lines = Vec::new();
             let mut from = 0;
+            // The line of the last match, and the byte offset it was counted up to. Counting
+            // incrementally keeps this linear: recounting `content[..pos]` at every match is
+            // quadratic, and an empty `old_str` matches at every character (a 200 KB file took
+            // seconds).
+            let (mut line, mut counted) = (1, 0);
             // Overlapping search: resume one character after each match start.
             while let Some(rel) = content[from..].find(old) {
                 let pos = from + rel;
-                lines.push(newlines(&content[..pos]) + 1);
+                line += newlines(&content[counted..pos]);
+                counted = pos;
+                lines.push(line);
                 match content[pos..].chars().next() {
                     Some(c) => from = pos + c.len_utf8(),
                     None => break,
@@ -109,7 +116,7 @@ fn insert_lines(content: &str) -> Vec<&str> {
 
 /// Inserts `text`, with its trailing `\n`s stripped, as a new line at index `at`; joins with
 /// `\n` and ends the file with a newline. Returns `Err(line_count)` when `at` is out of range.
-pub fn insert(content: &str, at: i64, text: &str) -> Result<String, usize> {
+pub fn insert(content: &str, at: i128, text: &str) -> Result<String, usize> {
     let mut lines = insert_lines(content);
     let n = lines.len();
     let at = usize::try_from(at).ok().filter(|&a| a <= n).ok_or(n)?;
@@ -132,7 +139,7 @@ mod tests {
     #[test]
     fn view_range_edges_match_python_slices() {
         // "line1\nline2\nline3\n" has 4 view lines.
-        let cases: [(&[i64], (usize, usize)); 10] = [
+        let cases: [(&[i128], (usize, usize)); 10] = [
             (&[1, 2], (0, 2)),
             (&[2, -1], (1, 4)),
             (&[0, 1], (0, 1)),
@@ -142,7 +149,7 @@ mod tests {
             (&[10, 20], (4, 4)),
             (&[2, -2], (1, 2)),
             (&[1, -10], (0, 0)),
-            (&[i64::MIN, i64::MAX], (0, 4)),
+            (&[i128::from(i64::MIN), i128::from(u64::MAX)], (0, 4)),
         ];
         for (range, want) in cases {
             assert_eq!(select(4, Some(range)), want, "{range:?}");
@@ -162,6 +169,16 @@ mod tests {
         assert_eq!(replace_unique("é\né", "", "x"), Err(ReplaceError::Multiple(vec![1, 1, 2, 2])));
         assert_eq!(replace_unique("x", "y", "z"), Err(ReplaceError::NotFound));
         assert_eq!(replace_unique("a\nb\nc$", "c$", "$1"), Ok(("a\nb\n$1".into(), 2)));
+        assert_eq!(replace_unique("x\nab\n\nab ab", "ab", "-"), Err(ReplaceError::Multiple(vec![2, 4, 4])));
+    }
+
+    #[test]
+    fn multiple_match_lines_are_linear() {
+        // An empty old_str matches at every character; numbering them used to be quadratic.
+        let content = "line\n".repeat(100_000);
+        let Err(ReplaceError::Multiple(lines)) = replace_unique(&content, "", "x") else { panic!() };
+        assert_eq!(lines.len(), content.len() + 1);
+        assert_eq!((lines[0], lines[4], lines[5], *lines.last().unwrap()), (1, 1, 2, 100_001));
     }
 
     #[test]

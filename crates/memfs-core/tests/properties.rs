@@ -90,7 +90,7 @@ impl Store {
     }
 }
 
-fn view(path: &str, view_range: Option<Vec<i64>>) -> Command {
+fn view(path: &str, view_range: Option<Vec<i128>>) -> Command {
     Command::View { path: path.into(), view_range }
 }
 
@@ -261,7 +261,7 @@ proptest! {
     fn view_range_is_a_slice_of_the_lines(content in text(), start in -3i64..50, end in -3i64..50) {
         let mut store = created(&content);
         let lines: Vec<&str> = content.split('\n').collect();
-        let out = store.run(&view(FILE, Some(vec![start, end])), Dialect::PythonSdk);
+        let out = store.run(&view(FILE, Some(vec![i128::from(start), i128::from(end)])), Dialect::PythonSdk);
         // Python: lines[max(1, start) - 1 : (len if end == -1 else end)], empty body allowed.
         let n = lines.len() as i64;
         let s = (start.max(1) - 1).min(n);
@@ -297,7 +297,7 @@ proptest! {
             lines.pop();
         }
         let insert_text = format!("{line}{}", "\n".repeat(trailing));
-        let cmd = Command::Insert { path: FILE.into(), insert_line: at as i64, insert_text };
+        let cmd = Command::Insert { path: FILE.into(), insert_line: at as i128, insert_text };
         let out = store.run(&cmd, Dialect::PythonSdk);
         if at > lines.len() {
             prop_assert!(out.result.is_error, "insert at {at} of {} lines succeeded", lines.len());

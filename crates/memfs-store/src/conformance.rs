@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use memfs_core::{Dialect, Need, Resolver, execute};
 use memfs_core::{Command, Dir, ObjectId};
+use memfs_core::{Dialect, Need, Resolver, execute};
 
 use crate::error::Error;
 use crate::repository::{CommitInfo, Repository};

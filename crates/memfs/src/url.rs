@@ -11,15 +11,16 @@ use crate::error::Error;
 pub(crate) fn open(url: &str) -> Result<Arc<dyn Repository>, Error> {
     match url.split_once("://") {
         Some(("memory", rest)) if rest.is_empty() || rest == "/" => Ok(Arc::new(MemoryRepository::new()?)),
-        Some(("memory", _)) => Err(Error::StoreUrl {
-            url: url.to_owned(),
-            reason: "a memory:// store takes no path".into(),
-        }),
+        Some(("memory", _)) => {
+            Err(Error::StoreUrl { url: url.to_owned(), reason: "a memory:// store takes no path".into() })
+        }
         Some((scheme, _)) => Err(Error::StoreUrl {
             url: redact(url),
             reason: format!("the `{scheme}` scheme is not supported yet; use memory://"),
         }),
-        None => Err(Error::StoreUrl { url: redact(url), reason: "expected SCHEME://…, for example memory://".into() }),
+        None => {
+            Err(Error::StoreUrl { url: redact(url), reason: "expected SCHEME://…, for example memory://".into() })
+        }
     }
 }
 
@@ -55,7 +56,10 @@ mod tests {
     #[test]
     fn refuses_unknown_urls() {
         let err = open("ftp://user:pw@host/x").err().unwrap().to_string();
-        assert_eq!(err, "unsupported store URL ftp://****@host/x: the `ftp` scheme is not supported yet; use memory://");
+        assert_eq!(
+            err,
+            "unsupported store URL ftp://****@host/x: the `ftp` scheme is not supported yet; use memory://"
+        );
         assert!(open("memory://").is_ok());
         assert!(open("nonsense").is_err());
     }
