@@ -1,14 +1,13 @@
 //! `memfs exec`: the JSON-lines protocol on stdin and stdout.
 
 use anyhow::Context;
-use memfs::Memfs;
 use memfs::protocol::handle_line;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::cli::ExecArgs;
+use crate::cli::{ExecArgs, StoreArgs};
 
-pub(crate) async fn run(args: ExecArgs) -> anyhow::Result<()> {
-    let memfs = Memfs::open(&args.store, args.dialect)?;
+pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()> {
+    let memfs = crate::store::open(store, args.dialect, true).await?;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = tokio::io::stdout();
     while let Some(line) = lines.next_line().await.context("reading stdin")? {

@@ -4,6 +4,8 @@
 
 mod cli;
 mod exec;
+mod init;
+mod store;
 
 use std::process::ExitCode;
 
@@ -20,7 +22,8 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            cli::Commands::Exec(args) => exec::run(args).await,
+            cli::Commands::Exec(args) => exec::run(&cli.store, args).await,
+            cli::Commands::Init(args) => init::run(&cli.store, args).await,
         }
     });
     match result {

@@ -9,10 +9,14 @@ use std::time::Duration;
 /// How long one answer may take before the test gives up (instead of hanging).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The binary with a clean environment for the variables it reads.
+/// The binary with a clean environment for the variables it reads, on the ephemeral
+/// `memory://` store (tests of the default local store set their own directories).
 fn memfs() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    cmd.env_remove("MEMFS_DIALECT").env_remove("MEMFS_STORE");
+    for var in ["MEMFS_DIALECT", "MEMFS_PASSPHRASE", "MEMFS_KEY_FILE", "MEMFS_ACTOR"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("MEMFS_STORE", "memory://");
     cmd
 }
 
@@ -227,7 +231,7 @@ fn bogus_store_is_refused() {
     assert_text(
         "stderr",
         &text(&out.stderr),
-        "memfs: unsupported store URL bogus://x: the `bogus` scheme is not supported yet; use memory://\n",
+        "memfs: unsupported store URL bogus://x: the `bogus` scheme is not supported yet; use file:// or memory://\n",
     );
 }
 
@@ -237,7 +241,7 @@ fn help_exits_zero() {
     assert!(out.status.success(), "memfs --help: {}", out.status);
     let help = text(&out.stdout);
     assert!(help.starts_with("memfs: an encrypted, content-addressed store for Claude's memory tool.\n"), "{help}");
-    assert!(help.contains("\nUsage: memfs <COMMAND>\n"), "{help}");
+    assert!(help.contains("\nUsage: memfs [OPTIONS] <COMMAND>\n"), "{help}");
     assert!(
         help.contains("\n  exec  Run memory-tool calls read as JSON lines from stdin, one JSON answer line each\n"),
         "{help}"
@@ -249,13 +253,14 @@ fn help_exits_zero() {
     assert!(help.contains("\nUsage: memfs exec [OPTIONS]\n"), "{help}");
     assert!(help.contains("--dialect <DIALECT>"), "{help}");
     assert!(help.contains("[default: spec]"), "{help}");
-    assert!(help.contains("--store <STORE>"), "{help}");
-    assert!(help.contains("[default: memory://]"), "{help}");
+    assert!(help.contains("--store <URL>"), "{help}");
+    assert!(help.contains("--key-file <PATH>"), "{help}");
+    assert!(help.contains("--passphrase-file <PATH>"), "{help}");
 }
 
 #[test]
 fn missing_subcommand_fails() {
     let out = run(&[], "");
     assert_eq!(out.status.code(), Some(2), "exit status {}", out.status);
-    assert!(text(&out.stderr).contains("Usage: memfs <COMMAND>"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("Usage: memfs [OPTIONS] <COMMAND>"), "{}", text(&out.stderr));
 }

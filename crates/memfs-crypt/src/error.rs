@@ -1,8 +1,27 @@
 //! Errors of `memfs-crypt`.
 //!
-//! Rule: cryptographic failures are coarse. Nothing here says which byte, tag or key was wrong.
+//! Rules:
+//!
+//! 1. Cryptographic failures are coarse. Opening an object fails with one [`Error::Decrypt`]
+//!    whatever went wrong: a flipped bit, a truncation, an object swapped for another or filed
+//!    under another kind, a key from another store. Unlocking fails with one
+//!    [`Error::WrongKey`]. Nothing here says which byte, tag or slot was wrong: an attacker
+//!    probing a store learns nothing from the error but "no".
+//! 2. The one distinction [`open`](crate::ObjectKey::open) makes is [`Error::UnknownFormat`]:
+//!    the magic bytes match but the format version is not one this build knows, so a store
+//!    written by a newer memfs is recognised instead of being reported as corrupt. The version
+//!    byte is public, so saying so leaks nothing.
+//! 3. Errors about things that are not secret (a key file's path, a slot's id, the costs a
+//!    slot asks for) carry them, so the message can say what to fix.
+//! 4. I/O errors keep their `source`, in struct variants that name the path.
+//! 5. No variant carries or prints key material, passphrases or plaintext.
+
+use std::io;
+use std::path::PathBuf;
 
 use thiserror::Error;
+
+use crate::slot::{SlotId, SlotKind};
 
 /// A cryptographic operation failed.
 #[derive(Debug, Error)]
@@ -11,4 +30,84 @@ pub enum Error {
     /// The operating system's random number generator failed.
     #[error("the system random number generator failed")]
     Random,
+
+    /// An object could not be opened: it was modified, truncated, swapped for another object,
+    /// opened as the wrong kind, or encrypted under another key. Deliberately no more precise.
+    #[error("decryption failed: the object was modified, swapped or encrypted under another key")]
+    Decrypt,
+
+    /// An object starts with memfs's magic bytes but has a format version this build does not
+    /// know (probably written by a newer memfs).
+    #[error("unknown object format version {version}: written by a newer memfs?")]
+    UnknownFormat {
+        /// The version byte found.
+        version: u8,
+    },
+
+    /// A plaintext is longer than AES-GCM can encrypt under one nonce (2^36 - 32 bytes).
+    #[error("an object of {len} bytes is too large to encrypt")]
+    TooLarge {
+        /// The plaintext's length in bytes.
+        len: usize,
+    },
+
+    /// No key slot of the credential's kind accepted it.
+    #[error("wrong passphrase or key file")]
+    WrongKey,
+
+    /// The store has no key slot of the credential's kind.
+    #[error("this store has no {kind} slot")]
+    NoSlot {
+        /// The kind of credential that was offered.
+        kind: SlotKind,
+    },
+
+    /// No key slot has this id.
+    #[error("no key slot {id}")]
+    NoSuchSlot {
+        /// The id asked for.
+        id: SlotId,
+    },
+
+    /// The slot exists but is of another kind than the operation needs.
+    #[error("key slot {id} is a {kind} slot")]
+    WrongSlotKind {
+        /// The slot's id.
+        id: SlotId,
+        /// The slot's actual kind.
+        kind: SlotKind,
+    },
+
+    /// Removing this slot would leave the store with no way to unlock it.
+    #[error("refusing to remove the last key slot: the store could never be unlocked again")]
+    LastSlot,
+
+    /// The master key given does not belong to this set of key slots (it would wrap a key
+    /// that cannot read the store).
+    #[error("the master key does not belong to this store's key slots")]
+    KeyMismatch,
+
+    /// Argon2id costs outside the accepted range, whether asked for by the caller or read from
+    /// a slot (a hostile header must not be able to demand gigabytes or hours).
+    #[error(
+        "Argon2id costs out of range (m = {m_cost} KiB, t = {t_cost}, p = {p_cost}); \
+         accepted: 1 <= p <= 16, 8*p <= m <= 2097152 KiB, 1 <= t <= 64"
+    )]
+    KdfParams {
+        /// Memory cost in KiB.
+        m_cost: u32,
+        /// Number of passes.
+        t_cost: u32,
+        /// Degree of parallelism.
+        p_cost: u32,
+    },
+
+    /// A key file could not be created, read, or does not hold a key.
+    #[error("key file {}: {source}", path.display())]
+    KeyFile {
+        /// The key file's path.
+        path: PathBuf,
+        /// What went wrong; `InvalidData` when the content is not a key.
+        source: io::Error,
+    },
 }

@@ -1,13 +1,15 @@
 //! The master key and the keys derived from it.
 
 use memfs_core::ObjectId;
-use zeroize::{Zeroize, ZeroizeOnDrop};
+use zeroize::ZeroizeOnDrop;
 
 use crate::derive;
 use crate::error::Error;
+use crate::seal::ObjectKey;
 
-/// A store's 256-bit master key. Zeroized on drop; no `Debug`, `Display` or `Clone`.
-#[derive(Zeroize, ZeroizeOnDrop)]
+/// A store's 256-bit master key. Zeroized on drop (`ZeroizeOnDrop`, no public `zeroize`); no
+/// `Debug`, `Display`, `Clone` or `AsRef<[u8]>`.
+#[derive(ZeroizeOnDrop)]
 pub struct MasterKey([u8; 32]);
 
 impl MasterKey {
@@ -23,15 +25,41 @@ impl MasterKey {
         MasterKey(bytes)
     }
 
-    /// The key that names content objects.
+    /// The key that names content objects (blobs).
     pub fn address_key(&self) -> AddressKey {
-        AddressKey(derive::subkey(derive::ADDRESS_CONTEXT, &self.0))
+        AddressKey(*derive::subkey(derive::ADDRESS_CONTEXT, &self.0))
+    }
+
+    /// The key that names directories and commits: another key than blobs', so a file whose
+    /// content equals a directory's serialization never shares that directory's id.
+    pub fn tree_address_key(&self) -> AddressKey {
+        AddressKey(*derive::subkey(derive::TREE_ADDRESS_CONTEXT, &self.0))
+    }
+
+    /// The key that seals and opens objects.
+    pub fn object_key(&self) -> ObjectKey {
+        ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, &self.0))
+    }
+
+    /// A key copied from `bytes` straight into its final place, if they are 32 bytes.
+    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != 32 {
+            return None;
+        }
+        let mut key = MasterKey([0; 32]);
+        key.0.copy_from_slice(bytes);
+        Some(key)
+    }
+
+    /// The key bytes, for wrapping in a key slot and for derivations. Never leaves the crate.
+    pub(crate) fn expose(&self) -> &[u8; 32] {
+        &self.0
     }
 }
 
 /// Names objects by a keyed BLAKE3 hash of their plaintext: equal contents get equal names
 /// within a store, and someone without the key cannot confirm a guessed content from a name.
-#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+#[derive(Clone, ZeroizeOnDrop)]
 pub struct AddressKey([u8; 32]);
 
 impl AddressKey {
@@ -55,11 +83,30 @@ mod tests {
     fn addresses_are_keyed_and_deterministic() {
         let a = MasterKey::from_bytes([1; 32]).address_key();
         let b = MasterKey::from_bytes([2; 32]).address_key();
+        let trees = MasterKey::from_bytes([1; 32]).tree_address_key();
+        assert_ne!(a.address(b"x"), trees.address(b"x"));
         assert_eq!(a.address(b"x"), a.address(b"x"));
         assert_ne!(a.address(b"x"), a.address(b"y"));
         assert_ne!(a.address(b"x"), b.address(b"x"));
         // Not the plain hash: the name does not confirm a guessed content.
         assert_ne!(a.address(b"x").to_bytes(), *blake3::hash(b"x").as_bytes());
+    }
+
+    #[test]
+    fn object_and_address_keys_differ() {
+        // Same master, different contexts: sealing under the address key would fail to open.
+        let m = MasterKey::from_bytes([3; 32]);
+        assert_ne!(
+            *derive::subkey(derive::ADDRESS_CONTEXT, m.expose()),
+            *derive::subkey(derive::OBJECT_CONTEXT, m.expose())
+        );
+    }
+
+    #[test]
+    fn generated_keys_differ() {
+        let a = MasterKey::generate().unwrap();
+        let b = MasterKey::generate().unwrap();
+        assert_ne!(a.expose(), b.expose());
     }
 
     #[test]

@@ -1,15 +1,53 @@
-//! Cryptography for memfs.
+//! Cryptography for memfs, format v1.
 //!
-//! Today: the store's master key and the keyed content addressing every object name comes from.
-//! The encrypted object format (AES-256-GCM), key slots and Argon2id arrive with the encrypted
-//! store; they build on [`MasterKey`] and the labelled derivations in `derive.rs`.
+//! - [`MasterKey`]: a store's random 256-bit key. Every other key is derived from it with
+//!   labelled BLAKE3 `derive_key` contexts (all in `derive.rs`);
+//! - [`AddressKey`]: names objects by a keyed BLAKE3 hash of their plaintext (one key for
+//!   blobs, another for directories and commits);
+//! - [`ObjectKey`]: seals and opens objects with AES-256-GCM, binding each to its
+//!   [`ObjectKind`] and [`ObjectId`](memfs_core::ObjectId) (layout: [`MAGIC`], version byte
+//!   [`FORMAT_VERSION`], 12-byte nonce, ciphertext, 16-byte tag);
+//! - [`KeySlots`]: the master key wrapped once per [`Credential`], a passphrase (Argon2id with
+//!   bounded [`KdfParams`]) or a [`KeyFile`], and bound to the store's 16-byte random id;
+//! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
+//!
+//! ```
+//! use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, ObjectKind, SecretString};
+//!
+//! // Creating a store: a random master key and a random 16-byte store id.
+//! let store = [0x5a; 16];
+//! let master = MasterKey::generate()?;
+//! let params = KdfParams::new(8, 1, 1)?; // a real store uses KdfParams::DEFAULT
+//! let slots = KeySlots::with_passphrase(&master, &store, &SecretString::from("correct horse"), params)?;
+//!
+//! // Writing an object.
+//! let id = master.address_key().address(b"# notes\n");
+//! let sealed = master.object_key().seal(ObjectKind::Blob, &id, b"# notes\n")?;
+//!
+//! // Opening the store again and reading it back.
+//! let master = slots.unlock(&Credential::Passphrase("correct horse".into()), &store)?;
+//! assert_eq!(master.object_key().open(ObjectKind::Blob, &id, &sealed)?, b"# notes\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+mod aead;
+mod credential;
 mod derive;
 mod error;
+mod hex;
 mod key;
+mod keyfile;
+mod seal;
+mod slot;
 
+pub use credential::Credential;
+pub use derive::KdfParams;
 pub use error::Error;
 pub use key::{AddressKey, MasterKey};
+pub use keyfile::KeyFile;
+pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKey, ObjectKind};
+pub use secrecy::SecretString;
+pub use slot::{KeySlots, SlotId, SlotKind};

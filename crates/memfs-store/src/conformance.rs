@@ -6,7 +6,7 @@ use memfs_core::{Command, Dir, ObjectId};
 use memfs_core::{Dialect, Need, Resolver, execute};
 
 use crate::error::Error;
-use crate::repository::{CommitInfo, Repository};
+use crate::repository::{CommitInfo, Head, Repository};
 
 /// Resolves from a fixed set of fetched objects.
 struct Fetched<'a> {
@@ -27,12 +27,12 @@ impl Resolver for Fetched<'_> {
     }
 }
 
-async fn run(repo: &dyn Repository, cmd: &Command) -> (String, Option<memfs_core::Mutation>, u64) {
+async fn run(repo: &dyn Repository, cmd: &Command) -> (String, Option<memfs_core::Mutation>, Head) {
     let head = repo.head().await.expect("head");
     let mut fetched = Fetched { repo, dirs: Vec::new(), blobs: Vec::new() };
     loop {
         match execute(cmd, &head.tree, Dialect::PythonSdk, &fetched) {
-            Ok(out) => return (out.result.content, out.mutation, head.generation),
+            Ok(out) => return (out.result.content, out.mutation, head),
             Err(Need::Dir(id)) => fetched.dirs.push((id, repo.dir(&id).await.expect("dir"))),
             Err(Need::Blob(id)) => fetched.blobs.push((id, repo.blob(&id).await.expect("blob"))),
         }
@@ -50,9 +50,9 @@ pub async fn check_repository(repo: &dyn Repository) {
 
     // A commit moves the head and its content is readable.
     let create = Command::Create { path: "/memories/a.txt".into(), file_text: "hello".into() };
-    let (_, mutation, generation) = run(repo, &create).await;
+    let (_, mutation, before) = run(repo, &create).await;
     let mutation = mutation.expect("create mutates");
-    let g1 = repo.commit(generation, &mutation, CommitInfo::default()).await.expect("commit");
+    let g1 = repo.commit(&before, &mutation, CommitInfo::default()).await.expect("commit");
     assert!(g1 > base);
     let view = Command::View { path: "/memories/a.txt".into(), view_range: None };
     let (text, _, _) = run(repo, &view).await;
@@ -61,12 +61,12 @@ pub async fn check_repository(repo: &dyn Repository) {
     // A commit based on a stale generation is refused and changes nothing.
     let stale = Command::Create { path: "/memories/b.txt".into(), file_text: "x".into() };
     let (_, m2, _) = run(repo, &stale).await;
-    match repo.commit(base, &m2.expect("mutation"), CommitInfo::default()).await {
-        Err(Error::Conflict { .. }) => {}
+    match repo.commit(&head, &m2.expect("mutation"), CommitInfo::default()).await {
+        Err(Error::Conflict) => {}
         other => panic!("stale commit must conflict, got {other:?}"),
     }
-    let (listing, _, g) = run(repo, &Command::View { path: "/memories".into(), view_range: None }).await;
-    assert_eq!(g, g1);
+    let (listing, _, now) = run(repo, &Command::View { path: "/memories".into(), view_range: None }).await;
+    assert_eq!(now.generation, g1);
     assert_eq!(
         listing,
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories\n5B\t/memories/a.txt"
@@ -74,8 +74,8 @@ pub async fn check_repository(repo: &dyn Repository) {
 
     // Equal contents share one object.
     let dup = Command::Create { path: "/memories/c.txt".into(), file_text: "hello".into() };
-    let (_, m3, g) = run(repo, &dup).await;
+    let (_, m3, before) = run(repo, &dup).await;
     let m3 = m3.expect("mutation");
     assert_eq!(m3.blobs[0].id, mutation.blobs[0].id);
-    repo.commit(g, &m3, CommitInfo::default()).await.expect("commit");
+    repo.commit(&before, &m3, CommitInfo::default()).await.expect("commit");
 }

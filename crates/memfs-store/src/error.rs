@@ -2,7 +2,10 @@
 //!
 //! Rules: a lost compare-and-swap is [`Error::Conflict`], which the engine answers by running
 //! the command again on the new head; every other variant names the object or store concerned
-//! and is final for the command.
+//! and is final for the command. Decryption failures are coarse (which object, never why), and
+//! no message carries key material or plaintext.
+
+use std::path::Path;
 
 use thiserror::Error;
 
@@ -11,17 +14,79 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum Error {
     /// The head moved since it was read: another writer committed first.
-    #[error("the store changed since it was read (head generation {expected} is now {actual})")]
-    Conflict {
-        /// The generation the commit was based on.
-        expected: u64,
-        /// The generation found.
-        actual: u64,
-    },
+    #[error("the store changed since it was read (another writer committed first)")]
+    Conflict,
     /// An object the tree refers to is missing.
     #[error("object {id} is missing from the store")]
     MissingObject {
         /// The object's id (hex).
         id: String,
     },
+    /// An object failed authentication: modified, swapped, truncated or under another key.
+    #[error("object {object} failed authentication: it was modified, swapped or written under another key")]
+    Tampered {
+        /// The object's name in the store.
+        object: String,
+    },
+    /// An object decrypted but its content is not what its id or kind promises.
+    #[error("object {object} is corrupt: {reason}")]
+    Corrupt {
+        /// The object's name in the store.
+        object: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The store served a head older than one this client has already seen.
+    #[error("rollback detected: the store serves head generation {served}, but this client has seen generation {seen}")]
+    Rollback {
+        /// The highest generation seen before.
+        seen: u64,
+        /// The generation served now.
+        served: u64,
+    },
+    /// No memfs store at this location.
+    #[error("no memfs store here (run `memfs init` to create one)")]
+    NotInitialized,
+    /// A memfs store already exists here.
+    #[error("a memfs store already exists here")]
+    AlreadyInitialized,
+    /// The store was written by a newer memfs.
+    #[error("the store uses format version {version}, which this memfs does not know; upgrade memfs")]
+    UnsupportedFormat {
+        /// The version found.
+        version: u64,
+    },
+    /// The storage backend failed.
+    #[error("storage {op} of {path} failed: {source}")]
+    Backend {
+        /// What was being done.
+        op: &'static str,
+        /// The object's path in the store.
+        path: String,
+        /// The backend's error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A local file operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Unlocking or sealing failed.
+    #[error(transparent)]
+    Crypt(#[from] memfs_crypt::Error),
+}
+
+impl Error {
+    pub(crate) fn backend(op: &'static str, path: &object_store::path::Path, source: object_store::Error) -> Self {
+        Error::Backend { op, path: path.to_string(), source }
+    }
+
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io { path: path.display().to_string(), source }
+    }
 }

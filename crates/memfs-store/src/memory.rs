@@ -29,7 +29,7 @@ impl MemoryRepository {
     /// An empty store with a fresh random key.
     pub fn new() -> Result<Self, memfs_crypt::Error> {
         let address = MasterKey::generate()?.address_key();
-        let head = Head { tree: Tree::empty(), generation: 0 };
+        let head = Head::new(Tree::empty(), 0);
         Ok(MemoryRepository { address, state: Mutex::new(State { head, blobs: HashMap::new(), log: Vec::new() }) })
     }
 
@@ -70,16 +70,16 @@ impl Repository for MemoryRepository {
         self.address.address(content)
     }
 
-    async fn commit(&self, base: u64, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
+    async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
         let mut state = self.lock();
-        if state.head.generation != base {
-            return Err(Error::Conflict { expected: base, actual: state.head.generation });
+        if state.head.generation != base.generation {
+            return Err(Error::Conflict);
         }
         for blob in &mutation.blobs {
             state.blobs.entry(blob.id).or_insert_with(|| blob.content.clone());
         }
-        let generation = base + 1;
-        state.head = Head { tree: mutation.tree.clone(), generation };
+        let generation = base.generation + 1;
+        state.head = Head::new(mutation.tree.clone(), generation);
         state.log.push(info);
         Ok(generation)
     }

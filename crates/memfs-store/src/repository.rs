@@ -7,14 +7,33 @@ use async_trait::async_trait;
 use memfs_core::{Change, Dir, Mutation, ObjectId, Tree};
 
 use crate::error::Error;
+use crate::head::HeadVersion;
 
-/// The newest state of a store.
+/// The newest state of a store, as read; a commit names the head it is based on.
 #[derive(Debug, Clone)]
 pub struct Head {
     /// The tree.
     pub tree: Tree,
-    /// Increases by one with every commit; a commit names the generation it is based on.
+    /// Increases by one with every commit.
     pub generation: u64,
+    /// What the compare-and-swap compares against, and the commit this head points at.
+    pub(crate) anchor: Option<Anchor>,
+}
+
+impl Head {
+    /// A head with no storage anchor (for repositories that keep state in memory).
+    pub fn new(tree: Tree, generation: u64) -> Self {
+        Head { tree, generation, anchor: None }
+    }
+}
+
+/// Where a stored head came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Anchor {
+    /// `None`: no head exists yet.
+    pub(crate) version: Option<HeadVersion>,
+    /// The commit the head names (`None` before the first commit).
+    pub(crate) commit: Option<ObjectId>,
 }
 
 /// Who made a commit and with which command, recorded with it.
@@ -43,10 +62,10 @@ pub trait Repository: Display + Send + Sync {
     /// The id content is stored under in this repository.
     fn address(&self, content: &[u8]) -> ObjectId;
 
-    /// Stores the mutation's objects, then makes its tree the head if the head is still at
-    /// `base` (compare-and-swap). Returns the new head's generation, or [`Error::Conflict`]
-    /// and changes nothing visible.
-    async fn commit(&self, base: u64, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error>;
+    /// Stores the mutation's objects, then makes its tree the head if the head is still
+    /// `base` (compare-and-swap). Returns the new generation, or [`Error::Conflict`] having
+    /// changed nothing visible.
+    async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error>;
 }
 
 #[async_trait]
@@ -63,7 +82,7 @@ impl<T: Repository + ?Sized> Repository for Arc<T> {
     fn address(&self, content: &[u8]) -> ObjectId {
         (**self).address(content)
     }
-    async fn commit(&self, base: u64, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
+    async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
         (**self).commit(base, mutation, info).await
     }
 }

@@ -1,5 +1,5 @@
 //! Command benchmarks: every memory-tool command through the public engine
-//! (`Memfs::open("memory://")` + `call`) and a few pure core functions (`memfs_core::execute`).
+//! (`Memfs::ephemeral` + `call`) and a few pure core functions (`memfs_core::execute`).
 //!
 //! Two fixtures:
 //! - `tree1k`: 10 directories x 100 markdown notes (about 0.5-1.5 KiB each, 1,000 files);
@@ -95,7 +95,7 @@ fn big_file() -> String {
 }
 
 fn tree1k(rt: &Runtime) -> Memfs {
-    let memfs = Memfs::open("memory://", Dialect::Spec).expect("memory store");
+    let memfs = Memfs::ephemeral(Dialect::Spec).expect("memory store");
     for dir in DIRS {
         for i in 0..FILES_PER_DIR {
             let path = format!("/memories/{dir}/note-{i:03}.md");
@@ -106,7 +106,7 @@ fn tree1k(rt: &Runtime) -> Memfs {
 }
 
 fn file10k(rt: &Runtime, content: &str) -> Memfs {
-    let memfs = Memfs::open("memory://", Dialect::Spec).expect("memory store");
+    let memfs = Memfs::ephemeral(Dialect::Spec).expect("memory store");
     call(rt, &memfs, &json!({"command": "create", "path": BIG, "file_text": content}));
     memfs
 }
@@ -237,7 +237,7 @@ fn bench_file10k(c: &mut Criterion) {
     c.bench_function("file10k/create", |b| {
         let input = json!({"command": "create", "path": BIG, "file_text": content});
         b.iter_batched(
-            || Memfs::open("memory://", Dialect::Spec).expect("memory store"),
+            || Memfs::ephemeral(Dialect::Spec).expect("memory store"),
             |fresh| {
                 black_box(call(&rt, &fresh, &input));
                 fresh // dropped untimed

@@ -5,10 +5,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_core::{Command, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute};
-use memfs_store::{CommitInfo, Error as StoreError, Repository};
+use memfs_crypt::{Credential, KdfParams, KeySlots};
+use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::url::Location;
+
+/// How to open a store.
+#[derive(Default)]
+pub struct OpenOptions {
+    /// The default dialect of answers.
+    pub dialect: Dialect,
+    /// Passphrase or key file; required for a persistent store.
+    pub credential: Option<Credential>,
+    /// Where to keep rollback-detection state (`$XDG_STATE_HOME/memfs`); `None` disables it.
+    pub state_dir: Option<std::path::PathBuf>,
+    /// Agent or user name recorded with every commit.
+    pub actor: String,
+}
 
 /// How many times a mutation runs before giving up under contention.
 const MAX_ATTEMPTS: u32 = 16;
@@ -21,9 +36,55 @@ pub struct Memfs {
 }
 
 impl Memfs {
-    /// Opens the store a URL names, answering in `dialect` by default.
-    pub fn open(url: &str, dialect: Dialect) -> Result<Self, Error> {
-        Ok(Memfs::with_repository(crate::url::open(url)?, dialect))
+    /// An ephemeral encrypted store in process memory (`memory://`), with a random key.
+    pub fn ephemeral(dialect: Dialect) -> Result<Self, Error> {
+        let repo =
+            EncryptedRepository::ephemeral().map_err(|source| Error::Store { store: "memory://".into(), source })?;
+        Ok(Memfs::with_repository(Arc::new(repo), dialect))
+    }
+
+    /// Opens the store a URL names (`memory://`, `file:///path`). A persistent store needs
+    /// `options.credential`; it must exist (see [`Memfs::init`]).
+    pub async fn open(url: &str, options: OpenOptions) -> Result<Self, Error> {
+        let backend = match crate::url::parse(url)? {
+            Location::Memory => return Ok(Memfs::ephemeral(options.dialect)?.with_actor(options.actor)),
+            Location::Persistent(backend) => backend,
+        };
+        let store = crate::url::redact(url);
+        let credential =
+            options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
+        let repo_options = StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone() };
+        let repo = EncryptedRepository::open(backend, credential, repo_options)
+            .await
+            .map_err(|source| Error::Store { store, source })?;
+        Ok(Memfs::with_repository(Arc::new(repo), options.dialect).with_actor(options.actor))
+    }
+
+    /// Creates a new persistent store at `url`, with one key slot for `credential` (a
+    /// passphrase slot uses `kdf`). Refuses if a store exists there.
+    pub async fn init(url: &str, credential: &Credential, kdf: KdfParams) -> Result<(), Error> {
+        let store = crate::url::redact(url);
+        let backend = match crate::url::parse(url)? {
+            Location::Memory => {
+                return Err(Error::StoreUrl { url: store, reason: "a memory:// store needs no init".into() });
+            }
+            Location::Persistent(backend) => backend,
+        };
+        let options = StoreOpenOptions { state_dir: None, display: store.clone() };
+        EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
+            .await
+            .map_err(|source| Error::Store { store, source })?;
+        Ok(())
+    }
+
+    /// Whether a persistent store exists at `url` (always `true` for `memory://`).
+    pub async fn exists(url: &str) -> Result<bool, Error> {
+        match crate::url::parse(url)? {
+            Location::Memory => Ok(true),
+            Location::Persistent(backend) => EncryptedRepository::exists(backend)
+                .await
+                .map_err(|source| Error::Store { store: crate::url::redact(url), source }),
+        }
     }
 
     /// Wraps an already open repository.
@@ -88,9 +149,9 @@ impl Memfs {
                 command: serde_json::to_string(command).unwrap_or_default(),
                 changes: mutation.changes.clone(),
             };
-            match self.repo.commit(head.generation, &mutation, info).await {
+            match self.repo.commit(&head, &mutation, info).await {
                 Ok(_) => return Ok(outcome.result),
-                Err(StoreError::Conflict { .. }) => backoff(attempt).await,
+                Err(StoreError::Conflict) => backoff(attempt).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

@@ -19,6 +19,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A persistent store was opened without a passphrase or key file.
+    #[error(
+        "store {store} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)"
+    )]
+    CredentialRequired {
+        /// Which store, redacted.
+        store: String,
+    },
     /// The storage layer failed.
     #[error("store {store}: {source}")]
     Store {

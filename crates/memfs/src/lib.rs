@@ -5,7 +5,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use memfs::{Dialect, Memfs};
-//! let memfs = Memfs::open("memory://", Dialect::Spec)?;
+//! let memfs = Memfs::ephemeral(Dialect::Spec)?;
 //! let input = serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "hi"});
 //! let result = memfs.call(&input).await;
 //! assert_eq!(result.content, "File created successfully at: /memories/a.md");
@@ -24,6 +24,8 @@ mod error;
 pub mod protocol;
 mod url;
 
-pub use engine::Memfs;
+pub use engine::{Memfs, OpenOptions};
 pub use error::Error;
 pub use memfs_core::{Command, Dialect, ToolResult};
+pub use memfs_crypt::{Credential, KdfParams, KeyFile};
+pub use url::redact;

@@ -5,7 +5,7 @@ use memfs::protocol::handle_line;
 use memfs::{Dialect, Memfs};
 
 fn open(dialect: Dialect) -> Memfs {
-    Memfs::open("memory://", dialect).expect("memory:// opens")
+    Memfs::ephemeral(dialect).expect("memory:// opens")
 }
 
 async fn answer(memfs: &Memfs, line: &str) -> String {

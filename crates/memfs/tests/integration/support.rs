@@ -63,7 +63,7 @@ fn show_input(input: &Value) -> String {
 impl Mem {
     /// An empty store.
     pub(crate) fn new(dialect: Dialect) -> Self {
-        let fs = Memfs::open("memory://", dialect).expect("memory:// opens");
+        let fs = Memfs::ephemeral(dialect).expect("memory:// opens");
         assert_eq!(fs.dialect(), dialect);
         Mem { fs, dialect }
     }

@@ -1,0 +1,101 @@
+//! Finding the store and its credential from flags, environment and platform directories.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use memfs::{Credential, KeyFile, Memfs, OpenOptions};
+
+use crate::cli::StoreArgs;
+
+/// The environment variable holding a passphrase.
+pub(crate) const PASSPHRASE_ENV: &str = "MEMFS_PASSPHRASE";
+
+/// The default store's folder: `$XDG_DATA_HOME/memfs/default`.
+pub(crate) fn default_store_dir() -> anyhow::Result<PathBuf> {
+    let data = dirs::data_dir().context("cannot find the platform data directory; set --store")?;
+    Ok(data.join("memfs").join("default"))
+}
+
+/// The default store's key file: `$XDG_CONFIG_HOME/memfs/default.key`, kept apart from the
+/// store so that copying the store does not copy its key.
+pub(crate) fn default_key_file() -> anyhow::Result<PathBuf> {
+    let config = dirs::config_dir().context("cannot find the platform config directory; set --key-file")?;
+    Ok(config.join("memfs").join("default.key"))
+}
+
+/// Where rollback-detection state lives: `$XDG_STATE_HOME/memfs`.
+pub(crate) fn state_dir() -> Option<PathBuf> {
+    dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("memfs"))
+}
+
+/// The store URL: `--store`, `MEMFS_STORE`, or the default store.
+pub(crate) fn url(args: &StoreArgs) -> anyhow::Result<(String, bool)> {
+    match &args.store {
+        Some(url) => Ok((url.clone(), false)),
+        None => Ok((file_url(&default_store_dir()?), true)),
+    }
+}
+
+fn file_url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// The credential to unlock with: `--key-file`, `--passphrase-file`, `MEMFS_PASSPHRASE`, or
+/// (for the default store) the default key file.
+pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Option<Credential>> {
+    if let Some(path) = &args.key_file {
+        let key = KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))?;
+        return Ok(Some(Credential::KeyFile(key)));
+    }
+    if let Some(p) = passphrase(args)? {
+        return Ok(Some(p));
+    }
+    if is_default {
+        let path = default_key_file()?;
+        if path.exists() {
+            let key = KeyFile::read(&path).with_context(|| format!("reading key file {}", path.display()))?;
+            return Ok(Some(Credential::KeyFile(key)));
+        }
+    }
+    Ok(None)
+}
+
+/// A passphrase from `--passphrase-file` or `MEMFS_PASSPHRASE`, if given.
+pub(crate) fn passphrase(args: &StoreArgs) -> anyhow::Result<Option<Credential>> {
+    if let Some(path) = &args.passphrase_file {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let line = text.lines().next().unwrap_or("").to_owned();
+        if line.is_empty() {
+            bail!("the passphrase file {} is empty", path.display());
+        }
+        return Ok(Some(Credential::passphrase(line)));
+    }
+    match std::env::var(PASSPHRASE_ENV) {
+        Ok(p) if !p.is_empty() => Ok(Some(Credential::passphrase(p))),
+        _ => Ok(None),
+    }
+}
+
+/// Opens the store for a command; for `exec` on the default store, creates it on first use.
+pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_default: bool) -> anyhow::Result<Memfs> {
+    let (url, is_default) = url(args)?;
+    if is_default && create_default && !Memfs::exists(&url).await? {
+        let key_path = default_key_file()?;
+        let credential = match credential(args, true)? {
+            Some(c) => c,
+            None => {
+                let key = crate::init::new_key_file(&key_path)?;
+                eprintln!(
+                    "memfs: created the key file {} (mode 0600): keep it safe, the store cannot be read without it",
+                    key_path.display()
+                );
+                Credential::KeyFile(key)
+            }
+        };
+        Memfs::init(&url, &credential, memfs::KdfParams::DEFAULT).await?;
+        eprintln!("memfs: created a new encrypted store at {}", default_store_dir()?.display());
+    }
+    let credential = credential(args, is_default)?;
+    let options = OpenOptions { dialect, credential, state_dir: state_dir(), actor: args.actor.clone() };
+    Ok(Memfs::open(&url, options).await?)
+}

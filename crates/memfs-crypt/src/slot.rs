@@ -1,0 +1,578 @@
+//! Key slots: the master key, wrapped once per way of unlocking the store.
+//!
+//! Each slot holds the 32-byte master key encrypted with AES-256-GCM under a key-encryption
+//! key (KEK): Argon2id of a passphrase (see `derive.rs`), or a BLAKE3 derivation of a key
+//! file's 32 random bytes. Adding, removing or re-keying a slot rewrites only the slot set:
+//! the master key, and so every object, stays the same.
+//!
+//! The associated data of a slot, never stored, binds it to its store and its place:
+//!
+//! ```text
+//! "memfs keyslot v1" (16 bytes) || store id (16) || slot kind (1: passphrase 1, key file 2)
+//!     || slot id (4, big-endian)
+//! ```
+//!
+//! Serialized (format v1) with serde; every byte string is lower-case hex:
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "key_check": "<64 hex: BLAKE3 derive_key(\"memfs v1 2026-11-21 master key check\", master)>",
+//!   "slots": [
+//!     { "id": 1, "kind": "passphrase",
+//!       "argon2id": { "m_cost": 65536, "t_cost": 3, "p_cost": 4 },
+//!       "salt": "<32 hex>", "nonce": "<24 hex>", "wrapped": "<96 hex: ciphertext || tag>" },
+//!     { "id": 2, "kind": "key-file", "nonce": "<24 hex>", "wrapped": "<96 hex>" }
+//!   ]
+//! }
+//! ```
+//!
+//! `m_cost` is in KiB; Argon2id is version 0x13 with a 32-byte output. Nothing in the JSON is
+//! secret; the costs are not authenticated, but changing them (or the salt) only yields a
+//! wrong KEK, and [`KdfParams::new`] bounds them before Argon2 runs. `key_check` is a public
+//! PRF output of the master key: it tells whether a master key given to `add_*` or
+//! `change_passphrase` belongs to this set, so a slot can never wrap a stranger's key.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use secrecy::SecretString;
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use zeroize::Zeroizing;
+
+use crate::aead::{self, Cipher, NONCE_LEN, TAG_LEN};
+use crate::credential::Credential;
+use crate::derive::{self, KdfParams};
+use crate::error::Error;
+use crate::hex;
+use crate::key::MasterKey;
+use crate::keyfile::KeyFile;
+
+/// Domain label that starts the associated data of every slot.
+const AAD_LABEL: &[u8; 16] = b"memfs keyslot v1";
+
+/// A wrapped master key: ciphertext and tag.
+const WRAPPED_LEN: usize = 32 + TAG_LEN;
+
+/// A slot's number within its set, shown to users ("key slot 2"); ids are never reused while
+/// a higher one exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SlotId(u32);
+
+impl SlotId {
+    /// Wraps a number.
+    pub const fn new(n: u32) -> Self {
+        SlotId(n)
+    }
+
+    /// The number.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Display for SlotId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What unlocks a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlotKind {
+    /// A passphrase, through Argon2id.
+    Passphrase,
+    /// A key file's 32 random bytes.
+    KeyFile,
+}
+
+impl SlotKind {
+    /// The byte that stands for this kind in the associated data.
+    fn to_u8(self) -> u8 {
+        match self {
+            SlotKind::Passphrase => 1,
+            SlotKind::KeyFile => 2,
+        }
+    }
+}
+
+impl fmt::Display for SlotKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SlotKind::Passphrase => "passphrase",
+            SlotKind::KeyFile => "key file",
+        })
+    }
+}
+
+/// Argon2id costs as read from JSON: unchecked until [`KdfParams::new`] bounds them.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Argon2Costs {
+    m_cost: u32,
+    t_cost: u32,
+    p_cost: u32,
+}
+
+impl From<KdfParams> for Argon2Costs {
+    fn from(p: KdfParams) -> Self {
+        Argon2Costs { m_cost: p.m_cost(), t_cost: p.t_cost(), p_cost: p.p_cost() }
+    }
+}
+
+/// Where a slot's KEK comes from.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+enum KekSource {
+    Passphrase {
+        argon2id: Argon2Costs,
+        #[serde(with = "hex::array")]
+        salt: [u8; 16],
+    },
+    KeyFile,
+}
+
+/// One wrapped copy of the master key.
+#[derive(Clone, Serialize, Deserialize)]
+struct Slot {
+    id: SlotId,
+    #[serde(flatten)]
+    source: KekSource,
+    #[serde(with = "hex::array")]
+    nonce: [u8; NONCE_LEN],
+    #[serde(with = "hex::array")]
+    wrapped: [u8; WRAPPED_LEN],
+}
+
+impl KekSource {
+    fn kind(&self) -> SlotKind {
+        match self {
+            KekSource::Passphrase { .. } => SlotKind::Passphrase,
+            KekSource::KeyFile => SlotKind::KeyFile,
+        }
+    }
+}
+
+impl Slot {
+    fn kind(&self) -> SlotKind {
+        self.source.kind()
+    }
+
+    /// Wraps `master` under `kek` as slot `id`.
+    fn wrap(
+        id: SlotId,
+        source: KekSource,
+        kek: &[u8; 32],
+        master: &MasterKey,
+        store_id: &[u8; 16],
+    ) -> Result<Self, Error> {
+        let nonce = aead::random_nonce()?;
+        let kind = source.kind();
+        // `seal_into` copies the plaintext into `out` before encrypting it there: wipe it, and
+        // size it exactly so it never reallocates.
+        let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
+        aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(store_id, kind, id), master.expose(), &mut out)?;
+        let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
+        Ok(Slot { id, source, nonce, wrapped })
+    }
+
+    /// This slot's KEK from `credential`, if the kinds match. Runs Argon2 (once) for a
+    /// passphrase slot whose costs are in range, and never for one whose costs are not.
+    fn kek(&self, credential: &Credential) -> Result<Zeroizing<[u8; 32]>, Error> {
+        match (&self.source, credential) {
+            (KekSource::Passphrase { argon2id: c, salt }, Credential::Passphrase(passphrase)) => {
+                derive::passphrase_kek(passphrase, salt, KdfParams::new(c.m_cost, c.t_cost, c.p_cost)?)
+            }
+            (KekSource::KeyFile, Credential::KeyFile(file)) => Ok(file.kek()),
+            _ => Err(Error::WrongKey),
+        }
+    }
+
+    /// The master key, if `kek` is this slot's KEK and the slot belongs to store `store_id`.
+    fn unwrap(&self, kek: &[u8; 32], store_id: &[u8; 16]) -> Result<MasterKey, Error> {
+        let mut buf = Zeroizing::new(self.wrapped);
+        let aad = associated_data(store_id, self.kind(), self.id);
+        let len = aead::open_in_place(&Cipher::new(kek), &self.nonce, &aad, &mut buf[..])?;
+        MasterKey::from_slice(&buf[..len]).ok_or(Error::Decrypt)
+    }
+}
+
+/// `"memfs keyslot v1" || store id || kind || id`: 37 bytes, fixed length.
+fn associated_data(store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
+    let mut aad = [0u8; 37];
+    aad[..16].copy_from_slice(AAD_LABEL);
+    aad[16..32].copy_from_slice(store_id);
+    aad[32] = kind.to_u8();
+    aad[33..].copy_from_slice(&id.get().to_be_bytes());
+    aad
+}
+
+/// A store's key slots: every way to unlock its master key. Always holds at least one slot.
+///
+/// ```
+/// use memfs_crypt::{Credential, KdfParams, KeyFile, KeySlots, MasterKey, SecretString};
+///
+/// let store_id = [7u8; 16]; // the store id: 16 random bytes chosen when the store was created
+/// let master = MasterKey::generate()?;
+/// let cheap = KdfParams::new(8, 1, 1)?; // tests only: use KdfParams::DEFAULT
+/// let mut slots = KeySlots::with_passphrase(&master, &store_id, &SecretString::from("hunter2"), cheap)?;
+/// let file = KeyFile::generate()?;
+/// assert_eq!(slots.add_key_file_slot(&master, &store_id, &file)?.get(), 2);
+///
+/// let json = serde_json::to_string(&slots)?;
+/// let slots: KeySlots = serde_json::from_str(&json)?;
+/// let again = slots.unlock(&Credential::KeyFile(file), &store_id)?;
+/// assert_eq!(again.address_key().address(b"x"), master.address_key().address(b"x"));
+/// assert!(slots.unlock(&Credential::Passphrase("hunter3".into()), &store_id).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(try_from = "UncheckedKeySlots")]
+pub struct KeySlots {
+    version: Version1,
+    #[serde(with = "hex::array")]
+    key_check: [u8; 32],
+    slots: Vec<Slot>,
+}
+
+impl KeySlots {
+    /// A new set whose one slot opens `master` with `passphrase`. Runs Argon2 once.
+    pub fn with_passphrase(
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        passphrase: &SecretString,
+        params: KdfParams,
+    ) -> Result<Self, Error> {
+        let mut slots = Self::empty(master);
+        slots.add_passphrase_slot(master, store_id, passphrase, params)?;
+        Ok(slots)
+    }
+
+    /// A new set whose one slot opens `master` with `key_file`.
+    pub fn with_key_file(master: &MasterKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
+        let mut slots = Self::empty(master);
+        slots.add_key_file_slot(master, store_id, key_file)?;
+        Ok(slots)
+    }
+
+    /// A new set whose one slot opens `master` with `credential`; `params` are the Argon2id
+    /// costs if it is a passphrase (ignored for a key file).
+    pub fn with_slot(
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        credential: &Credential,
+        params: KdfParams,
+    ) -> Result<Self, Error> {
+        let mut slots = Self::empty(master);
+        slots.add_slot(master, store_id, credential, params)?;
+        Ok(slots)
+    }
+
+    fn empty(master: &MasterKey) -> Self {
+        KeySlots { version: Version1, key_check: *derive::key_check(master.expose()).as_bytes(), slots: Vec::new() }
+    }
+
+    /// The master key, unlocked with `credential`. See [`unlock_slot`](Self::unlock_slot).
+    pub fn unlock(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<MasterKey, Error> {
+        self.unlock_slot(credential, store_id).map(|(_, master)| master)
+    }
+
+    /// The master key and the id of the slot that opened it.
+    ///
+    /// Tries only the slots of the credential's kind, in order, so with one passphrase slot
+    /// this costs exactly one Argon2 run. Errors: [`Error::WrongKey`] if the credential opens
+    /// none of them; [`Error::KdfParams`] if every such slot asks for out-of-range costs (no
+    /// Argon2 run for those); [`Error::NoSlot`] if there is no slot of that kind.
+    pub fn unlock_slot(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<(SlotId, MasterKey), Error> {
+        let kind = credential.kind();
+        let mut failure = Error::NoSlot { kind };
+        for slot in self.slots.iter().filter(|s| s.kind() == kind) {
+            let kek = match slot.kek(credential) {
+                Ok(kek) => kek,
+                Err(e) => {
+                    if matches!(failure, Error::NoSlot { .. }) {
+                        failure = e;
+                    }
+                    continue;
+                }
+            };
+            match slot.unwrap(&kek, store_id) {
+                Ok(master) if self.owns(&master) => return Ok((slot.id, master)),
+                // Authentic but not this set's key: the set was assembled wrongly.
+                Ok(_) => return Err(Error::KeyMismatch),
+                Err(_) => failure = Error::WrongKey,
+            }
+        }
+        Err(failure)
+    }
+
+    /// Adds a slot that opens `master` with `credential` (Argon2id costs `params` if it is a
+    /// passphrase; ignored for a key file); returns its id.
+    pub fn add_slot(
+        &mut self,
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        credential: &Credential,
+        params: KdfParams,
+    ) -> Result<SlotId, Error> {
+        match credential {
+            Credential::Passphrase(passphrase) => self.add_passphrase_slot(master, store_id, passphrase, params),
+            Credential::KeyFile(key_file) => self.add_key_file_slot(master, store_id, key_file),
+        }
+    }
+
+    /// Adds a slot that opens `master` with `passphrase`; returns its id. Runs Argon2 once.
+    /// [`Error::KeyMismatch`] if `master` is not this set's key.
+    pub fn add_passphrase_slot(
+        &mut self,
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        passphrase: &SecretString,
+        params: KdfParams,
+    ) -> Result<SlotId, Error> {
+        let id = self.next_id();
+        let slot = self.passphrase_slot(id, master, store_id, passphrase, params)?;
+        self.slots.push(slot);
+        Ok(id)
+    }
+
+    /// Adds a slot that opens `master` with `key_file`; returns its id.
+    /// [`Error::KeyMismatch`] if `master` is not this set's key.
+    pub fn add_key_file_slot(
+        &mut self,
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        key_file: &KeyFile,
+    ) -> Result<SlotId, Error> {
+        self.check_owns(master)?;
+        let id = self.next_id();
+        self.slots.push(Slot::wrap(id, KekSource::KeyFile, &key_file.kek(), master, store_id)?);
+        Ok(id)
+    }
+
+    /// Re-wraps passphrase slot `id` under `new` (fresh salt, fresh nonce, costs `params`),
+    /// keeping its id. The old passphrase no longer opens it; the master key is unchanged.
+    pub fn change_passphrase(
+        &mut self,
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        id: SlotId,
+        new: &SecretString,
+        params: KdfParams,
+    ) -> Result<(), Error> {
+        let index = self.index(id)?;
+        let kind = self.slots[index].kind();
+        if kind != SlotKind::Passphrase {
+            return Err(Error::WrongSlotKind { id, kind });
+        }
+        self.slots[index] = self.passphrase_slot(id, master, store_id, new, params)?;
+        Ok(())
+    }
+
+    /// Removes slot `id`. [`Error::LastSlot`] if it is the only one; [`Error::NoSuchSlot`] if
+    /// there is none with that id.
+    pub fn remove_slot(&mut self, id: SlotId) -> Result<(), Error> {
+        let index = self.index(id)?;
+        if self.slots.len() == 1 {
+            return Err(Error::LastSlot);
+        }
+        self.slots.remove(index);
+        Ok(())
+    }
+
+    /// The slots' ids and kinds, in order.
+    pub fn slots(&self) -> impl ExactSizeIterator<Item = (SlotId, SlotKind)> + '_ {
+        self.slots.iter().map(|s| (s.id, s.kind()))
+    }
+
+    fn passphrase_slot(
+        &self,
+        id: SlotId,
+        master: &MasterKey,
+        store_id: &[u8; 16],
+        passphrase: &SecretString,
+        params: KdfParams,
+    ) -> Result<Slot, Error> {
+        self.check_owns(master)?;
+        let mut salt = [0u8; 16];
+        getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+        let kek = derive::passphrase_kek(passphrase, &salt, params)?;
+        Slot::wrap(id, KekSource::Passphrase { argon2id: params.into(), salt }, &kek, master, store_id)
+    }
+
+    /// Whether `master` is this set's key; constant-time (`blake3::Hash` equality).
+    fn owns(&self, master: &MasterKey) -> bool {
+        derive::key_check(master.expose()) == blake3::Hash::from(self.key_check)
+    }
+
+    fn check_owns(&self, master: &MasterKey) -> Result<(), Error> {
+        if self.owns(master) { Ok(()) } else { Err(Error::KeyMismatch) }
+    }
+
+    fn index(&self, id: SlotId) -> Result<usize, Error> {
+        self.slots.iter().position(|s| s.id == id).ok_or(Error::NoSuchSlot { id })
+    }
+
+    /// One more than the highest id in use (ids start at 1); the lowest free id in the
+    /// unreachable case that `u32::MAX` is taken.
+    fn next_id(&self) -> SlotId {
+        let max = self.slots.iter().map(|s| s.id.0).max().unwrap_or(0);
+        match max.checked_add(1) {
+            Some(n) => SlotId(n),
+            None => SlotId((1..).find(|n| self.slots.iter().all(|s| s.id.0 != *n)).unwrap_or(0)),
+        }
+    }
+}
+
+impl fmt::Debug for KeySlots {
+    /// Ids and kinds only: the rest is opaque bytes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let KeySlots { version: _, key_check: _, slots } = self;
+        f.debug_struct("KeySlots").field("slots", &slots.iter().map(|s| (s.id, s.kind())).collect::<Vec<_>>()).finish()
+    }
+}
+
+/// The `version` field: serializes as 1 and refuses to deserialize anything else.
+#[derive(Clone, Copy)]
+struct Version1;
+
+impl Serialize for Version1 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(1)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version1 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match u64::deserialize(d)? {
+            1 => Ok(Version1),
+            v => Err(de::Error::custom(format_args!("unsupported key slot format version {v}"))),
+        }
+    }
+}
+
+/// [`KeySlots`] as read, before checking that it has slots and that their ids are distinct.
+#[derive(Deserialize)]
+struct UncheckedKeySlots {
+    version: Version1,
+    #[serde(with = "hex::array")]
+    key_check: [u8; 32],
+    slots: Vec<Slot>,
+}
+
+impl TryFrom<UncheckedKeySlots> for KeySlots {
+    type Error = &'static str;
+
+    fn try_from(u: UncheckedKeySlots) -> Result<Self, Self::Error> {
+        let UncheckedKeySlots { version, key_check, slots } = u;
+        if slots.is_empty() {
+            return Err("a key slot set needs at least one slot");
+        }
+        let mut seen = HashSet::new();
+        if !slots.iter().all(|s| seen.insert(s.id)) {
+            return Err("two key slots have the same id");
+        }
+        Ok(KeySlots { version, key_check, slots })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::tests::argon2_runs;
+
+    fn cheap() -> KdfParams {
+        KdfParams::new(8, 1, 1).unwrap()
+    }
+
+    fn phrase(s: &str) -> Credential {
+        Credential::Passphrase(SecretString::from(s))
+    }
+
+    #[test]
+    fn one_passphrase_slot_costs_one_argon2_run() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+        let file = KeyFile::from_bytes([3; 32]);
+        slots.add_key_file_slot(&master, &store, &file).unwrap();
+
+        let before = argon2_runs();
+        assert!(slots.unlock(&phrase("a"), &store).is_ok());
+        assert_eq!(argon2_runs() - before, 1);
+        assert!(matches!(slots.unlock(&phrase("b"), &store), Err(Error::WrongKey)));
+        assert_eq!(argon2_runs() - before, 2);
+        // A key file never runs Argon2, whatever passphrase slots there are.
+        assert!(slots.unlock(&Credential::KeyFile(file), &store).is_ok());
+        assert_eq!(argon2_runs() - before, 2);
+    }
+
+    #[test]
+    fn hostile_costs_are_refused_before_argon2() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        for (m, t, p) in [(u32::MAX, 3, 4), (65536, 1_000_000, 4), (65536, 3, 1 << 20), (0, 0, 0)] {
+            let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+            let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
+            *argon2id = Argon2Costs { m_cost: m, t_cost: t, p_cost: p };
+            let before = argon2_runs();
+            let Err(err) = slots.unlock(&phrase("a"), &store) else { panic!("unlocked") };
+            assert!(
+                matches!(err, Error::KdfParams { m_cost, t_cost, p_cost } if (m_cost, t_cost, p_cost) == (m, t, p))
+            );
+            assert_eq!(argon2_runs(), before, "Argon2 ran for {m} {t} {p}");
+        }
+    }
+
+    #[test]
+    fn a_hostile_slot_does_not_hide_a_good_one() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+        slots.add_passphrase_slot(&master, &store, &"a".into(), cheap()).unwrap();
+        let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
+        argon2id.m_cost = u32::MAX;
+        let (id, _) = slots.unlock_slot(&phrase("a"), &store).unwrap();
+        assert_eq!(id, SlotId::new(2));
+        // With a wrong passphrase the tried slot decides: WrongKey.
+        assert!(matches!(slots.unlock(&phrase("b"), &store), Err(Error::WrongKey)));
+    }
+
+    #[test]
+    fn associated_data_layout() {
+        let aad = associated_data(&[0xaa; 16], SlotKind::KeyFile, SlotId::new(0x01020304));
+        assert_eq!(&aad[..16], b"memfs keyslot v1");
+        assert_eq!(aad[16..32], [0xaa; 16]);
+        assert_eq!(aad[32..], [2, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn kind_and_id_are_authenticated() {
+        // Even with the right KEK, a slot read as another kind or id does not open (the KEKs
+        // of different kinds never match in practice: this is defence in depth).
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let file = KeyFile::from_bytes([3; 32]);
+        let slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
+        let good = &slots.slots[0];
+        assert!(good.unwrap(&file.kek(), &store).is_ok());
+        let mut relabelled = good.clone();
+        relabelled.source = KekSource::Passphrase { argon2id: cheap().into(), salt: [0; 16] };
+        assert!(matches!(relabelled.unwrap(&file.kek(), &store), Err(Error::Decrypt)));
+        let mut renumbered = good.clone();
+        renumbered.id = SlotId::new(2);
+        assert!(matches!(renumbered.unwrap(&file.kek(), &store), Err(Error::Decrypt)));
+    }
+
+    #[test]
+    fn ids_grow_past_removed_ones() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let file = KeyFile::from_bytes([3; 32]);
+        let mut slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
+        let two = slots.add_key_file_slot(&master, &store, &file).unwrap();
+        let three = slots.add_key_file_slot(&master, &store, &file).unwrap();
+        assert_eq!((two.get(), three.get()), (2, 3));
+        slots.remove_slot(two).unwrap();
+        assert_eq!(slots.add_key_file_slot(&master, &store, &file).unwrap().get(), 4);
+        // Ids are now 1, 3, 4; with u32::MAX taken, the lowest free id is next.
+        slots.slots[2].id = SlotId::new(u32::MAX);
+        assert_eq!(slots.next_id(), SlotId::new(2));
+    }
+}

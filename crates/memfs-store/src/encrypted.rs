@@ -1,0 +1,433 @@
+//! The encrypted, content-addressed repository over an object store.
+//!
+//! Layout under the store's prefix (see `docs/FORMAT.md`):
+//! - `memfs.keys`: the store id and the key slots that wrap the master key (JSON);
+//! - `objects/{id[0..2]}/{id}`: immutable sealed objects (file contents, directories, commits),
+//!   named by keyed hashes of their plaintext, so equal contents are stored once;
+//! - `head`: the one mutable object, sealed, naming the newest commit and its generation,
+//!   replaced by compare-and-swap. A store with no head yet holds the empty tree at
+//!   generation 0; its first commit creates the head (`PutMode::Create`).
+//!
+//! A mutation writes its new objects first (directories bottom-up, then the commit), then
+//! swaps the head. Objects written by a command that then loses the race are unreachable and
+//! harmless; `gc` removes them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::future::try_join_all;
+use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Tree};
+use memfs_crypt::{AddressKey, Credential, KeySlots, MasterKey, ObjectKey, ObjectKind};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::format::{self, CommitObject, HeadObject};
+use crate::head::{ConditionalHead, HeadStore, LocalHead};
+use crate::repository::{Anchor, CommitInfo, Head, Repository};
+use crate::rollback::Watermark;
+
+/// The on-storage format this code writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Upper bound on cached file contents, in bytes; immutable objects never go stale.
+const BLOB_CACHE_BYTES: usize = 64 << 20;
+
+/// Where a store lives.
+pub enum Backend {
+    /// A local folder (`file:///path`): objects through `object_store`'s `LocalFileSystem`, the
+    /// head through a lock file and an atomic rename.
+    Local(PathBuf),
+    /// Process memory (`memory://`).
+    Memory,
+    /// Any object store with conditional puts (`PutMode::Create` and `PutMode::Update`).
+    ObjectStore(Arc<dyn ObjectStore>),
+}
+
+/// The unsealed key object, `memfs.keys`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeysObject {
+    format: String,
+    version: u64,
+    /// Random, chosen at creation; names the store in the rollback state.
+    store_id: String,
+    slots: KeySlots,
+}
+
+/// Options for opening a store.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Where to keep the per-store rollback watermark; `None` disables rollback detection.
+    pub state_dir: Option<PathBuf>,
+    /// How the store is named in messages (a redacted URL).
+    pub display: String,
+}
+
+/// Keys of an open store. Zeroized on drop (each field is).
+struct Keys {
+    objects: ObjectKey,
+    blob_address: AddressKey,
+    tree_address: AddressKey,
+}
+
+/// An open encrypted repository.
+pub struct EncryptedRepository {
+    store: Arc<dyn ObjectStore>,
+    head: Box<dyn HeadStore>,
+    keys: Keys,
+    store_id: String,
+    watermark: Option<Watermark>,
+    display: String,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    dirs: HashMap<ObjectId, Arc<Dir>>,
+    blobs: HashMap<ObjectId, Arc<[u8]>>,
+    blob_bytes: usize,
+}
+
+const KEYS_PATH: &str = "memfs.keys";
+
+fn object_path(id: &ObjectId) -> Path {
+    let hex = id.to_hex();
+    Path::from(format!("objects/{}/{hex}", &hex[..2]))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Opens the object store and head store for a backend.
+fn connect(backend: Backend) -> Result<(Arc<dyn ObjectStore>, Box<dyn HeadStore>), Error> {
+    Ok(match backend {
+        Backend::Local(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+                .map_err(|e| Error::backend("open", &Path::from(""), e))?;
+            (Arc::new(fs), Box::new(LocalHead { dir }))
+        }
+        Backend::Memory => {
+            let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+            (store.clone(), Box::new(ConditionalHead { store, path: Path::from("head") }))
+        }
+        Backend::ObjectStore(store) => (store.clone(), Box::new(ConditionalHead { store, path: Path::from("head") })),
+    })
+}
+
+impl EncryptedRepository {
+    /// Creates a new store: a fresh master key wrapped by `slots` (built by the caller from the
+    /// master key and the new store id), an empty tree, and the first commit.
+    pub async fn init(
+        backend: Backend,
+        make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        options: OpenOptions,
+    ) -> Result<Self, Error> {
+        let (store, head) = connect(backend)?;
+        let master = MasterKey::generate()?;
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
+        let keys = KeysObject {
+            format: "memfs".into(),
+            version: FORMAT_VERSION,
+            store_id: hex::encode(id),
+            slots: make_slots(&master, &id)?,
+        };
+        let bytes = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
+        match store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
+            Ok(_) => {}
+            Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
+            Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
+        }
+        Ok(Self::assemble(store, head, &master, keys.store_id, options))
+    }
+
+    /// An ephemeral store in process memory with a random key and no key slots.
+    pub fn ephemeral() -> Result<Self, Error> {
+        let (store, head) = connect(Backend::Memory)?;
+        let master = MasterKey::generate()?;
+        let options = OpenOptions { state_dir: None, display: "memory://".into() };
+        Ok(Self::assemble(store, head, &master, String::new(), options))
+    }
+
+    /// Opens an existing store with a passphrase or key file.
+    pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
+        let (store, head) = connect(backend)?;
+        let keys = Self::read_keys(store.as_ref()).await?;
+        let id = decode_store_id(&keys.store_id)?;
+        let master = keys.slots.unlock(credential, &id)?;
+        Ok(Self::assemble(store, head, &master, keys.store_id, options))
+    }
+
+    /// Whether a store exists at this backend.
+    pub async fn exists(backend: Backend) -> Result<bool, Error> {
+        let (store, _) = connect(backend)?;
+        match store.head(&Path::from(KEYS_PATH)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(Error::backend("read", &Path::from(KEYS_PATH), e)),
+        }
+    }
+
+    async fn read_keys(store: &dyn ObjectStore) -> Result<KeysObject, Error> {
+        let path = Path::from(KEYS_PATH);
+        let bytes = match store.get(&path).await {
+            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
+            Err(e) => return Err(Error::backend("read", &path, e)),
+        };
+        #[derive(Deserialize)]
+        struct Version {
+            format: String,
+            version: u64,
+        }
+        let v: Version = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() })?;
+        if v.format != "memfs" {
+            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
+        }
+        if v.version != FORMAT_VERSION {
+            return Err(Error::UnsupportedFormat { version: v.version });
+        }
+        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() })
+    }
+
+    fn assemble(
+        store: Arc<dyn ObjectStore>,
+        head: Box<dyn HeadStore>,
+        master: &MasterKey,
+        store_id: String,
+        options: OpenOptions,
+    ) -> Self {
+        let keys = Keys {
+            objects: master.object_key(),
+            blob_address: master.address_key(),
+            tree_address: master.tree_address_key(),
+        };
+        let watermark = options.state_dir.map(|d| Watermark::new(d, &store_id));
+        EncryptedRepository {
+            store,
+            head,
+            keys,
+            store_id,
+            watermark,
+            display: options.display,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// The random id of this store (hex), empty for an ephemeral one.
+    pub fn store_id(&self) -> &str {
+        &self.store_id
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // Cache updates are single inserts: a panic elsewhere cannot leave it inconsistent.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
+        let plain = serde_json::to_vec(head).expect("head serializes");
+        Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
+    }
+
+    /// Seals and stores a directory or commit; returns its id.
+    async fn put_tree_object(&self, kind: ObjectKind, plain: Vec<u8>) -> Result<ObjectId, Error> {
+        let id = self.keys.tree_address.address(&plain);
+        self.put_object(kind, id, &plain).await?;
+        Ok(id)
+    }
+
+    async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
+        let path = object_path(&id);
+        let sealed = self.keys.objects.seal(kind, &id, plain)?;
+        match self.store.put_opts(&path, sealed.into(), PutMode::Create.into()).await {
+            // Same id, same plaintext: already stored by an earlier command.
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+            Err(e) => Err(Error::backend("write", &path, e)),
+        }
+    }
+
+    /// Fetches and opens an object of `kind`.
+    async fn get_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
+        let path = object_path(id);
+        let sealed = match self.store.get(&path).await {
+            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::MissingObject { id: path.to_string() }),
+            Err(e) => return Err(Error::backend("read", &path, e)),
+        };
+        let plain = self.keys.objects.open(kind, id, &sealed).map_err(|e| open_error(e, path.to_string()))?;
+        // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
+        let expected = match kind {
+            ObjectKind::Blob => self.keys.blob_address.address(&plain),
+            _ => self.keys.tree_address.address(&plain),
+        };
+        if !id_eq(&expected, id) {
+            return Err(Error::Corrupt { object: path.to_string(), reason: "content does not match its id".into() });
+        }
+        Ok(plain)
+    }
+
+    async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
+        let plain = self.get_object(ObjectKind::Commit, id).await?;
+        serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))
+    }
+
+    /// Writes every directory of `tree` that has no id yet, children first; returns the
+    /// root's id. Only the directories a mutation copied lack ids: O(depth) objects.
+    async fn write_dirs(&self, dir: &DirRef) -> Result<ObjectId, Error> {
+        if let Some(id) = dir.id() {
+            return Ok(id);
+        }
+        let d = dir.dir().expect("an unwritten directory is loaded");
+        let mut rebuilt = Vec::with_capacity(d.len());
+        for (name, node) in d.entries() {
+            let node = match node {
+                Node::Dir(child) if child.id().is_none() => {
+                    let id = Box::pin(self.write_dirs(child)).await?;
+                    Node::Dir(DirRef::loaded(id, child.dir().expect("loaded").clone()))
+                }
+                other => other.clone(),
+            };
+            rebuilt.push((name.clone(), node));
+        }
+        let plain = format::encode_dir(&Dir::from_entries(rebuilt)).expect("children have ids");
+        self.put_tree_object(ObjectKind::Dir, plain).await
+    }
+}
+
+fn head_id() -> ObjectId {
+    // The head has no content address; a fixed id still binds its kind in the AEAD.
+    ObjectId::from_bytes([0; 32])
+}
+
+/// A sealed object that does not open: written by a newer memfs, or tampered with.
+fn open_error(e: memfs_crypt::Error, object: String) -> Error {
+    match e {
+        memfs_crypt::Error::UnknownFormat { version } => Error::UnsupportedFormat { version: u64::from(version) },
+        _ => Error::Tampered { object },
+    }
+}
+
+fn decode_store_id(hex_id: &str) -> Result<[u8; 16], Error> {
+    let mut id = [0u8; 16];
+    hex::decode_to_slice(hex_id, &mut id)
+        .map_err(|_| Error::Corrupt { object: KEYS_PATH.into(), reason: "invalid store id".into() })?;
+    Ok(id)
+}
+
+/// Constant-time id comparison.
+fn id_eq(a: &ObjectId, b: &ObjectId) -> bool {
+    blake3::Hash::from_bytes(a.to_bytes()) == blake3::Hash::from_bytes(b.to_bytes())
+}
+
+impl fmt::Display for EncryptedRepository {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+#[async_trait]
+impl Repository for EncryptedRepository {
+    async fn head(&self) -> Result<Head, Error> {
+        let Some((bytes, version)) = self.head.read().await? else {
+            // No head yet: the empty tree at generation 0; the first commit creates the head.
+            if let Some(w) = &self.watermark {
+                w.observe(0)?;
+            }
+            let anchor = Anchor { version: None, commit: None };
+            return Ok(Head { tree: Tree::empty(), generation: 0, anchor: Some(anchor) });
+        };
+        let plain =
+            self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes).map_err(|e| open_error(e, "head".into()))?;
+        let head: HeadObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(&head_id(), "head", &e))?;
+        if let Some(w) = &self.watermark {
+            w.observe(head.generation)?;
+        }
+        let commit = self.commit_object(&head.commit).await?;
+        if commit.generation != head.generation {
+            return Err(Error::Corrupt {
+                object: "head".into(),
+                reason: "generation does not match its commit".into(),
+            });
+        }
+        let tree = Tree::from_root(DirRef::stored(commit.tree));
+        let anchor = Anchor { version: Some(version), commit: Some(head.commit) };
+        Ok(Head { tree, generation: head.generation, anchor: Some(anchor) })
+    }
+
+    async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
+        if let Some(d) = self.cache().dirs.get(id) {
+            return Ok(d.clone());
+        }
+        let plain = self.get_object(ObjectKind::Dir, id).await?;
+        let dir = Arc::new(format::decode_dir(&plain, id)?);
+        self.cache().dirs.insert(*id, dir.clone());
+        Ok(dir)
+    }
+
+    async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
+        if let Some(b) = self.cache().blobs.get(id) {
+            return Ok(b.clone());
+        }
+        let blob: Arc<[u8]> = Arc::from(self.get_object(ObjectKind::Blob, id).await?);
+        let mut cache = self.cache();
+        if cache.blob_bytes + blob.len() > BLOB_CACHE_BYTES {
+            cache.blobs.clear();
+            cache.blob_bytes = 0;
+        }
+        cache.blob_bytes += blob.len();
+        cache.blobs.insert(*id, blob.clone());
+        Ok(blob)
+    }
+
+    fn address(&self, content: &[u8]) -> ObjectId {
+        self.keys.blob_address.address(content)
+    }
+
+    async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
+        let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
+        // New contents in parallel, then the directories on the changed paths, then the commit.
+        try_join_all(mutation.blobs.iter().map(|b| self.put_object(ObjectKind::Blob, b.id, &b.content))).await?;
+        let root = self.write_dirs(mutation.tree.root()).await?;
+        let generation = base.generation + 1;
+        let commit = CommitObject {
+            parent: anchor.commit,
+            tree: root,
+            generation,
+            time_ms: now_ms(),
+            actor: info.actor,
+            command: info.command,
+            changes: info.changes,
+        };
+        let commit_id = self.put_tree_object(ObjectKind::Commit, serde_json::to_vec(&commit).expect("commit")).await?;
+        let head = self.seal_head(&HeadObject { generation, commit: commit_id })?;
+        match &anchor.version {
+            Some(version) => self.head.swap(version, head).await?,
+            None => self.head.create(head).await?,
+        }
+        if let Some(w) = &self.watermark {
+            w.observe(generation)?;
+        }
+        Ok(generation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn conformance_memory() {
+        crate::conformance::check_repository(&EncryptedRepository::ephemeral().unwrap()).await;
+    }
+}

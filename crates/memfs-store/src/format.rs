@@ -1,0 +1,144 @@
+//! Plaintext layouts of the stored objects, before sealing (format v1, see `docs/FORMAT.md`).
+//!
+//! Every layout is JSON; the sealed envelope around it (`memfs-crypt`) carries the format
+//! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
+//! additions are noticed instead of silently dropped.
+
+use memfs_core::{Change, Dir, DirRef, FileRef, Name, Node, ObjectId};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// An object id as 64 lowercase hex characters.
+mod hex_id {
+    use memfs_core::ObjectId;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&id.to_hex())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectId, D::Error> {
+        let s = String::deserialize(d)?;
+        super::parse_id(&s).ok_or_else(|| serde::de::Error::custom("invalid object id"))
+    }
+
+    pub(crate) mod option {
+        use memfs_core::ObjectId;
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(crate) fn serialize<S: Serializer>(id: &Option<ObjectId>, s: S) -> Result<S::Ok, S::Error> {
+            match id {
+                Some(id) => s.serialize_some(&id.to_hex()),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ObjectId>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|s| crate::format::parse_id(&s).ok_or_else(|| serde::de::Error::custom("invalid object id")))
+                .transpose()
+        }
+    }
+}
+
+/// Parses 64 hex characters.
+pub(crate) fn parse_id(s: &str) -> Option<ObjectId> {
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(s, &mut bytes).ok()?;
+    Some(ObjectId::from_bytes(bytes))
+}
+
+/// One directory entry as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum EntryObject {
+    File {
+        name: Name,
+        #[serde(with = "hex_id")]
+        id: ObjectId,
+        size: u64,
+    },
+    Dir {
+        name: Name,
+        #[serde(with = "hex_id")]
+        id: ObjectId,
+    },
+}
+
+/// A directory as stored: its entries in name order, child directories by id.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DirObject {
+    entries: Vec<EntryObject>,
+}
+
+/// Encodes a directory whose child directories all have ids. Returns `None` if one has not
+/// been written yet (the caller writes children first).
+pub(crate) fn encode_dir(dir: &Dir) -> Option<Vec<u8>> {
+    let mut entries = Vec::with_capacity(dir.len());
+    for (name, node) in dir.entries() {
+        entries.push(match node {
+            Node::File(f) => EntryObject::File { name: name.clone(), id: f.id, size: f.size },
+            Node::Dir(d) => EntryObject::Dir { name: name.clone(), id: d.id()? },
+        });
+    }
+    serde_json::to_vec(&DirObject { entries }).ok()
+}
+
+/// Decodes a directory; children stay stored (not loaded).
+pub(crate) fn decode_dir(bytes: &[u8], id: &ObjectId) -> Result<Dir, Error> {
+    let obj: DirObject = serde_json::from_slice(bytes).map_err(|e| corrupt(id, "directory", &e))?;
+    let mut previous: Option<Name> = None;
+    let mut entries = Vec::with_capacity(obj.entries.len());
+    for e in obj.entries {
+        let (name, node) = match e {
+            EntryObject::File { name, id, size } => (name, Node::File(FileRef { id, size })),
+            EntryObject::Dir { name, id } => (name, Node::Dir(DirRef::stored(id))),
+        };
+        // Names must be strictly increasing: no duplicates, canonical order.
+        if previous.as_ref().is_some_and(|p| p >= &name) {
+            return Err(Error::Corrupt { object: id.to_hex(), reason: "directory entries out of order".into() });
+        }
+        previous = Some(name.clone());
+        entries.push((name, node));
+    }
+    Ok(Dir::from_entries(entries))
+}
+
+/// A commit as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommitObject {
+    /// The previous commit; `None` for the first.
+    #[serde(with = "hex_id::option")]
+    pub(crate) parent: Option<ObjectId>,
+    /// The root directory.
+    #[serde(with = "hex_id")]
+    pub(crate) tree: ObjectId,
+    /// The generation this commit was made at.
+    pub(crate) generation: u64,
+    /// Milliseconds since the Unix epoch.
+    pub(crate) time_ms: u64,
+    /// Agent or user name.
+    pub(crate) actor: String,
+    /// The command, as its JSON form.
+    pub(crate) command: String,
+    /// What changed.
+    pub(crate) changes: Vec<Change>,
+}
+
+/// The head as stored: which commit is newest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HeadObject {
+    /// Increases by one per commit.
+    pub(crate) generation: u64,
+    /// The newest commit.
+    #[serde(with = "hex_id")]
+    pub(crate) commit: ObjectId,
+}
+
+pub(crate) fn corrupt(id: &ObjectId, what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::Corrupt { object: id.to_hex(), reason: format!("undecodable {what}: {e}") }
+}

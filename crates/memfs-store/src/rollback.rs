@@ -1,0 +1,47 @@
+//! Rollback detection: the highest head generation this client has seen, per store.
+//!
+//! Someone who controls the storage can serve an older head: it is a genuine, authenticated
+//! object, so only memory of the past can tell. The client keeps, in its state directory, the
+//! highest generation it has seen for each store id, and refuses a head below it.
+
+use std::path::PathBuf;
+
+use crate::error::Error;
+
+/// One store's high-water mark, in `{state_dir}/generations/{store_id}`.
+pub(crate) struct Watermark {
+    path: PathBuf,
+}
+
+impl Watermark {
+    pub(crate) fn new(state_dir: PathBuf, store_id: &str) -> Self {
+        Watermark { path: state_dir.join("generations").join(store_id) }
+    }
+
+    fn read(&self) -> Result<u64, Error> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(s) => s.trim().parse().map_err(|_| {
+                Error::io(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, "not a generation number"))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+
+    /// Checks `generation` against the mark and raises the mark to it.
+    pub(crate) fn observe(&self, generation: u64) -> Result<(), Error> {
+        let seen = self.read()?;
+        if generation < seen {
+            return Err(Error::Rollback { seen, served: generation });
+        }
+        if generation > seen {
+            if let Some(parent) = self.path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            let tmp = self.path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, generation.to_string()).map_err(|e| Error::io(&tmp, e))?;
+            std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
+    }
+}
