@@ -111,7 +111,7 @@ fn now_ms() -> u64 {
 fn connect(backend: Backend) -> Result<(Arc<dyn ObjectStore>, Box<dyn HeadStore>), Error> {
     Ok(match backend {
         Backend::Local(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            create_private_dir(&dir)?;
             let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
                 .map_err(|e| Error::backend("open", &Path::from(""), e))?;
             (Arc::new(fs), Box::new(LocalHead { dir }))
@@ -122,6 +122,15 @@ fn connect(backend: Backend) -> Result<(Arc<dyn ObjectStore>, Box<dyn HeadStore>
         }
         Backend::ObjectStore(store) => (store.clone(), Box::new(ConditionalHead { store, path: Path::from("head") })),
     })
+}
+
+/// Creates a folder (and its parents) readable by the owner only.
+fn create_private_dir(dir: &std::path::Path) -> Result<(), Error> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| Error::io(dir, e))
 }
 
 impl EncryptedRepository {

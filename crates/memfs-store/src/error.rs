@@ -3,7 +3,8 @@
 //! Rules: a lost compare-and-swap is [`Error::Conflict`], which the engine answers by running
 //! the command again on the new head; every other variant names the object or store concerned
 //! and is final for the command. Decryption failures are coarse (which object, never why), and
-//! no message carries key material or plaintext.
+//! no message carries key material or plaintext. A variant with a `source` does not repeat it
+//! in its own message; print the chain (`memfs::error_chain`, anyhow's `{:#}`).
 
 use std::path::Path;
 
@@ -57,7 +58,7 @@ pub enum Error {
         version: u64,
     },
     /// The storage backend failed.
-    #[error("storage {op} of {path} failed: {source}")]
+    #[error("storage {op} of {path} failed")]
     Backend {
         /// What was being done.
         op: &'static str,
@@ -68,7 +69,7 @@ pub enum Error {
         source: object_store::Error,
     },
     /// A local file operation failed.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file.
         path: String,

@@ -120,7 +120,7 @@ impl Memfs {
             Err(e) => ToolResult::error(ToolError::from(e).render(dialect)),
             Ok(cmd) => match self.execute_with(&cmd, dialect).await {
                 Ok(result) => result,
-                Err(e) => ToolResult::error(format!("memfs: {e}")),
+                Err(e) => ToolResult::error(format!("memfs: {}", crate::error::error_chain(&e))),
             },
         }
     }

@@ -28,7 +28,7 @@ pub enum Error {
         store: String,
     },
     /// The storage layer failed.
-    #[error("store {store}: {source}")]
+    #[error("store {store}")]
     Store {
         /// Which store, redacted.
         store: String,
@@ -47,4 +47,16 @@ pub enum Error {
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),
+}
+
+/// The error and its sources, joined with `: ` (what a model or a log should read).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
 }

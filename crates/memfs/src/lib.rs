@@ -25,7 +25,7 @@ pub mod protocol;
 mod url;
 
 pub use engine::{Memfs, OpenOptions};
-pub use error::Error;
+pub use error::{Error, error_chain};
 pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile};
 pub use url::redact;
