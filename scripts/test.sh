@@ -2,7 +2,8 @@
 # Every test memfs has, from a clean clone: the one command README.md and .ci/run use.
 #
 # It installs what the tests need (a Python virtualenv with the real anthropic==2.10.0 SDK,
-# cargo-deny), builds once, runs the unit, integration, property and doc tests, the
+# cargo-deny), builds once, builds the API docs, runs the unit, integration, property and doc
+# tests, the
 # differential test against the real SDK, the lints, the license/ban/source policy and the
 # fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit.
 set -euo pipefail
@@ -21,6 +22,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "Build"
 cargo build --workspace --all-targets --locked
+
+step "API docs (warnings are errors)"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --document-private-items --lib --locked --quiet
 
 step "Unit, integration and property tests"
 if command -v cargo-nextest >/dev/null 2>&1; then

@@ -2,7 +2,7 @@
 //!
 //! Rules: a tool-level failure (bad path, missing file, …) is not an error here but a
 //! [`ToolResult`](memfs_core::ToolResult) with `is_error: true`, because the model must read
-//! it. [`Error`] is for failures of the store itself and of opening it; messages name the
+//! it. [`Error`](enum@Error) is for failures of the store itself and of opening it; messages name the
 //! store (with credentials redacted) and never contain key material or file contents.
 
 use thiserror::Error;
