@@ -3,9 +3,8 @@
 #
 # It installs what the tests need (a Python virtualenv with the real anthropic==2.10.0 SDK,
 # cargo-deny), builds once, builds the API docs, runs the unit, integration, property and doc
-# tests, the
-# differential test against the real SDK, the lints, the license/ban/source policy and the
-# fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit.
+# tests, the differential test against the real SDK, the lints, the license/ban/source policy
+# and the fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
