@@ -13,6 +13,10 @@ use memfs::Dialect;
 ///
 /// Without --store, commands use the default store in the platform data directory
 /// ($XDG_DATA_HOME/memfs/default); `memfs exec` creates it, with a new key file, on first use.
+///
+/// Every change is a commit that records its parent, time, actor and command: `log`, `show`
+/// and `diff` read history, `restore` and `undo` bring back a past state as a new commit,
+/// `check` verifies every object and `gc` applies retention and frees space.
 #[derive(Debug, Parser)]
 #[command(name = "memfs", version, about, long_about)]
 pub(crate) struct Cli {
@@ -39,7 +43,65 @@ pub(crate) enum Commands {
     /// exist). Otherwise the passphrase comes from --passphrase-file, MEMFS_PASSPHRASE, or is
     /// asked for twice on the terminal.
     Init(InitArgs),
+    /// Show the history, newest first.
+    ///
+    /// One entry per commit: `@GENERATION ID TIME ACTOR COMMAND`, where ID is the first 12 hex
+    /// digits of the commit id, TIME is RFC 3339 in UTC and ACTOR is `-` when none was given;
+    /// then one indented line per change: `A PATH` (created), `M PATH` (modified), `D PATH`
+    /// (deleted), `R FROM -> TO` (renamed).
+    #[command(after_long_help = REVISIONS)]
+    Log(LogArgs),
+    /// Print a commit, or a file or directory as it was at a commit.
+    ///
+    /// `memfs show REV` prints the commit as `memfs log` does; `memfs show REV:PATH` prints a
+    /// file's content exactly as stored, or a directory's entries one per line, directories
+    /// ending in `/`.
+    #[command(after_long_help = REVISIONS)]
+    Show(ShowArgs),
+    /// List the files that differ between two commits.
+    ///
+    /// One line per file, in tree order: `A PATH` (added), `M PATH` (modified), `D PATH`
+    /// (deleted); an empty directory that appears or disappears ends in `/`. With --patch, each
+    /// file is followed by its unified diff, headed `--- @GEN:PATH` and `+++ @GEN:PATH`.
+    #[command(after_long_help = REVISIONS)]
+    Diff(DiffArgs),
+    /// Make the whole tree, or PATH, what it was at a revision or a time, as a new commit.
+    ///
+    /// Nothing is committed when it already is. Older commits stay in history.
+    #[command(after_long_help = REVISIONS)]
+    Restore(RestoreArgs),
+    /// Undo the newest commit, as a new commit whose tree is the one before it.
+    ///
+    /// Undoing an undo redoes.
+    Undo,
+    /// Verify every object reachable from the head; exit with status 1 on any problem.
+    ///
+    /// The head, every commit back to the first (or the retention horizon) and every directory
+    /// of their trees are opened and authenticated; every file content is checked for presence
+    /// and exact size, or, with --read-data, opened and compared with its id. Each bad object
+    /// is reported by name.
+    Check(CheckArgs),
+    /// Apply retention and delete unreachable objects, safely while other writers run.
+    ///
+    /// Without --keep-days or --keep-commits all history is kept. An object found unreachable
+    /// is first recorded as pending; a later gc deletes it once it has been pending for the
+    /// grace period and is still unreachable, so a writer's new objects (reachable within
+    /// seconds) are never deleted.
+    Gc(GcArgs),
 }
+
+/// How revisions are written, shown under `--help` of the commands that take one.
+const REVISIONS: &str = "\
+Revisions:
+  HEAD          the newest commit
+  HEAD~N        N commits before the newest (HEAD~ is HEAD~1)
+  @N            the commit of generation N (the first commit is @1; see `memfs log`)
+  0a1b2c3d...   the commit whose id starts with these hex digits (at least 8)
+
+Times (restore --at):
+  2025-06-01T12:00:00Z   RFC 3339, any offset; without a fraction it covers the whole second
+  1748779200             unix seconds (refused if the digits also start a commit id)
+  The newest commit made at or before the time is used.";
 
 /// Which store, and how to unlock it. Shared by every command.
 #[derive(Debug, Args)]
@@ -83,4 +145,76 @@ pub(crate) struct InitArgs {
     /// Argon2id parallelism of a passphrase slot.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub(crate) kdf_parallelism: u32,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LogArgs {
+    /// Only commits that changed this path (or something below it).
+    #[arg(value_name = "PATH")]
+    pub(crate) path: Option<String>,
+
+    /// At most this many commits.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+
+    /// One JSON object per line, with the full ids, the time in milliseconds and RFC 3339, the
+    /// command as JSON and the changes.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// REV, or REV:PATH (for example HEAD~1:/memories/notes.md).
+    #[arg(value_name = "REV[:PATH]")]
+    pub(crate) spec: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The older commit.
+    #[arg(value_name = "REV")]
+    pub(crate) from: String,
+
+    /// The newer commit (default HEAD).
+    #[arg(value_name = "REV")]
+    pub(crate) to: Option<String>,
+
+    /// Follow each file with its unified diff.
+    #[arg(short, long)]
+    pub(crate) patch: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RestoreArgs {
+    /// The revision or time to restore from.
+    #[arg(long, value_name = "REV|TIME")]
+    pub(crate) at: String,
+
+    /// The file or directory to restore (default: the whole tree). If it did not exist then,
+    /// it is deleted.
+    #[arg(value_name = "PATH")]
+    pub(crate) path: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Also open every file content and verify it against its id.
+    #[arg(long)]
+    pub(crate) read_data: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GcArgs {
+    /// Keep the commits of the last N days (by the writers' clocks).
+    #[arg(long, value_name = "N")]
+    pub(crate) keep_days: Option<u64>,
+
+    /// Keep the N newest commits (with --keep-days: keep what either keeps).
+    #[arg(long, value_name = "N")]
+    pub(crate) keep_commits: Option<u64>,
+
+    /// Delete an unreachable object only once it has been pending this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub(crate) grace: u64,
 }

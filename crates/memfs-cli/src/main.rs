@@ -2,10 +2,18 @@
 
 #![forbid(unsafe_code)]
 
+mod check;
 mod cli;
+mod diff;
 mod exec;
+mod gc;
 mod init;
+mod log;
+mod output;
+mod restore;
+mod show;
 mod store;
+mod undo;
 
 use std::process::ExitCode;
 
@@ -24,6 +32,13 @@ fn main() -> ExitCode {
         match cli.command {
             cli::Commands::Exec(args) => exec::run(&cli.store, args).await,
             cli::Commands::Init(args) => init::run(&cli.store, args).await,
+            cli::Commands::Log(args) => log::run(&cli.store, args).await,
+            cli::Commands::Show(args) => show::run(&cli.store, args).await,
+            cli::Commands::Diff(args) => diff::run(&cli.store, args).await,
+            cli::Commands::Restore(args) => restore::run(&cli.store, args).await,
+            cli::Commands::Undo => undo::run(&cli.store).await,
+            cli::Commands::Check(args) => check::run(&cli.store, args).await,
+            cli::Commands::Gc(args) => gc::run(&cli.store, args).await,
         }
     });
     match result {

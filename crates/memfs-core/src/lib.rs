@@ -5,6 +5,7 @@
 //! - [`Tree`]: the virtual tree, persistent and lazily loaded by the caller;
 //! - [`execute`]: runs a command, asking the caller for objects it lacks ([`Need`]) and
 //!   returning the answer plus, for a mutation, the new tree and what changed;
+//! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
 //! - [`render`] and [`size`]: every string of both [`Dialect`]s.
 //!
 //! ```
@@ -41,6 +42,7 @@
 mod command;
 mod dialect;
 mod exec;
+mod graft;
 mod path;
 pub mod render;
 pub mod size;
@@ -50,6 +52,7 @@ mod tree;
 pub use command::{COMMANDS, Command, InputError};
 pub use dialect::{Dialect, UnknownDialect};
 pub use exec::{Change, DIR_SIZE, Mutation, Need, NewBlob, Outcome, Resolver, execute};
+pub use graft::graft;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
 pub use render::{ToolError, ToolResult};
 pub use tree::{Dir, DirRef, FileRef, Node, ObjectId, Tree};

@@ -4,13 +4,17 @@
 //! - `memfs.keys`: the store id and the key slots that wrap the master key (JSON);
 //! - `objects/{id[0..2]}/{id}`: immutable sealed objects (file contents, directories, commits),
 //!   named by keyed hashes of their plaintext, so equal contents are stored once;
-//! - `head`: the one mutable object, sealed, naming the newest commit and its generation,
-//!   replaced by compare-and-swap. A store with no head yet holds the empty tree at
-//!   generation 0; its first commit creates the head (`PutMode::Create`).
+//! - `head`: the one mutable object that commits change, sealed, naming the newest commit and
+//!   its generation, replaced by compare-and-swap. A store with no head yet holds the empty
+//!   tree at generation 0; its first commit creates the head (`PutMode::Create`);
+//! - `gc.state`: written only by `gc`, sealed, also by compare-and-swap: the retention
+//!   horizon and the objects waiting out their grace period before deletion.
 //!
 //! A mutation writes its new objects first (directories bottom-up, then the commit), then
 //! swaps the head. Objects written by a command that then loses the race are unreachable and
 //! harmless; `gc` removes them.
+//!
+//! History (`log`, revisions, past trees), `check` and `gc` live in the submodules.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -20,6 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::TryStreamExt;
 use futures::future::try_join_all;
 use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Tree};
 use memfs_crypt::{AddressKey, Credential, KeySlots, MasterKey, ObjectKey, ObjectKind};
@@ -30,9 +35,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::format::{self, CommitObject, HeadObject};
-use crate::head::{ConditionalHead, HeadStore, LocalHead};
+use crate::head::{ConditionalHead, HeadStore, HeadVersion, LocalHead};
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
+
+mod check;
+mod gc;
+mod history;
+
+pub use check::{CheckOptions, CheckReport, Problem};
+pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
+pub use history::CommitRecord;
 
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -82,6 +95,7 @@ struct Keys {
 pub struct EncryptedRepository {
     store: Arc<dyn ObjectStore>,
     head: Box<dyn HeadStore>,
+    gc_state: Box<dyn HeadStore>,
     keys: Keys,
     store_id: String,
     watermark: Option<Watermark>,
@@ -97,30 +111,48 @@ struct Cache {
 }
 
 const KEYS_PATH: &str = "memfs.keys";
+const HEAD_PATH: &str = "head";
+const GC_STATE_PATH: &str = "gc.state";
+const OBJECTS_PREFIX: &str = "objects";
 
 fn object_path(id: &ObjectId) -> Path {
-    let hex = id.to_hex();
-    Path::from(format!("objects/{}/{hex}", &hex[..2]))
+    Path::from(format::object_name(id))
 }
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// Opens the object store and head store for a backend.
-fn connect(backend: Backend) -> Result<(Arc<dyn ObjectStore>, Box<dyn HeadStore>), Error> {
+/// The object store and the stores of its two mutable objects (head, gc state).
+struct Connection {
+    store: Arc<dyn ObjectStore>,
+    head: Box<dyn HeadStore>,
+    gc_state: Box<dyn HeadStore>,
+}
+
+/// Opens the object store and the head and gc-state stores for a backend.
+fn connect(backend: Backend) -> Result<Connection, Error> {
+    let conditional = |store: Arc<dyn ObjectStore>| Connection {
+        head: Box::new(ConditionalHead { store: store.clone(), path: Path::from(HEAD_PATH) }),
+        gc_state: Box::new(ConditionalHead { store: store.clone(), path: Path::from(GC_STATE_PATH) }),
+        store,
+    };
     Ok(match backend {
         Backend::Local(dir) => {
             create_private_dir(&dir)?;
+            // fsync every object: the head (fsynced too) must never name an object that a power
+            // loss could take back.
             let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-                .map_err(|e| Error::backend("open", &Path::from(""), e))?;
-            (Arc::new(fs), Box::new(LocalHead { dir }))
+                .map_err(|e| Error::backend("open", &Path::from(""), e))?
+                .with_fsync(true);
+            Connection {
+                store: Arc::new(fs),
+                head: Box::new(LocalHead { dir: dir.clone(), name: HEAD_PATH }),
+                gc_state: Box::new(LocalHead { dir, name: GC_STATE_PATH }),
+            }
         }
-        Backend::Memory => {
-            let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-            (store.clone(), Box::new(ConditionalHead { store, path: Path::from("head") }))
-        }
-        Backend::ObjectStore(store) => (store.clone(), Box::new(ConditionalHead { store, path: Path::from("head") })),
+        Backend::Memory => conditional(Arc::new(InMemory::new())),
+        Backend::ObjectStore(store) => conditional(store),
     })
 }
 
@@ -141,7 +173,7 @@ impl EncryptedRepository {
         make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
-        let (store, head) = connect(backend)?;
+        let conn = connect(backend)?;
         let master = MasterKey::generate()?;
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
@@ -152,34 +184,34 @@ impl EncryptedRepository {
             slots: make_slots(&master, &id)?,
         };
         let bytes = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
-        match store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
+        match conn.store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
             Ok(_) => {}
             Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
             Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
         }
-        Ok(Self::assemble(store, head, &master, keys.store_id, options))
+        Ok(Self::assemble(conn, &master, keys.store_id, options))
     }
 
     /// An ephemeral store in process memory with a random key and no key slots.
     pub fn ephemeral() -> Result<Self, Error> {
-        let (store, head) = connect(Backend::Memory)?;
+        let conn = connect(Backend::Memory)?;
         let master = MasterKey::generate()?;
         let options = OpenOptions { state_dir: None, display: "memory://".into() };
-        Ok(Self::assemble(store, head, &master, String::new(), options))
+        Ok(Self::assemble(conn, &master, String::new(), options))
     }
 
     /// Opens an existing store with a passphrase or key file.
     pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
-        let (store, head) = connect(backend)?;
-        let keys = Self::read_keys(store.as_ref()).await?;
+        let conn = connect(backend)?;
+        let keys = Self::read_keys(conn.store.as_ref()).await?;
         let id = decode_store_id(&keys.store_id)?;
         let master = keys.slots.unlock(credential, &id)?;
-        Ok(Self::assemble(store, head, &master, keys.store_id, options))
+        Ok(Self::assemble(conn, &master, keys.store_id, options))
     }
 
     /// Whether a store exists at this backend.
     pub async fn exists(backend: Backend) -> Result<bool, Error> {
-        let (store, _) = connect(backend)?;
+        let store = connect(backend)?.store;
         match store.head(&Path::from(KEYS_PATH)).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
@@ -210,13 +242,7 @@ impl EncryptedRepository {
         serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() })
     }
 
-    fn assemble(
-        store: Arc<dyn ObjectStore>,
-        head: Box<dyn HeadStore>,
-        master: &MasterKey,
-        store_id: String,
-        options: OpenOptions,
-    ) -> Self {
+    fn assemble(conn: Connection, master: &MasterKey, store_id: String, options: OpenOptions) -> Self {
         let keys = Keys {
             objects: master.object_key(),
             blob_address: master.address_key(),
@@ -224,8 +250,9 @@ impl EncryptedRepository {
         };
         let watermark = options.state_dir.map(|d| Watermark::new(d, &store_id));
         EncryptedRepository {
-            store,
-            head,
+            store: conn.store,
+            head: conn.head,
+            gc_state: conn.gc_state,
             keys,
             store_id,
             watermark,
@@ -247,6 +274,44 @@ impl EncryptedRepository {
     fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
         let plain = serde_json::to_vec(head).expect("head serializes");
         Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
+    }
+
+    /// Reads and opens the head object, checking it against the rollback watermark; `None`
+    /// before the first commit.
+    async fn read_head(&self) -> Result<Option<(HeadObject, HeadVersion)>, Error> {
+        let Some((bytes, version)) = self.head.read().await? else {
+            if let Some(w) = &self.watermark {
+                w.observe(0)?;
+            }
+            return Ok(None);
+        };
+        let plain = self
+            .keys
+            .objects
+            .open(ObjectKind::Head, &head_id(), &bytes)
+            .map_err(|e| open_error(e, HEAD_PATH.into()))?;
+        let head: HeadObject =
+            serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        if let Some(w) = &self.watermark {
+            w.observe(head.generation)?;
+        }
+        Ok(Some((head, version)))
+    }
+
+    /// Every stored object: id and stored (sealed) size. Names that are not object names
+    /// (temporary files of a backend) are skipped.
+    async fn list_objects(&self) -> Result<HashMap<ObjectId, u64>, Error> {
+        let prefix = Path::from(OBJECTS_PREFIX);
+        let metas: Vec<_> =
+            self.store.list(Some(&prefix)).try_collect().await.map_err(|e| Error::backend("list", &prefix, e))?;
+        let mut out = HashMap::with_capacity(metas.len());
+        for meta in metas {
+            let Some(id) = meta.location.filename().and_then(format::parse_id) else { continue };
+            if object_path(&id) == meta.location {
+                out.insert(id, meta.size);
+            }
+        }
+        Ok(out)
     }
 
     /// Seals and stores a directory or commit; returns its id.
@@ -348,20 +413,11 @@ impl fmt::Display for EncryptedRepository {
 #[async_trait]
 impl Repository for EncryptedRepository {
     async fn head(&self) -> Result<Head, Error> {
-        let Some((bytes, version)) = self.head.read().await? else {
+        let Some((head, version)) = self.read_head().await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
-            if let Some(w) = &self.watermark {
-                w.observe(0)?;
-            }
             let anchor = Anchor { version: None, commit: None };
             return Ok(Head { tree: Tree::empty(), generation: 0, anchor: Some(anchor) });
         };
-        let plain =
-            self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes).map_err(|e| open_error(e, "head".into()))?;
-        let head: HeadObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(&head_id(), "head", &e))?;
-        if let Some(w) = &self.watermark {
-            w.observe(head.generation)?;
-        }
         let commit = self.commit_object(&head.commit).await?;
         if commit.generation != head.generation {
             return Err(Error::Corrupt {
@@ -420,14 +476,35 @@ impl Repository for EncryptedRepository {
         };
         let commit_id = self.put_tree_object(ObjectKind::Commit, serde_json::to_vec(&commit).expect("commit")).await?;
         let head = self.seal_head(&HeadObject { generation, commit: commit_id })?;
-        match &anchor.version {
-            Some(version) => self.head.swap(version, head).await?,
-            None => self.head.create(head).await?,
+        let swapped = match &anchor.version {
+            Some(version) => self.head.swap(version, head).await,
+            None => self.head.create(head).await,
+        };
+        match swapped {
+            Ok(()) => {}
+            Err(Error::Conflict) => return Err(Error::Conflict),
+            // The write may have landed even though it reported an error (a timeout after the
+            // server applied it). Answering "failed" then would make a caller retry a command
+            // that is already in: look before answering.
+            Err(e) => {
+                if !self.head_names(&commit_id).await {
+                    return Err(e);
+                }
+            }
         }
         if let Some(w) = &self.watermark {
             w.observe(generation)?;
         }
         Ok(generation)
+    }
+}
+
+impl EncryptedRepository {
+    /// Whether the stored head names `commit` (false if it cannot be read).
+    async fn head_names(&self, commit: &ObjectId) -> bool {
+        let Ok(Some((bytes, _))) = self.head.read().await else { return false };
+        let Ok(plain) = self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes) else { return false };
+        serde_json::from_slice::<HeadObject>(&plain).is_ok_and(|h| id_eq(&h.commit, commit))
     }
 }
 

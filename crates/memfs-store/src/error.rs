@@ -45,6 +45,34 @@ pub enum Error {
         /// The generation served now.
         served: u64,
     },
+    /// A revision names no commit in the retained history.
+    #[error("revision {rev} does not exist: {reason}")]
+    UnknownRevision {
+        /// The revision as given.
+        rev: String,
+        /// Why: past the newest commit, before the first, removed by retention, no match.
+        reason: String,
+    },
+    /// A commit id prefix matches more than one commit.
+    #[error("revision {rev} is ambiguous: {count} commit ids start with it; give more hex digits")]
+    AmbiguousRevision {
+        /// The prefix as given.
+        rev: String,
+        /// How many commits match.
+        count: usize,
+    },
+    /// Another `gc` changed the collection state while this one ran; this one deleted nothing.
+    #[error("another memfs gc ran at the same time; this one deleted nothing (run it again)")]
+    ConcurrentGc,
+    /// `gc` deleted objects, but writers kept committing, so it could not confirm that none of
+    /// them uses a deleted object.
+    #[error(
+        "gc deleted objects but writers kept committing ({attempts} attempts to fence the head); run `memfs check`"
+    )]
+    FenceFailed {
+        /// How many times the fence was tried.
+        attempts: u32,
+    },
     /// No memfs store at this location.
     #[error("no memfs store here (run `memfs init` to create one)")]
     NotInitialized,
@@ -64,9 +92,9 @@ pub enum Error {
         op: &'static str,
         /// The object's path in the store.
         path: String,
-        /// The backend's error.
+        /// The backend's error (boxed: it is large, and errors travel in every `Result`).
         #[source]
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
     /// A local file operation failed.
     #[error("{path}")]
@@ -84,7 +112,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn backend(op: &'static str, path: &object_store::path::Path, source: object_store::Error) -> Self {
-        Error::Backend { op, path: path.to_string(), source }
+        Error::Backend { op, path: path.to_string(), source: Box::new(source) }
     }
 
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {

@@ -98,7 +98,7 @@ pub(crate) fn decode_dir(bytes: &[u8], id: &ObjectId) -> Result<Dir, Error> {
         };
         // Names must be strictly increasing: no duplicates, canonical order.
         if previous.as_ref().is_some_and(|p| p >= &name) {
-            return Err(Error::Corrupt { object: id.to_hex(), reason: "directory entries out of order".into() });
+            return Err(Error::Corrupt { object: object_name(id), reason: "directory entries out of order".into() });
         }
         previous = Some(name.clone());
         entries.push((name, node));
@@ -139,6 +139,27 @@ pub(crate) struct HeadObject {
     pub(crate) commit: ObjectId,
 }
 
+/// gc's state (sealed as kind Head under its own fixed id): the retention horizon and the
+/// unreachable objects waiting out the grace period.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GcStateObject {
+    /// The generation of the oldest retained commit; older commits may be gone. 0: none cut.
+    pub(crate) horizon: u64,
+    /// Unreachable objects (hex id) and when gc first saw them unreachable (ms since the epoch).
+    pub(crate) pending: std::collections::BTreeMap<String, u64>,
+}
+
+/// An object's name in the store: `objects/{id[0..2]}/{id}`.
+pub(crate) fn object_name(id: &ObjectId) -> String {
+    let hex = id.to_hex();
+    format!("objects/{}/{hex}", &hex[..2])
+}
+
 pub(crate) fn corrupt(id: &ObjectId, what: &str, e: &dyn std::fmt::Display) -> Error {
-    Error::Corrupt { object: id.to_hex(), reason: format!("undecodable {what}: {e}") }
+    corrupt_named(&object_name(id), what, e)
+}
+
+pub(crate) fn corrupt_named(object: &str, what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::Corrupt { object: object.to_owned(), reason: format!("undecodable {what}: {e}") }
 }

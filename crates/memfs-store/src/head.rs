@@ -1,4 +1,4 @@
-//! The head: the one mutable object, replaced by compare-and-swap.
+//! The head (and gc's state): the mutable objects, replaced by compare-and-swap.
 //!
 //! Object stores with conditional writes (memory, S3, GCS, Azure) use `PutMode::Create` for the
 //! first head and `PutMode::Update` with the version they read for every later one.
@@ -91,24 +91,28 @@ impl HeadStore for ConditionalHead {
     }
 }
 
-/// The head of a local folder: `head`, guarded by `head.lock`.
+/// A mutable object of a local folder: `head` (or `gc.state`), guarded by `head.lock` (or
+/// `gc.state.lock`).
 pub(crate) struct LocalHead {
     pub(crate) dir: PathBuf,
+    /// The file's name in the folder.
+    pub(crate) name: &'static str,
 }
 
 impl LocalHead {
     fn head(&self) -> PathBuf {
-        self.dir.join("head")
+        self.dir.join(self.name)
     }
 
     /// Runs `f` holding the exclusive lock, on a blocking thread.
     async fn locked<T: Send + 'static>(
         &self,
-        f: impl FnOnce(PathBuf) -> Result<T, Error> + Send + 'static,
+        f: impl FnOnce(PathBuf, &'static str) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         let dir = self.dir.clone();
+        let name = self.name;
         tokio::task::spawn_blocking(move || {
-            let lock_path = dir.join("head.lock");
+            let lock_path = dir.join(format!("{name}.lock"));
             let lock = std::fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -117,7 +121,7 @@ impl LocalHead {
                 .map_err(|e| Error::io(&lock_path, e))?;
             // Released when `lock` is dropped (or the process dies).
             lock.lock().map_err(|e| Error::io(&lock_path, e))?;
-            f(dir)
+            f(dir, name)
         })
         .await
         .map_err(|e| Error::io(&self.dir, std::io::Error::other(e)))?
@@ -132,21 +136,21 @@ fn read_local(path: &std::path::Path) -> Result<Option<Bytes>, Error> {
     }
 }
 
-/// Writes `bytes` to `dir/head` atomically and durably.
-fn replace_local(dir: &std::path::Path, bytes: &[u8]) -> Result<(), Error> {
+/// Writes `bytes` to `dir/name` atomically and durably.
+fn replace_local(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
     let mut suffix = [0u8; 8];
     getrandom::fill(&mut suffix).map_err(|_| Error::Crypt(memfs_crypt::Error::Random))?;
-    let tmp = dir.join(format!(".head.{}.tmp", hex::encode(suffix)));
+    let tmp = dir.join(format!(".{name}.{}.tmp", hex::encode(suffix)));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, dir.join("head"))?;
+        std::fs::rename(&tmp, dir.join(name))?;
         std::fs::File::open(dir)?.sync_all()
     };
     write().map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::io(&dir.join("head"), e)
+        Error::io(&dir.join(name), e)
     })
 }
 
@@ -165,23 +169,23 @@ impl HeadStore for LocalHead {
     }
 
     async fn create(&self, bytes: Bytes) -> Result<(), Error> {
-        self.locked(move |dir| {
-            if read_local(&dir.join("head"))?.is_some() {
+        self.locked(move |dir, name| {
+            if read_local(&dir.join(name))?.is_some() {
                 return Err(Error::Conflict);
             }
-            replace_local(&dir, &bytes)
+            replace_local(&dir, name, &bytes)
         })
         .await
     }
 
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error> {
         let expected = expected.clone();
-        self.locked(move |dir| {
-            let current = read_local(&dir.join("head"))?.map(|b| HeadVersion::Local(blake3::hash(&b)));
+        self.locked(move |dir, name| {
+            let current = read_local(&dir.join(name))?.map(|b| HeadVersion::Local(blake3::hash(&b)));
             if current.as_ref() != Some(&expected) {
                 return Err(Error::Conflict);
             }
-            replace_local(&dir, &bytes)
+            replace_local(&dir, name, &bytes)
         })
         .await
     }

@@ -5,6 +5,10 @@
 //! the head. [`EncryptedRepository`] is the encrypted, content-addressed store over
 //! `object_store` (memory, local folder; cloud stores next); [`MemoryRepository`] is a
 //! plaintext in-memory reference. Every implementation runs the [`conformance`] suite.
+//!
+//! An [`EncryptedRepository`] also keeps history: [`EncryptedRepository::log`], commits named by
+//! a [`Revision`], past trees, [`EncryptedRepository::check`] (integrity) and
+//! [`EncryptedRepository::gc`] (retention and deletion of unreachable objects).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
@@ -12,13 +16,21 @@
 pub mod conformance;
 mod encrypted;
 mod error;
+pub mod fault;
 mod format;
 mod head;
 mod memory;
+mod progress;
 mod repository;
+mod revision;
 mod rollback;
 
-pub use encrypted::{Backend, EncryptedRepository, FORMAT_VERSION, OpenOptions};
+pub use encrypted::{
+    Backend, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, EncryptedRepository, FORMAT_VERSION, GcOptions,
+    GcReport, OpenOptions, Problem,
+};
 pub use error::Error;
 pub use memory::MemoryRepository;
+pub use progress::Progress;
 pub use repository::{CommitInfo, Head, Repository};
+pub use revision::{MIN_PREFIX, Revision, RevisionError};

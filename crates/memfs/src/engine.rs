@@ -26,11 +26,18 @@ pub struct OpenOptions {
 }
 
 /// How many times a mutation runs before giving up under contention.
-const MAX_ATTEMPTS: u32 = 16;
+pub(crate) const MAX_ATTEMPTS: u32 = 16;
+
+/// How many times a command is run again after finding an object missing. A `gc` that lost a
+/// race with a writer puts back what it deleted within moments (see `memfs_store::GcOptions`),
+/// so a missing object is read again before it is reported.
+const MISSING_RETRIES: u32 = 3;
 
 /// An open store. `Send + Sync`; share it (for example in an `Arc`) between tasks.
 pub struct Memfs {
     repo: Arc<dyn Repository>,
+    /// The same repository when it keeps history (`log`, `restore`, `check`, `gc`).
+    pub(crate) history: Option<Arc<EncryptedRepository>>,
     dialect: Dialect,
     actor: String,
 }
@@ -40,7 +47,7 @@ impl Memfs {
     pub fn ephemeral(dialect: Dialect) -> Result<Self, Error> {
         let repo =
             EncryptedRepository::ephemeral().map_err(|source| Error::Store { store: "memory://".into(), source })?;
-        Ok(Memfs::with_repository(Arc::new(repo), dialect))
+        Ok(Memfs::with_encrypted(Arc::new(repo), dialect))
     }
 
     /// Opens the store a URL names (`memory://`, `file:///path`). A persistent store needs
@@ -57,7 +64,7 @@ impl Memfs {
         let repo = EncryptedRepository::open(backend, credential, repo_options)
             .await
             .map_err(|source| Error::Store { store, source })?;
-        Ok(Memfs::with_repository(Arc::new(repo), options.dialect).with_actor(options.actor))
+        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor))
     }
 
     /// Creates a new persistent store at `url`, with one key slot for `credential` (a
@@ -87,15 +94,26 @@ impl Memfs {
         }
     }
 
-    /// Wraps an already open repository.
+    /// Wraps an already open repository. History commands need an [`EncryptedRepository`]
+    /// (see [`Memfs::with_encrypted`]).
     pub fn with_repository(repo: Arc<dyn Repository>, dialect: Dialect) -> Self {
-        Memfs { repo, dialect, actor: String::new() }
+        Memfs { repo, history: None, dialect, actor: String::new() }
+    }
+
+    /// Wraps an open encrypted repository, with its history.
+    pub fn with_encrypted(repo: Arc<EncryptedRepository>, dialect: Dialect) -> Self {
+        Memfs { repo: repo.clone(), history: Some(repo), dialect, actor: String::new() }
     }
 
     /// Records `actor` (an agent or user name) with every commit.
     pub fn with_actor(mut self, actor: impl Into<String>) -> Self {
         self.actor = actor.into();
         self
+    }
+
+    /// The actor recorded with every commit.
+    pub fn actor(&self) -> &str {
+        &self.actor
     }
 
     /// The default dialect.
@@ -134,14 +152,26 @@ impl Memfs {
     /// a lost race it runs again against the new head, so its answer is the one it would have
     /// had, had it come second.
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
-        let mut fetched = Fetched { repo: self.repo.as_ref(), dirs: HashMap::new(), blobs: HashMap::new() };
+        let mut fetched = Fetched::new(self.repo.as_ref());
+        let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
-            let head = self.repo.head().await.map_err(|e| self.store_error(e))?;
-            let outcome = loop {
-                match execute(command, &head.tree, dialect, &fetched) {
-                    Ok(outcome) => break outcome,
-                    Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+            let read = async {
+                let head = self.repo.head().await?;
+                loop {
+                    match execute(command, &head.tree, dialect, &fetched) {
+                        Ok(outcome) => return Ok((head, outcome)),
+                        Err(need) => fetched.fetch(need).await?,
+                    }
                 }
+            };
+            let (head, outcome) = match read.await {
+                Ok(read) => read,
+                Err(StoreError::MissingObject { .. }) if missing < MISSING_RETRIES => {
+                    missing += 1;
+                    backoff(attempt).await;
+                    continue;
+                }
+                Err(e) => return Err(self.store_error(e)),
             };
             let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
             let info = CommitInfo {
@@ -158,13 +188,13 @@ impl Memfs {
         Err(Error::Contention { store: self.repo.to_string(), attempts: MAX_ATTEMPTS })
     }
 
-    fn store_error(&self, source: StoreError) -> Error {
+    pub(crate) fn store_error(&self, source: StoreError) -> Error {
         Error::Store { store: self.repo.to_string(), source }
     }
 }
 
 /// Exponential backoff with full jitter, capped at about 100 ms.
-async fn backoff(attempt: u32) {
+pub(crate) async fn backoff(attempt: u32) {
     let cap_ms = (1u64 << attempt.min(7)).min(100);
     let mut b = [0u8; 2];
     let jitter = match getrandom::fill(&mut b) {
@@ -175,14 +205,18 @@ async fn backoff(attempt: u32) {
 }
 
 /// The objects fetched while answering one command.
-struct Fetched<'a> {
+pub(crate) struct Fetched<'a> {
     repo: &'a dyn Repository,
     dirs: HashMap<ObjectId, Arc<Dir>>,
     blobs: HashMap<ObjectId, Arc<[u8]>>,
 }
 
-impl Fetched<'_> {
-    async fn fetch(&mut self, need: Need) -> Result<(), StoreError> {
+impl<'a> Fetched<'a> {
+    pub(crate) fn new(repo: &'a dyn Repository) -> Self {
+        Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() }
+    }
+
+    pub(crate) async fn fetch(&mut self, need: Need) -> Result<(), StoreError> {
         match need {
             Need::Dir(id) => {
                 let dir = self.repo.dir(&id).await?;

@@ -44,6 +44,54 @@ pub enum Error {
         /// How many times the command ran.
         attempts: u32,
     },
+    /// History commands need a store that keeps history.
+    #[error("store {store} keeps no history")]
+    NoHistory {
+        /// Which store.
+        store: String,
+    },
+    /// A revision that does not parse.
+    #[error(transparent)]
+    Revision(#[from] memfs_store::RevisionError),
+    /// A path outside `/memories`, or otherwise refused.
+    #[error(transparent)]
+    Path(#[from] memfs_core::PathError),
+    /// A path that does not exist at a revision.
+    #[error("{path} does not exist at {rev}")]
+    NotFound {
+        /// The path, normalised.
+        path: String,
+        /// The revision as given.
+        rev: String,
+    },
+    /// `restore --at` with something that is neither a revision nor a time.
+    #[error(
+        "invalid --at `{at}`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
+    )]
+    BadAt {
+        /// The value as given.
+        at: String,
+    },
+    /// `restore --at` with digits that are both unix seconds and a commit id prefix.
+    #[error(
+        "--at `{at}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
+    )]
+    AmbiguousTime {
+        /// The value as given.
+        at: String,
+    },
+    /// No retained commit is as old as the time asked for.
+    #[error("no commit was made at or before {time}")]
+    NoCommitAt {
+        /// The time as given.
+        time: String,
+    },
+    /// `undo` with nothing to undo.
+    #[error("nothing to undo: {reason}")]
+    NothingToUndo {
+        /// Why.
+        reason: String,
+    },
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),

@@ -15,12 +15,17 @@
 //!
 //! [`Memfs`] is `Send + Sync` and cheap to share: many tasks can call it at once; mutations
 //! commit by compare-and-swap and re-run on a lost race, so none is lost.
+//!
+//! Every commit is kept with its parent, time, actor and command: [`history`] reads it back
+//! (`log`, `show`, `diff`), restores from it (`restore`, `undo`, themselves commits), verifies
+//! the store (`check`) and applies retention (`gc`).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
 mod engine;
 mod error;
+pub mod history;
 pub mod protocol;
 mod url;
 

@@ -1,0 +1,357 @@
+//! Integrity check: every object reachable from the head, opened and verified.
+//!
+//! The head must open; every commit back to the first (or the retention horizon) must open,
+//! decode and count down by one generation; every directory of every kept commit's tree must
+//! open and decode. File contents are checked for presence and exact stored size (content
+//! length plus the seal's overhead: a truncated or padded object is caught without reading
+//! it), or, with `read_data`, opened and compared with their ids and sizes. Opening an object
+//! authenticates its bytes, its kind and its name, so a changed byte or two swapped objects
+//! are reported, each under its own name.
+
+use std::collections::{BTreeMap, HashSet};
+
+use futures::{StreamExt, stream};
+use memfs_core::{Node, ObjectId};
+use memfs_crypt::{OVERHEAD, ObjectKind};
+
+use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH};
+use crate::error::Error;
+use crate::format;
+use crate::progress::Progress;
+
+/// How many objects are read at once.
+const PARALLEL: usize = 16;
+
+/// What `check` verifies.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions {
+    /// Open every file content and verify it against its id, instead of checking only that
+    /// it exists with the right size.
+    pub read_data: bool,
+}
+
+/// One object that failed verification.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The object's name in the store (`head`, `gc.state`, `objects/ab/ab…`).
+    pub object: String,
+    /// What refers to it, for example `file /memories/a.md at @3`.
+    pub context: String,
+    /// What is wrong.
+    pub error: Error,
+}
+
+/// What `check` found.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct CheckReport {
+    /// Commits verified.
+    pub commits: u64,
+    /// The newest generation (0 without commits).
+    pub newest: u64,
+    /// The oldest generation verified.
+    pub oldest: u64,
+    /// Distinct directories verified.
+    pub dirs: u64,
+    /// Distinct file contents verified.
+    pub files: u64,
+    /// Their total size, in bytes of content.
+    pub file_bytes: u64,
+    /// Whether file contents were read (`read_data`).
+    pub read_data: bool,
+    /// Stored objects nothing kept refers to (`gc` removes them); counted only when the
+    /// head, every commit and every directory could be read.
+    pub unreferenced: u64,
+    /// Every failure, ordered by object name.
+    pub problems: Vec<Problem>,
+}
+
+impl CheckReport {
+    fn problem(&mut self, object: impl Into<String>, context: impl Into<String>, error: Error) {
+        self.problems.push(Problem { object: object.into(), context: context.into(), error });
+    }
+}
+
+impl EncryptedRepository {
+    /// Verifies every object reachable from the head. Failures of single objects are listed
+    /// in the report; `Err` only when the store cannot be listed at all.
+    pub async fn check(&self, options: CheckOptions, progress: &dyn Progress) -> Result<CheckReport, Error> {
+        let mut report = CheckReport { read_data: options.read_data, ..CheckReport::default() };
+        let listing = self.list_objects().await?;
+        let mut referenced = HashSet::new();
+        let head = match self.read_head().await {
+            Ok(head) => head,
+            Err(e) => {
+                report.problem(HEAD_PATH, "the head", e);
+                None
+            }
+        };
+        let horizon = match self.read_gc_state().await {
+            Ok(state) => state.map_or(0, |(s, _)| s.horizon),
+            Err(e) => {
+                // Without the horizon, check all history: cut commits are then reported missing.
+                report.problem(GC_STATE_PATH, "gc's state (the retention horizon)", e);
+                0
+            }
+        };
+
+        // Commits.
+        let mut roots = Vec::new();
+        if let Some((head, _)) = head {
+            report.newest = head.generation;
+            progress.phase("commits", Some(head.generation.saturating_sub(horizon.max(1)) + 1));
+            let mut walk = self.walk(Some(head.commit), head.generation, horizon);
+            while let Some((id, generation)) = walk.upcoming() {
+                referenced.insert(id);
+                match walk.next().await {
+                    Ok(Some(c)) => {
+                        report.commits += 1;
+                        report.oldest = c.generation;
+                        roots.push((c.root, c.generation));
+                        progress.advance(1);
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        let context = match generation == head.generation {
+                            true => format!("commit @{generation}, named by the head"),
+                            false => format!("commit @{generation}, parent of @{}", generation + 1),
+                        };
+                        report.problem(format::object_name(&id), context, e);
+                        break;
+                    }
+                }
+            }
+        }
+
+        // Directories, level by level; each distinct one once.
+        progress.phase("directories", None);
+        let mut files: BTreeMap<ObjectId, (u64, String)> = BTreeMap::new();
+        let mut level: Vec<(ObjectId, String, u64)> =
+            roots.into_iter().map(|(id, generation)| (id, memfs_core::ROOT.to_owned(), generation)).collect();
+        while !level.is_empty() {
+            level.retain(|(id, _, _)| referenced.insert(*id));
+            progress.extend(level.len() as u64);
+            let read: Vec<_> = stream::iter(level)
+                .map(|(id, path, generation)| async move {
+                    let dir = match self.get_object(ObjectKind::Dir, &id).await {
+                        Ok(plain) => format::decode_dir(&plain, &id),
+                        Err(e) => Err(e),
+                    };
+                    (id, path, generation, dir)
+                })
+                .buffered(PARALLEL)
+                .collect()
+                .await;
+            progress.advance(read.len() as u64);
+            let mut next = Vec::new();
+            for (id, path, generation, dir) in read {
+                let dir = match dir {
+                    Ok(dir) => dir,
+                    Err(e) => {
+                        report.problem(format::object_name(&id), format!("directory {path} at @{generation}"), e);
+                        continue;
+                    }
+                };
+                report.dirs += 1;
+                for (name, node) in dir.entries() {
+                    let child = format!("{path}/{name}");
+                    match node {
+                        Node::File(f) => {
+                            files.entry(f.id).or_insert_with(|| (f.size, format!("file {child} at @{generation}")));
+                        }
+                        Node::Dir(d) => next.push((d.id().expect("decoded directories are stored"), child, generation)),
+                    }
+                }
+            }
+            level = next;
+        }
+
+        // File contents.
+        let walk_failed = !report.problems.is_empty();
+        progress.phase("files", Some(files.len() as u64));
+        report.files = files.len() as u64;
+        report.file_bytes = files.values().map(|(size, _)| size).sum();
+        let results: Vec<_> = stream::iter(files.iter())
+            .map(|(id, (size, _))| {
+                let stored = listing.get(id).copied();
+                async move {
+                    let r = match (options.read_data, stored) {
+                        (_, None) => Err(Error::MissingObject { id: format::object_name(id) }),
+                        (true, Some(_)) => self.get_object(ObjectKind::Blob, id).await.and_then(|plain| {
+                            match plain.len() as u64 == *size {
+                                true => Ok(()),
+                                false => Err(size_mismatch(id, plain.len() as u64, *size)),
+                            }
+                        }),
+                        (false, Some(stored)) => match stored == size + OVERHEAD as u64 {
+                            true => Ok(()),
+                            false => Err(Error::Corrupt {
+                                object: format::object_name(id),
+                                reason: format!(
+                                    "it has {stored} bytes, but a sealed {size}-byte content has {}",
+                                    size + OVERHEAD as u64
+                                ),
+                            }),
+                        },
+                    };
+                    progress.advance(1);
+                    r
+                }
+            })
+            .buffered(PARALLEL)
+            .collect()
+            .await;
+        for ((id, (_, context)), result) in files.iter().zip(results) {
+            if let Err(e) = result {
+                report.problem(format::object_name(id), context.clone(), e);
+            }
+            referenced.insert(*id);
+        }
+
+        // Only a complete walk knows what is unreferenced.
+        if !walk_failed {
+            report.unreferenced = listing.keys().filter(|id| !referenced.contains(*id)).count() as u64;
+        }
+        report.problems.sort_by(|a, b| a.object.cmp(&b.object));
+        Ok(report)
+    }
+}
+
+fn size_mismatch(id: &ObjectId, actual: u64, expected: u64) -> Error {
+    Error::Corrupt {
+        object: format::object_name(id),
+        reason: format!("it holds {actual} bytes, but its directory says {expected}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::path::Path;
+    use object_store::{ObjectStoreExt, PutPayload};
+
+    use super::*;
+    use crate::encrypted::history::tests::three_commits;
+    use crate::encrypted::object_path;
+    use crate::repository::Repository;
+
+    async fn read(repo: &EncryptedRepository, path: &Path) -> Vec<u8> {
+        repo.store.get(path).await.unwrap().bytes().await.unwrap().to_vec()
+    }
+
+    async fn write(repo: &EncryptedRepository, path: &Path, bytes: Vec<u8>) {
+        repo.store.put(path, PutPayload::from(bytes)).await.unwrap();
+    }
+
+    /// Each problem as `object: context: error`.
+    async fn problems(repo: &EncryptedRepository, read_data: bool) -> Vec<String> {
+        let report = repo.check(CheckOptions { read_data }, &()).await.unwrap();
+        report.problems.iter().map(|p| format!("{}: {}: {}", p.object, p.context, p.error)).collect()
+    }
+
+    #[tokio::test]
+    async fn a_clean_store_passes_and_counts() {
+        let repo = three_commits().await;
+        for read_data in [false, true] {
+            let report = repo.check(CheckOptions { read_data }, &()).await.unwrap();
+            assert!(report.problems.is_empty(), "{:?}", report.problems);
+            // Roots: {a}, {a, d{b}}, {d{a, b}}: 3 roots and 2 versions of d; contents "one", "two".
+            let counts = (report.commits, report.newest, report.oldest, report.dirs, report.files, report.file_bytes);
+            assert_eq!(counts, (3, 3, 1, 5, 2, 6));
+            assert_eq!(report.unreferenced, 0);
+        }
+    }
+
+    #[tokio::test]
+    async fn every_flipped_byte_of_every_object_is_named() {
+        let repo = three_commits().await;
+        let ids: Vec<ObjectId> = repo.list_objects().await.unwrap().into_keys().collect();
+        assert_eq!(ids.len(), 10); // 3 commits, 5 directories, 2 contents
+        for id in ids {
+            let path = object_path(&id);
+            let original = read(&repo, &path).await;
+            for offset in [0, 3, 10, original.len() / 2, original.len() - 1] {
+                let mut bad = original.clone();
+                bad[offset] ^= 0x01;
+                write(&repo, &path, bad).await;
+                let found = problems(&repo, true).await;
+                assert!(
+                    found.iter().any(|p| p.starts_with(&format!("{path}: "))),
+                    "byte {offset} of {path} flipped, check found {found:?}"
+                );
+            }
+            write(&repo, &path, original).await;
+        }
+        assert_eq!(problems(&repo, true).await, Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn names_tampered_missing_and_truncated_objects() {
+        let repo = three_commits().await;
+        let head = repo.resolve(&crate::Revision::Head(0)).await.unwrap();
+        let a = repo.address(b"one");
+        let b = repo.address(b"two");
+        let (pa, pb) = (object_path(&a), object_path(&b));
+        let (ba, bb) = (read(&repo, &pa).await, read(&repo, &pb).await);
+
+        // Swapped: both fail to open under the other's name.
+        write(&repo, &pa, bb.clone()).await;
+        write(&repo, &pb, ba.clone()).await;
+        let auth = "failed authentication: it was modified, swapped or written under another key";
+        let mut expected = vec![
+            format!("{pa}: file /memories/a.txt at @2: object {pa} {auth}"),
+            format!("{pb}: file /memories/d/b.txt at @3: object {pb} {auth}"),
+        ];
+        expected.sort();
+        assert_eq!(problems(&repo, true).await, expected);
+        // Without reading data the sizes agree (3 bytes each), so nothing shows.
+        assert_eq!(problems(&repo, false).await, Vec::<String>::new());
+
+        // Truncated: seen from the listing alone.
+        write(&repo, &pa, ba[..ba.len() - 1].to_vec()).await;
+        write(&repo, &pb, bb).await;
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!(
+                "{pa}: file /memories/a.txt at @2: object {pa} is corrupt: it has 34 bytes, but a sealed 3-byte content has 35"
+            )]
+        );
+        // Missing.
+        repo.store.delete(&pa).await.unwrap();
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!("{pa}: file /memories/a.txt at @2: object {pa} is missing from the store")]
+        );
+        write(&repo, &pa, ba).await;
+
+        // The head.
+        let head_bytes = read(&repo, &Path::from("head")).await;
+        let mut bad = head_bytes.clone();
+        bad[20] ^= 0x80;
+        write(&repo, &Path::from("head"), bad).await;
+        assert_eq!(problems(&repo, false).await, [format!("head: the head: object head {auth}")]);
+        write(&repo, &Path::from("head"), head_bytes).await;
+
+        // A commit.
+        let pc = object_path(&head.oid);
+        let commit = read(&repo, &pc).await;
+        let mut bad = commit.clone();
+        bad[30] ^= 0x01;
+        write(&repo, &pc, bad).await;
+        assert_eq!(problems(&repo, false).await, [format!("{pc}: commit @3, named by the head: object {pc} {auth}")]);
+        write(&repo, &pc, commit).await;
+
+        // gc's state, once it exists.
+        repo.gc(&crate::GcOptions::default(), &()).await.unwrap();
+        let state = read(&repo, &Path::from("gc.state")).await;
+        let mut bad = state.clone();
+        bad[17] ^= 0x01;
+        write(&repo, &Path::from("gc.state"), bad).await;
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!("gc.state: gc's state (the retention horizon): object gc.state {auth}")]
+        );
+        write(&repo, &Path::from("gc.state"), state).await;
+        assert_eq!(problems(&repo, true).await, Vec::<String>::new());
+    }
+}

@@ -1,0 +1,584 @@
+//! Garbage collection: retention, then deletion of unreachable objects in two phases.
+//!
+//! One run, at time T:
+//!
+//! 1. **Retention.** Walk the commits from the head back to the horizon recorded by earlier
+//!    runs. A commit is kept if it is among the `keep_commits` newest or younger than
+//!    `keep_days` (either keeps it; the head is always kept). The oldest kept commit becomes
+//!    the new horizon (it never moves back): history stops there, and the commits before it
+//!    become unreachable. Their ids stay in the kept commit's `parent` field, which is never
+//!    rewritten (that would change every later commit's id); walks stop at the horizon.
+//! 2. **Mark** every object reachable from the kept commits: the commits, every directory of
+//!    their trees, every file content. Any read error stops gc before it deletes anything.
+//! 3. **Sweep plan.** List `objects/`. An unreachable object that an earlier run recorded as
+//!    pending at least `grace` ago is doomed; any other unreachable object is (still) pending,
+//!    with the time it was first seen unreachable.
+//! 4. **Record** the new horizon and pending list in `gc.state`, by compare-and-swap against
+//!    the state read at the start: a concurrent gc makes this one stop before deleting.
+//! 5. **Fence.** Re-seal the head unchanged and swap it in by compare-and-swap. A writer that
+//!    read the head before the fence fails its own swap and runs its command again, writing
+//!    its objects anew: it cannot commit a reference to a doomed object it found existing
+//!    earlier. Commits made since the mark are marked, and what they use is spared.
+//! 6. **Delete** the doomed objects, keeping their sealed bytes in memory, and **fence again**,
+//!    for the writers that ran during the deletion. If this fence loses to a writer that
+//!    committed meanwhile, gc puts every deleted object back (the same sealed bytes), marks
+//!    that writer's commits, deletes again what is still unreachable, and fences again. A
+//!    reader may meet such an object missing for that moment; the engine reads again.
+//!
+//! Why this is safe with writers running: a writer writes its objects, then swaps the head
+//! within seconds; a brand-new object is at most newly pending when gc meets it, and is
+//! reachable long before the grace period (default one hour) ends. The remaining case, a
+//! writer reusing an existing object that is doomed, is what the fence covers.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream};
+use memfs_core::{Node, ObjectId};
+use memfs_crypt::ObjectKind;
+use object_store::{ObjectStoreExt, PutMode};
+
+use super::{EncryptedRepository, GC_STATE_PATH, now_ms, object_path, open_error};
+use crate::error::Error;
+use crate::format::{self, GcStateObject, HeadObject};
+use crate::head::HeadVersion;
+use crate::progress::Progress;
+
+/// How long an unreachable object waits before deletion unless told otherwise: one hour.
+pub const DEFAULT_GRACE_MS: u64 = 60 * 60 * 1000;
+
+/// How many objects are read or deleted at once.
+const PARALLEL: usize = 16;
+
+/// How many times the fence is tried before gc gives up.
+const FENCE_ATTEMPTS: u32 = 32;
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// What to keep and when to delete.
+#[derive(Debug, Clone)]
+pub struct GcOptions {
+    /// Keep the commits made in the last N days (by the writers' clocks).
+    pub keep_days: Option<u64>,
+    /// Keep the N newest commits.
+    pub keep_commits: Option<u64>,
+    /// How long an object must have been pending (unreachable, as seen by an earlier run)
+    /// before it is deleted, in milliseconds.
+    pub grace_ms: u64,
+    /// The time of this run, in milliseconds since the epoch.
+    pub now_ms: u64,
+}
+
+impl Default for GcOptions {
+    /// Keep all history; one hour of grace; now.
+    fn default() -> Self {
+        GcOptions { keep_days: None, keep_commits: None, grace_ms: DEFAULT_GRACE_MS, now_ms: now_ms() }
+    }
+}
+
+/// What a gc run found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GcReport {
+    /// Commits kept (from the head back to the horizon).
+    pub commits: u64,
+    /// The newest generation (the head's); 0 for a store without commits.
+    pub newest: u64,
+    /// The oldest kept generation.
+    pub oldest: u64,
+    /// The oldest kept generation before this run (0: history was never cut).
+    pub previous_horizon: u64,
+    /// Objects reachable from the kept commits, and their stored bytes.
+    pub reachable: u64,
+    /// Stored bytes of the reachable objects.
+    pub reachable_bytes: u64,
+    /// Unreachable objects left pending (including the new ones).
+    pub pending: u64,
+    /// Stored bytes of the pending objects.
+    pub pending_bytes: u64,
+    /// Of the pending objects, those first seen unreachable by this run.
+    pub newly_pending: u64,
+    /// Objects deleted.
+    pub deleted: u64,
+    /// Stored bytes freed.
+    pub deleted_bytes: u64,
+    /// Deleted objects put back because a writer committed a reference to them meanwhile.
+    pub recovered: u64,
+}
+
+impl EncryptedRepository {
+    /// Runs one garbage collection; see the module documentation for the protocol.
+    pub async fn gc(&self, options: &GcOptions, progress: &dyn Progress) -> Result<GcReport, Error> {
+        let (old, state_version) = match self.read_gc_state().await? {
+            Some((state, version)) => (state, Some(version)),
+            None => (GcStateObject::default(), None),
+        };
+        let mut report = GcReport { previous_horizon: old.horizon, ..GcReport::default() };
+        // Without a head there is nothing to keep, and no head to fence with: delete nothing.
+        let Some((head, head_version)) = self.read_head().await? else { return Ok(report) };
+
+        // 1. Retention.
+        progress.phase("commits", Some(head.generation.saturating_sub(old.horizon.max(1)) + 1));
+        let mut commits = Vec::new();
+        let mut walk = self.walk(Some(head.commit), head.generation, old.horizon);
+        while let Some(c) = walk.next().await? {
+            commits.push(c);
+            progress.advance(1);
+        }
+        let horizon = retention(&commits, options).max(old.horizon);
+        commits.retain(|c| c.generation >= horizon);
+        report.commits = commits.len() as u64;
+        report.newest = head.generation;
+        report.oldest = commits.last().map_or(0, |c| c.generation);
+
+        // 2. Mark.
+        let mut marked: HashSet<ObjectId> = commits.iter().map(|c| c.oid).collect();
+        self.mark_trees(commits.iter().map(|c| c.root).collect(), &mut marked, progress).await?;
+
+        // 3. Sweep plan.
+        let listing = self.list_objects().await?;
+        let mut pending = BTreeMap::new();
+        let mut doomed = Vec::new();
+        for (id, size) in &listing {
+            if marked.contains(id) {
+                report.reachable += 1;
+                report.reachable_bytes += size;
+                continue;
+            }
+            let hex = id.to_hex();
+            match old.pending.get(&hex) {
+                Some(&since) if options.now_ms.saturating_sub(since) >= options.grace_ms => doomed.push((*id, *size)),
+                since => {
+                    report.newly_pending += u64::from(since.is_none());
+                    report.pending += 1;
+                    report.pending_bytes += size;
+                    pending.insert(hex, since.copied().unwrap_or(options.now_ms));
+                }
+            }
+        }
+        doomed.sort();
+
+        // 4. Record. The doomed objects' bytes first, to put back any a racing writer uses.
+        let saved = self.save(&doomed).await?;
+        self.write_gc_state(state_version.as_ref(), &GcStateObject { horizon, pending }).await?;
+
+        if saved.is_empty() {
+            return Ok(report);
+        }
+
+        // 5. Fence, so that only writers that start during the deletion itself can reuse a
+        // doomed object; what the commits made since the mark use is kept.
+        let (head, head_version) = self.fence_before(head, head_version, horizon, &mut marked).await?;
+        let saved: HashMap<ObjectId, Bytes> = saved.into_iter().filter(|(id, _)| !marked.contains(id)).collect();
+
+        // 6. Delete, then fence again, even after a failed deletion (some objects may be gone).
+        progress.phase("deleting", Some(saved.len() as u64));
+        let deletion = self.delete_objects(saved.keys().copied().collect(), progress).await;
+        let deleted = self.fence(head, head_version, horizon, &mut marked, &saved).await?;
+        deletion?;
+        let size_of: HashMap<ObjectId, u64> = doomed.into_iter().collect();
+        report.deleted = deleted.len() as u64;
+        report.deleted_bytes = deleted.iter().map(|id| size_of.get(id).copied().unwrap_or(0)).sum();
+        report.recovered = (saved.len() - deleted.len()) as u64;
+        Ok(report)
+    }
+
+    /// Marks every directory and file reachable from `roots` (skipping directories already
+    /// marked: equal ids, equal subtrees).
+    async fn mark_trees(
+        &self,
+        roots: Vec<ObjectId>,
+        marked: &mut HashSet<ObjectId>,
+        progress: &dyn Progress,
+    ) -> Result<(), Error> {
+        progress.phase("directories", None);
+        let mut level: Vec<ObjectId> = roots;
+        while !level.is_empty() {
+            level.retain(|id| marked.insert(*id));
+            progress.extend(level.len() as u64);
+            let dirs: Vec<_> = stream::iter(level.iter())
+                .map(|id| async move {
+                    let plain = self.get_object(ObjectKind::Dir, id).await?;
+                    format::decode_dir(&plain, id)
+                })
+                .buffered(PARALLEL)
+                .try_collect()
+                .await?;
+            progress.advance(dirs.len() as u64);
+            let mut next = Vec::new();
+            for dir in &dirs {
+                for (_, node) in dir.entries() {
+                    match node {
+                        Node::File(f) => {
+                            marked.insert(f.id);
+                        }
+                        Node::Dir(d) => next.push(d.id().expect("decoded directories are stored")),
+                    }
+                }
+            }
+            level = next;
+        }
+        Ok(())
+    }
+
+    /// The sealed bytes of objects about to be deleted (those already gone are skipped).
+    async fn save(&self, doomed: &[(ObjectId, u64)]) -> Result<HashMap<ObjectId, Bytes>, Error> {
+        let fetched: Vec<_> = stream::iter(doomed.iter())
+            .map(|(id, _)| async move {
+                let path = object_path(id);
+                match self.store.get(&path).await {
+                    Ok(r) => r.bytes().await.map(|b| Some((*id, b))).map_err(|e| Error::backend("read", &path, e)),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(Error::backend("read", &path, e)),
+                }
+            })
+            .buffered(PARALLEL)
+            .try_collect()
+            .await?;
+        Ok(fetched.into_iter().flatten().collect())
+    }
+
+    /// Deletes objects; returns those deleted (or already gone), or the first failure.
+    async fn delete_objects(&self, mut ids: Vec<ObjectId>, progress: &dyn Progress) -> Result<Vec<ObjectId>, Error> {
+        ids.sort();
+        stream::iter(ids)
+            .map(|id| async move {
+                let path = object_path(&id);
+                let r = match self.store.delete(&path).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(id),
+                    Err(e) => Err(Error::backend("delete", &path, e)),
+                };
+                progress.advance(1);
+                r
+            })
+            .buffered(PARALLEL)
+            .try_collect()
+            .await
+    }
+
+    /// Swaps the head for an identical re-sealed copy, so that every writer that read it before
+    /// must run again. On a lost race (a writer committed since the mark, perhaps using an
+    /// object just deleted) it puts every deleted object back, marks the new commits, deletes
+    /// again what is still unreachable, and fences again. Returns the objects left deleted.
+    async fn fence(
+        &self,
+        mut head: HeadObject,
+        mut version: HeadVersion,
+        horizon: u64,
+        marked: &mut HashSet<ObjectId>,
+        saved: &HashMap<ObjectId, Bytes>,
+    ) -> Result<HashSet<ObjectId>, Error> {
+        let mut deleted: HashSet<ObjectId> = saved.keys().copied().collect();
+        for _ in 0..FENCE_ATTEMPTS {
+            match self.head.swap(&version, self.seal_head(&head)?).await {
+                Ok(()) => return Ok(deleted),
+                Err(Error::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+            // Everything back first, so that the new commits can be read whatever they use.
+            stream::iter(deleted.iter())
+                .map(|id| async move {
+                    let path = object_path(id);
+                    match self.store.put_opts(&path, saved[id].clone().into(), PutMode::Create.into()).await {
+                        Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+                        Err(e) => Err(Error::backend("write", &path, e)),
+                    }
+                })
+                .buffer_unordered(PARALLEL)
+                .try_collect::<Vec<()>>()
+                .await?;
+            let (new_head, new_version) = self.mark_new(horizon, marked).await?;
+            deleted = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
+            self.delete_objects(deleted.iter().copied().collect(), &()).await?;
+            (head, version) = (new_head, new_version);
+        }
+        Err(Error::FenceFailed { attempts: FENCE_ATTEMPTS })
+    }
+
+    /// Swaps the head for an identical re-sealed copy before deleting; on a lost race, marks
+    /// the new commits and tries again. Returns the head as read after the swap (with any
+    /// commit made since marked).
+    async fn fence_before(
+        &self,
+        mut head: HeadObject,
+        mut version: HeadVersion,
+        horizon: u64,
+        marked: &mut HashSet<ObjectId>,
+    ) -> Result<(HeadObject, HeadVersion), Error> {
+        for _ in 0..FENCE_ATTEMPTS {
+            let swapped = match self.head.swap(&version, self.seal_head(&head)?).await {
+                Ok(()) => true,
+                Err(Error::Conflict) => false,
+                Err(e) => return Err(e),
+            };
+            (head, version) = self.mark_new(horizon, marked).await?;
+            if swapped {
+                return Ok((head, version));
+            }
+        }
+        Err(Error::FenceFailed { attempts: FENCE_ATTEMPTS })
+    }
+
+    /// Reads the head and marks the commits made since the last mark (back to the first
+    /// commit already marked) and their trees.
+    async fn mark_new(&self, horizon: u64, marked: &mut HashSet<ObjectId>) -> Result<(HeadObject, HeadVersion), Error> {
+        let Some((head, version)) = self.read_head().await? else {
+            return Err(Error::Corrupt { object: "head".into(), reason: "it disappeared during gc".into() });
+        };
+        let mut walk = self.walk(Some(head.commit), head.generation, horizon);
+        let mut roots = Vec::new();
+        while let Some(c) = walk.next().await? {
+            if !marked.insert(c.oid) {
+                break;
+            }
+            roots.push(c.root);
+        }
+        self.mark_trees(roots, marked, &()).await?;
+        Ok((head, version))
+    }
+
+    /// gc's state and its version; `None` if gc never ran.
+    pub(super) async fn read_gc_state(&self) -> Result<Option<(GcStateObject, HeadVersion)>, Error> {
+        let Some((bytes, version)) = self.gc_state.read().await? else { return Ok(None) };
+        let plain = self
+            .keys
+            .objects
+            .open(ObjectKind::Head, &gc_state_id(), &bytes)
+            .map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
+        let state = serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(GC_STATE_PATH, "gc state", &e))?;
+        Ok(Some((state, version)))
+    }
+
+    async fn write_gc_state(&self, expected: Option<&HeadVersion>, state: &GcStateObject) -> Result<(), Error> {
+        let plain = serde_json::to_vec(state).expect("gc state serializes");
+        let sealed = Bytes::from(self.keys.objects.seal(ObjectKind::Head, &gc_state_id(), &plain)?);
+        let written = match expected {
+            Some(version) => self.gc_state.swap(version, sealed).await,
+            None => self.gc_state.create(sealed).await,
+        };
+        written.map_err(|e| match e {
+            Error::Conflict => Error::ConcurrentGc,
+            e => e,
+        })
+    }
+}
+
+/// gc's state is sealed as kind Head under this fixed id (the head's is all zeros), so neither
+/// opens in the other's place.
+fn gc_state_id() -> ObjectId {
+    ObjectId::from_bytes([0xff; 32])
+}
+
+/// The generation of the oldest commit the policy keeps; `commits` run from the head back.
+fn retention(commits: &[super::CommitRecord], options: &GcOptions) -> u64 {
+    if options.keep_days.is_none() && options.keep_commits.is_none() {
+        return 0;
+    }
+    let keep_count = options.keep_commits.unwrap_or(0).max(1);
+    let since = options.keep_days.map(|d| options.now_ms.saturating_sub(d.saturating_mul(DAY_MS)));
+    commits
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| (*i as u64) < keep_count || since.is_some_and(|s| c.time_ms >= s))
+        .map(|(_, c)| c.generation)
+        .min()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::ObjectStoreExt;
+    use serde_json::json;
+
+    use super::*;
+    use crate::encrypted::history::tests::{mutate, run, three_commits};
+    use crate::repository::{CommitInfo, Repository};
+    use crate::{CheckOptions, Revision};
+
+    fn now_plus(options: GcOptions, ms: u64) -> GcOptions {
+        GcOptions { now_ms: options.now_ms + ms, ..options }
+    }
+
+    fn no_grace() -> GcOptions {
+        GcOptions { grace_ms: 0, ..GcOptions::default() }
+    }
+
+    /// Makes a commit that loses its race: its objects are written but never reachable.
+    async fn lost_race(repo: &EncryptedRepository) {
+        let stale = repo.head().await.unwrap();
+        run(repo, json!({"command": "create", "path": "/memories/winner.txt", "file_text": "w"})).await;
+        let m = mutate(repo, &stale, json!({"command": "create", "path": "/memories/loser.txt", "file_text": "l"}))
+            .await
+            .unwrap();
+        assert!(matches!(repo.commit(&stale, &m, CommitInfo::default()).await, Err(Error::Conflict)));
+    }
+
+    async fn clean(repo: &EncryptedRepository) {
+        let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+    }
+
+    #[tokio::test]
+    async fn deletes_only_unreachable_objects_after_the_grace_period() {
+        let repo = three_commits().await;
+        lost_race(&repo).await;
+        let before = repo.list_objects().await.unwrap().len() as u64;
+
+        // The loser's blob, its root directory and its commit are unreachable.
+        let first = repo.gc(&GcOptions::default(), &()).await.unwrap();
+        assert_eq!((first.commits, first.newest, first.oldest), (4, 4, 1));
+        assert_eq!((first.pending, first.newly_pending, first.deleted), (3, 3, 0));
+        assert_eq!(first.reachable, before - 3);
+        // Still within the grace period: nothing deleted.
+        let second = repo.gc(&now_plus(GcOptions::default(), 1000), &()).await.unwrap();
+        assert_eq!((second.pending, second.newly_pending, second.deleted), (3, 0, 0));
+        // After it: deleted.
+        let third = repo.gc(&now_plus(GcOptions::default(), DEFAULT_GRACE_MS), &()).await.unwrap();
+        assert_eq!((third.pending, third.deleted, third.recovered), (0, 3, 0));
+        assert_eq!(third.deleted_bytes, first.pending_bytes);
+        assert_eq!(repo.list_objects().await.unwrap().len() as u64, before - 3);
+        clean(&repo).await;
+        assert_eq!(repo.log(None, None).await.unwrap().len(), 4);
+        // Nothing left to do.
+        let fourth = repo.gc(&no_grace(), &()).await.unwrap();
+        assert_eq!((fourth.pending, fourth.deleted, fourth.reachable), (0, 0, before - 3));
+    }
+
+    #[tokio::test]
+    async fn retention_cuts_history_at_a_horizon() {
+        let repo = three_commits().await;
+        let options = GcOptions { keep_commits: Some(2), ..no_grace() };
+        let first = repo.gc(&options, &()).await.unwrap();
+        assert_eq!((first.commits, first.oldest, first.previous_horizon), (2, 2, 0));
+        // Commit 1 and the root directory only it had: `a.txt` moved, its blob is still used.
+        assert_eq!(first.newly_pending, 2);
+        assert_eq!(repo.horizon().await.unwrap(), 2);
+        let gens: Vec<u64> = repo.log(None, None).await.unwrap().iter().map(|c| c.generation).collect();
+        assert_eq!(gens, [3, 2]);
+        let err = repo.resolve(&Revision::Generation(1)).await.unwrap_err().to_string();
+        assert_eq!(err, "revision @1 does not exist: history before @2 was removed by gc");
+        let err = repo.resolve(&Revision::Head(2)).await.unwrap_err().to_string();
+        assert_eq!(err, "revision HEAD~2 does not exist: history before @2 was removed by gc");
+
+        // A later run without a policy keeps the horizon; this one deletes.
+        let second = repo.gc(&no_grace(), &()).await.unwrap();
+        assert_eq!((second.commits, second.oldest, second.deleted, second.pending), (2, 2, 2, 0));
+        clean(&repo).await;
+        assert_eq!(repo.check(CheckOptions::default(), &()).await.unwrap().unreferenced, 0);
+    }
+
+    #[tokio::test]
+    async fn keep_days_and_keep_commits_add_up() {
+        let repo = three_commits().await;
+        // A week later, keep one day: only the head (always kept).
+        let later = now_plus(GcOptions { keep_days: Some(1), ..no_grace() }, 7 * DAY_MS);
+        assert_eq!(repo.gc(&later, &()).await.unwrap().oldest, 3);
+
+        let repo = three_commits().await;
+        let both = GcOptions { keep_days: Some(1), keep_commits: Some(2), ..no_grace() };
+        // Today every commit is younger than a day.
+        assert_eq!(repo.gc(&both, &()).await.unwrap().oldest, 1);
+        assert_eq!(repo.gc(&now_plus(both, 7 * DAY_MS), &()).await.unwrap().oldest, 2);
+    }
+
+    #[tokio::test]
+    async fn the_fence_puts_back_what_a_racing_writer_uses() {
+        let repo = three_commits().await;
+        let (head, version) = repo.read_head().await.unwrap().unwrap();
+        let mut marked = HashSet::new();
+        let commits = repo.log(None, None).await.unwrap();
+        marked.extend(commits.iter().map(|c| c.oid));
+        repo.mark_trees(commits.iter().map(|c| c.root).collect(), &mut marked, &()).await.unwrap();
+
+        // A writer commits content equal to an object gc is deleting right now.
+        run(&repo, json!({"command": "create", "path": "/memories/again.txt", "file_text": "zzz"})).await;
+        let id = repo.address(b"zzz");
+        let saved = repo.save(&[(id, 0)]).await.unwrap();
+        repo.store.delete(&object_path(&id)).await.unwrap();
+
+        let deleted = repo.fence(head, version, 0, &mut marked, &saved).await.unwrap();
+        assert!(deleted.is_empty());
+        clean(&repo).await;
+    }
+
+    #[tokio::test]
+    async fn a_concurrent_gc_deletes_nothing() {
+        let repo = three_commits().await;
+        repo.write_gc_state(None, &GcStateObject::default()).await.unwrap();
+        let err = repo.write_gc_state(None, &GcStateObject::default()).await.unwrap_err();
+        assert!(matches!(err, Error::ConcurrentGc), "{err:?}");
+    }
+
+    /// Commits a command, running it again on a lost race, or (a few times) after finding an
+    /// object missing, as the engine does.
+    async fn run_retrying(repo: &EncryptedRepository, input: serde_json::Value) {
+        let mut missing = 0;
+        loop {
+            let head = match repo.head().await {
+                Ok(head) => head,
+                Err(Error::MissingObject { .. }) if missing < 3 => {
+                    missing += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            let m = match mutate(repo, &head, input.clone()).await {
+                Ok(m) => m,
+                Err(Error::MissingObject { .. }) if missing < 3 => {
+                    missing += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            match repo.commit(&head, &m, CommitInfo::default()).await {
+                Ok(_) => return,
+                Err(Error::Conflict) => tokio::task::yield_now().await,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Writers keep re-creating contents that gc keeps deleting (grace 0, two commits kept):
+    /// whatever interleaving happens, every reachable object survives.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn gc_while_writers_run_loses_nothing() {
+        let repo = std::sync::Arc::new(three_commits().await);
+        let writers: Vec<_> = (0..3)
+            .map(|w| {
+                let repo = repo.clone();
+                tokio::spawn(async move {
+                    for i in 0..25 {
+                        let path = format!("/memories/w{w}/{i}.txt");
+                        let text = format!("content {}", i % 3);
+                        run_retrying(&repo, json!({"command": "create", "path": path, "file_text": text})).await;
+                        run_retrying(&repo, json!({"command": "delete", "path": path})).await;
+                    }
+                })
+            })
+            .collect();
+        let options = GcOptions { keep_commits: Some(2), ..no_grace() };
+        let mut runs = 0;
+        while !writers.iter().all(|w| w.is_finished()) {
+            match repo.gc(&options, &()).await {
+                Ok(_) | Err(Error::ConcurrentGc) => runs += 1,
+                Err(e) => panic!("gc failed: {e}"),
+            }
+        }
+        for w in writers {
+            w.await.unwrap();
+        }
+        assert!(runs > 0);
+        repo.gc(&options, &()).await.unwrap();
+        repo.gc(&options, &()).await.unwrap();
+        clean(&repo).await;
+        assert_eq!(repo.check(CheckOptions::default(), &()).await.unwrap().unreferenced, 0);
+    }
+
+    #[tokio::test]
+    async fn an_empty_store_has_nothing_to_collect() {
+        let repo = EncryptedRepository::ephemeral().unwrap();
+        assert_eq!(repo.gc(&no_grace(), &()).await.unwrap(), GcReport::default());
+    }
+}

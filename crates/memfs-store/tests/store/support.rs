@@ -1,0 +1,172 @@
+//! Shared helpers: opening stores, a minimal engine, and `verify`, the full walk.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use memfs_core::{Command, Dialect, Dir, DirRef, Need, Node, ObjectId, Resolver, ToolResult, execute};
+use memfs_crypt::{Credential, KeyFile, KeySlots};
+use memfs_store::fault::InjectedFault;
+use memfs_store::{
+    Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, OpenOptions, Repository,
+};
+use serde_json::Value;
+
+/// The key every test store is locked with (a key file: no Argon2 run per store).
+fn key_file() -> KeyFile {
+    KeyFile::from_bytes([7; 32])
+}
+
+pub(crate) fn credential() -> Credential {
+    Credential::KeyFile(key_file())
+}
+
+fn options(state_dir: Option<&Path>) -> OpenOptions {
+    OpenOptions { state_dir: state_dir.map(Path::to_path_buf), display: "test-store".into() }
+}
+
+/// Creates a store on `backend`.
+pub(crate) async fn init(backend: Backend, state_dir: Option<&Path>) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::init(
+        backend,
+        |master, id| KeySlots::with_key_file(master, id, &key_file()),
+        options(state_dir),
+    )
+    .await
+}
+
+/// Opens the store on `backend` as a new client (empty caches).
+pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::open(backend, &credential(), options(state_dir)).await
+}
+
+/// The objects fetched while answering one command.
+struct Fetched<'a> {
+    repo: &'a dyn Repository,
+    dirs: HashMap<ObjectId, Arc<Dir>>,
+    blobs: HashMap<ObjectId, Arc<[u8]>>,
+}
+
+impl Resolver for Fetched<'_> {
+    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
+        self.dirs.get(id).cloned()
+    }
+    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
+        self.blobs.get(id).cloned()
+    }
+    fn address(&self, content: &[u8]) -> ObjectId {
+        self.repo.address(content)
+    }
+}
+
+/// Runs one tool input the way the engine (`memfs::Memfs::execute`) does: read the head,
+/// fetch what the command needs, commit a mutation by compare-and-swap, and run again on a
+/// lost race. A store error ends the command.
+pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
+    let command = Command::from_input(input).expect("a valid tool input");
+    let mut fetched = Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() };
+    for _ in 0..16 {
+        let head = repo.head().await?;
+        let outcome = loop {
+            match execute(&command, &head.tree, Dialect::Spec, &fetched) {
+                Ok(outcome) => break outcome,
+                Err(Need::Dir(id)) => {
+                    let dir = repo.dir(&id).await?;
+                    fetched.dirs.insert(id, dir);
+                }
+                Err(Need::Blob(id)) => {
+                    let blob = repo.blob(&id).await?;
+                    fetched.blobs.insert(id, blob);
+                }
+            }
+        };
+        let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
+        let info = CommitInfo { actor: "test".into(), command: input.to_string(), changes: mutation.changes.clone() };
+        match repo.commit(&head, &mutation, info).await {
+            Ok(_) => return Ok(outcome.result),
+            Err(Error::Conflict) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    panic!("no commit after 16 attempts with a single writer");
+}
+
+/// A whole store as read: its generation and every path under `/memories` (directories end
+/// in `/` and map to ""), with file contents.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub(crate) generation: u64,
+    pub(crate) paths: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "generation {}", self.generation)?;
+        for (path, content) in &self.paths {
+            writeln!(f, "  {path} = {:?}", content)?;
+        }
+        Ok(())
+    }
+}
+
+/// The full verification: reads the head, walks every directory from the root and opens
+/// every file's content, checking each size against the directory entry. Run it on a newly
+/// opened client, so that nothing comes from a cache.
+pub(crate) async fn verify(repo: &dyn Repository) -> Result<Snapshot, Error> {
+    let head = repo.head().await?;
+    let mut paths = BTreeMap::new();
+    walk(repo, head.tree.root(), memfs_core::ROOT.to_owned(), &mut paths).await?;
+    Ok(Snapshot { generation: head.generation, paths })
+}
+
+async fn walk(
+    repo: &dyn Repository,
+    dir: &DirRef,
+    path: String,
+    paths: &mut BTreeMap<String, String>,
+) -> Result<(), Error> {
+    let dir = match (dir.dir(), dir.id()) {
+        (Some(d), _) => d.clone(),
+        (None, Some(id)) => repo.dir(&id).await?,
+        (None, None) => panic!("a directory reference with neither content nor id at {path}"),
+    };
+    for (name, node) in dir.entries() {
+        let child = format!("{path}/{name}");
+        match node {
+            Node::File(file) => {
+                let content = repo.blob(&file.id).await?;
+                assert_eq!(content.len() as u64, file.size, "size of {child} disagrees with its directory entry");
+                let text = String::from_utf8(content.to_vec()).expect("test contents are UTF-8");
+                paths.insert(child, text);
+            }
+            Node::Dir(sub) => {
+                paths.insert(format!("{child}/"), String::new());
+                Box::pin(walk(repo, sub, child, paths)).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The store's own integrity check, reading every content: the head, every commit back to
+/// the first, every directory of every commit's tree and every file content must open.
+/// Returns how many stored objects nothing refers to (left by interrupted commands; `gc`
+/// removes them).
+pub(crate) async fn check(repo: &EncryptedRepository) -> u64 {
+    let report: CheckReport = repo.check(CheckOptions { read_data: true }, &()).await.expect("check runs");
+    assert!(report.problems.is_empty(), "check found problems: {:#?}", report.problems);
+    report.unreferenced
+}
+
+/// The injected fault somewhere in `e`'s source chain.
+pub(crate) fn injected(e: &Error) -> Option<&InjectedFault> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(fault) = s.downcast_ref::<InjectedFault>() {
+            return Some(fault);
+        }
+        source = s.source();
+    }
+    None
+}

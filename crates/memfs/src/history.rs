@@ -1,0 +1,559 @@
+//! History, integrity and retention of a store, and the text `memfs` prints for each:
+//! `log`, `show`, `diff`, `restore`, `undo`, `check` and `gc`.
+//!
+//! Revisions follow [`Revision`]: `HEAD`, `HEAD~N`, `@N` (a generation) or a commit id prefix
+//! of at least 8 hex digits. `restore --at` also takes a time: RFC 3339 (`2025-06-01T12:00:00Z`)
+//! or unix seconds; a string of digits that is also a commit id prefix is refused as ambiguous.
+//!
+//! `restore` and `undo` are commits like any tool command: the new tree is built from the
+//! past one (the past subtree grafted into the live tree, sharing every object) and committed
+//! by compare-and-swap, re-planned against the new head on a lost race.
+
+mod diff;
+mod time;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use memfs_core::{Change, Mutation, Name, Node, Tree};
+use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, MIN_PREFIX, Revision};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use self::diff::{FileChange, Status};
+pub use memfs_store::{
+    CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Problem, Progress,
+};
+
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::error::{Error, error_chain};
+
+/// What `show` found.
+#[derive(Debug, Clone)]
+pub enum Shown {
+    /// `show REV`: the commit.
+    Commit(CommitRecord),
+    /// `show REV:PATH` of a file: its content.
+    File(Arc<[u8]>),
+    /// `show REV:PATH` of a directory: its entries, directories with a trailing `/`.
+    Dir(Vec<String>),
+}
+
+/// The outcome of a restore.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Restored {
+    /// The new commit's generation; `None` when the path already matched.
+    pub generation: Option<u64>,
+    /// The commit restored from.
+    pub source: CommitRecord,
+    /// The path restored, normalised.
+    pub path: String,
+    /// What changed.
+    pub changes: Vec<Change>,
+}
+
+/// The outcome of an undo.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Undone {
+    /// The new commit's generation; `None` when the undone commit changed nothing.
+    pub generation: Option<u64>,
+    /// The commit undone (the head it was based on).
+    pub undone: CommitRecord,
+    /// What changed.
+    pub changes: Vec<Change>,
+}
+
+/// The command a restore commit records.
+#[derive(Serialize)]
+struct RestoreCommand<'a> {
+    command: &'static str,
+    path: &'a str,
+    at: &'a str,
+    commit: &'a str,
+    generation: u64,
+}
+
+/// The command an undo commit records.
+#[derive(Serialize)]
+struct UndoCommand<'a> {
+    command: &'static str,
+    commit: &'a str,
+    generation: u64,
+}
+
+/// A new tree for a history commit, planned against one head.
+struct Plan<T> {
+    tree: Tree,
+    changes: Vec<FileChange>,
+    command: String,
+    about: T,
+}
+
+impl Memfs {
+    fn history(&self) -> Result<&EncryptedRepository, Error> {
+        self.history.as_deref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })
+    }
+
+    /// Up to `limit` commits, newest first; with `path`, only those that changed it (or
+    /// something below or above it).
+    pub async fn log(&self, limit: Option<usize>, path: Option<&str>) -> Result<Vec<CommitRecord>, Error> {
+        let repo = self.history()?;
+        let path = path.map(memfs_core::MemoryPath::parse).transpose()?;
+        repo.log(limit, path.as_ref()).await.map_err(|e| self.store_error(e))
+    }
+
+    /// The commit a revision names.
+    pub async fn resolve(&self, rev: &str) -> Result<CommitRecord, Error> {
+        let repo = self.history()?;
+        repo.resolve(&Revision::parse(rev)?).await.map_err(|e| self.store_error(e))
+    }
+
+    /// `REV` (the commit) or `REV:PATH` (a file's content or a directory's entries then).
+    pub async fn show(&self, spec: &str) -> Result<Shown, Error> {
+        let (rev, path) = match spec.split_once(':') {
+            Some((rev, path)) => (rev, Some(path)),
+            None => (spec, None),
+        };
+        let record = self.resolve(rev).await?;
+        let Some(path) = path else { return Ok(Shown::Commit(record)) };
+        let p = memfs_core::MemoryPath::parse(path)?;
+        match self.node_at(&record.tree(), p.components()).await? {
+            None => Err(Error::NotFound { path: p.normalized(), rev: rev.to_owned() }),
+            Some(Node::File(f)) => {
+                Ok(Shown::File(self.repository().blob(&f.id).await.map_err(|e| self.store_error(e))?))
+            }
+            Some(Node::Dir(d)) => {
+                let dir = self.load(&d).await?;
+                let entries = dir.entries().map(|(name, node)| match node {
+                    Node::File(_) => name.to_string(),
+                    Node::Dir(_) => format!("{name}/"),
+                });
+                Ok(Shown::Dir(entries.collect()))
+            }
+        }
+    }
+
+    /// The files that differ from `from` to `to` (default `HEAD`), with both commits.
+    pub async fn changes(
+        &self,
+        from: &str,
+        to: Option<&str>,
+    ) -> Result<(CommitRecord, CommitRecord, Vec<FileChange>), Error> {
+        let a = self.resolve(from).await?;
+        let b = self.resolve(to.unwrap_or("HEAD")).await?;
+        let changes = diff::diff_trees(self.repository().as_ref(), a.tree().root(), b.tree().root())
+            .await
+            .map_err(|e| self.store_error(e))?;
+        Ok((a, b, changes))
+    }
+
+    /// `memfs diff`: one `A`/`M`/`D` line per differing file from `from` to `to` (default
+    /// `HEAD`); with `patch`, each followed by its unified diff.
+    pub async fn diff(&self, from: &str, to: Option<&str>, patch: bool) -> Result<String, Error> {
+        let (a, b, changes) = self.changes(from, to).await?;
+        let (old_label, new_label) = (format!("@{}:", a.generation), format!("@{}:", b.generation));
+        let mut out = String::new();
+        for change in &changes {
+            let _ = writeln!(out, "{} {}", change.status.letter(), change.path);
+            if patch {
+                let text = diff::patch(self.repository().as_ref(), change, &old_label, &new_label)
+                    .await
+                    .map_err(|e| self.store_error(e))?;
+                out.push_str(&text);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Makes `path` (default: the whole tree) what it was at `at` (a revision, or the newest
+    /// commit at or before a time), as a new commit. Nothing is committed when it already is.
+    pub async fn restore(&self, at: &str, path: Option<&str>) -> Result<Restored, Error> {
+        let repo = self.history()?;
+        let p = memfs_core::MemoryPath::parse(path.unwrap_or(memfs_core::ROOT))?;
+        let normalized = p.normalized();
+        let (generation, plan) = self
+            .commit_plan(async |head: &Head| {
+                let source = self.resolve_at(repo, head, at).await?;
+                let node = self.node_at(&source.tree(), p.components()).await?;
+                let tree = self.graft(&head.tree, p.components(), node).await?;
+                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), tree.root())
+                    .await
+                    .map_err(|e| self.store_error(e))?;
+                let command = serde_json::to_string(&RestoreCommand {
+                    command: "restore",
+                    path: &normalized,
+                    at,
+                    commit: &source.id,
+                    generation: source.generation,
+                })
+                .expect("a command serializes");
+                Ok(Plan { tree, changes, command, about: source })
+            })
+            .await?;
+        let changes = plan.changes.iter().map(FileChange::to_change).collect();
+        Ok(Restored { generation, source: plan.about, path: normalized, changes })
+    }
+
+    /// Makes the tree what it was before the newest commit, as a new commit (undoing an undo
+    /// redoes).
+    pub async fn undo(&self) -> Result<Undone, Error> {
+        let repo = self.history()?;
+        let (generation, plan) = self
+            .commit_plan(async |head: &Head| {
+                let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
+                    Ok(c) => c,
+                    Err(StoreError::UnknownRevision { .. }) => {
+                        return Err(Error::NothingToUndo { reason: "the store has no commits yet".into() });
+                    }
+                    Err(e) => return Err(self.store_error(e)),
+                };
+                let before = match undone.generation {
+                    1 => Tree::empty(),
+                    g => match repo.resolve_in(head, &Revision::Head(1)).await {
+                        Ok(c) => c.tree(),
+                        Err(StoreError::UnknownRevision { .. }) => {
+                            let reason = format!("the commit before @{g} was removed by gc");
+                            return Err(Error::NothingToUndo { reason });
+                        }
+                        Err(e) => return Err(self.store_error(e)),
+                    },
+                };
+                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), before.root())
+                    .await
+                    .map_err(|e| self.store_error(e))?;
+                let command = serde_json::to_string(&UndoCommand {
+                    command: "undo",
+                    commit: &undone.id,
+                    generation: undone.generation,
+                })
+                .expect("a command serializes");
+                Ok(Plan { tree: before, changes, command, about: undone })
+            })
+            .await?;
+        let changes = plan.changes.iter().map(FileChange::to_change).collect();
+        Ok(Undone { generation, undone: plan.about, changes })
+    }
+
+    /// Verifies every object reachable from the head (see [`EncryptedRepository::check`]).
+    pub async fn check(&self, options: CheckOptions, progress: &dyn Progress) -> Result<CheckReport, Error> {
+        self.history()?.check(options, progress).await.map_err(|e| self.store_error(e))
+    }
+
+    /// Applies retention and deletes unreachable objects (see [`EncryptedRepository::gc`]).
+    pub async fn gc(&self, options: &GcOptions, progress: &dyn Progress) -> Result<GcReport, Error> {
+        self.history()?.gc(options, progress).await.map_err(|e| self.store_error(e))
+    }
+
+    /// The commit `at` names in the history of `head`: a time (RFC 3339 or unix seconds) or a
+    /// revision.
+    async fn resolve_at(&self, repo: &EncryptedRepository, head: &Head, at: &str) -> Result<CommitRecord, Error> {
+        if let Some(time_ms) = time::parse(at) {
+            let digits = at.bytes().all(|b| b.is_ascii_digit());
+            if digits && at.len() >= MIN_PREFIX {
+                match repo.resolve_in(head, &Revision::Prefix(at.to_owned())).await {
+                    Err(StoreError::UnknownRevision { .. }) => {}
+                    Ok(_) | Err(StoreError::AmbiguousRevision { .. }) => {
+                        return Err(Error::AmbiguousTime { at: at.to_owned() });
+                    }
+                    Err(e) => return Err(self.store_error(e)),
+                }
+            }
+            let found = repo.commit_at_or_before(head, time_ms).await.map_err(|e| self.store_error(e))?;
+            return found.ok_or_else(|| Error::NoCommitAt { time: at.to_owned() });
+        }
+        let rev = Revision::parse(at).map_err(|_| Error::BadAt { at: at.to_owned() })?;
+        repo.resolve_in(head, &rev).await.map_err(|e| self.store_error(e))
+    }
+
+    /// Plans against the newest head and commits by compare-and-swap, re-planning on a lost
+    /// race, like a tool command. Returns the new generation (`None` if the plan changes
+    /// nothing, and nothing is committed) and the plan.
+    async fn commit_plan<T>(
+        &self,
+        mut plan: impl AsyncFnMut(&Head) -> Result<Plan<T>, Error>,
+    ) -> Result<(Option<u64>, Plan<T>), Error> {
+        for attempt in 1..=MAX_ATTEMPTS {
+            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+            let planned = plan(&head).await?;
+            if planned.changes.is_empty() {
+                return Ok((None, planned));
+            }
+            let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
+            let mutation = Mutation { tree: planned.tree.clone(), changes: changes.clone(), blobs: Vec::new() };
+            let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
+            match self.repository().commit(&head, &mutation, info).await {
+                Ok(generation) => return Ok((Some(generation), planned)),
+                Err(StoreError::Conflict) => backoff(attempt).await,
+                Err(e) => return Err(self.store_error(e)),
+            }
+        }
+        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+    }
+
+    async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
+        match dir.dir() {
+            Some(d) => Ok(d.clone()),
+            None => {
+                let id = dir.id().expect("a DirRef is loaded or stored");
+                self.repository().dir(&id).await.map_err(|e| self.store_error(e))
+            }
+        }
+    }
+
+    /// The node at `components` of `tree` (the root directory for none).
+    async fn node_at(&self, tree: &Tree, components: &[Name]) -> Result<Option<Node>, Error> {
+        let mut node = Node::Dir(tree.root().clone());
+        for name in components {
+            let Node::Dir(d) = &node else { return Ok(None) };
+            match self.load(d).await?.get(name) {
+                Some(child) => node = child.clone(),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(node))
+    }
+
+    /// `tree` with `node` grafted at `components`, fetching the directories on the way.
+    async fn graft(&self, tree: &Tree, components: &[Name], node: Option<Node>) -> Result<Tree, Error> {
+        let mut fetched = Fetched::new(self.repository().as_ref());
+        loop {
+            match memfs_core::graft(tree, components, node.clone(), &fetched) {
+                Ok(tree) => return Ok(tree),
+                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+            }
+        }
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A commit time as `log` shows it: RFC 3339 in UTC, to the second.
+pub fn format_time(time_ms: u64) -> String {
+    time::format(time_ms)
+}
+
+/// A change as `log` shows it: `A path`, `M path`, `D path` or `R from -> to`.
+pub fn change_line(change: &Change) -> String {
+    match change {
+        Change::Created { path } => format!("A {path}"),
+        Change::Modified { path } => format!("M {path}"),
+        Change::Deleted { path } => format!("D {path}"),
+        Change::Renamed { from, to } => format!("R {from} -> {to}"),
+    }
+}
+
+/// A one-line summary of a recorded command: `create /memories/a.md`, `rename /memories/a
+/// /memories/b`, `restore /memories to @3 (0a1b2c3d4e5f)`, `undo @5 (0a1b2c3d4e5f)`; anything
+/// else verbatim.
+pub fn command_summary(command: &str) -> String {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(command) else { return command.to_owned() };
+    let field = |k: &str| map.get(k).and_then(Value::as_str);
+    let short = |id: &str| id.chars().take(12).collect::<String>();
+    let generation = map.get("generation").and_then(Value::as_u64);
+    match (field("command"), generation, field("commit")) {
+        (Some("restore"), Some(g), Some(id)) => {
+            format!("restore {} to @{g} ({})", field("path").unwrap_or("?"), short(id))
+        }
+        (Some("undo"), Some(g), Some(id)) => format!("undo @{g} ({})", short(id)),
+        (Some("rename"), _, _) => {
+            format!("rename {} {}", field("old_path").unwrap_or("?"), field("new_path").unwrap_or("?"))
+        }
+        (Some(name), _, _) => match field("path") {
+            Some(path) => format!("{name} {path}"),
+            None => name.to_owned(),
+        },
+        (None, _, _) => command.to_owned(),
+    }
+}
+
+/// A commit as `memfs log` prints it: `@GEN ID12 TIME ACTOR SUMMARY`, then one indented line
+/// per change. An empty actor shows as `-`.
+pub fn log_entry(c: &CommitRecord) -> String {
+    let actor = if c.actor.is_empty() { "-" } else { c.actor.as_str() };
+    let mut out = format!(
+        "@{} {} {} {actor} {}\n",
+        c.generation,
+        c.short_id(),
+        format_time(c.time_ms),
+        command_summary(&c.command)
+    );
+    for change in &c.changes {
+        let _ = writeln!(out, "  {}", change_line(change));
+    }
+    out
+}
+
+/// A commit as one JSON line (`memfs log --json`), without the newline: the record's fields,
+/// `time` in RFC 3339, and `command` as JSON.
+pub fn log_json(c: &CommitRecord) -> String {
+    let mut v = serde_json::to_value(c).expect("a record serializes");
+    if let Value::Object(map) = &mut v {
+        map.insert("time".into(), Value::String(format_time(c.time_ms)));
+        let command = serde_json::from_str(&c.command).unwrap_or_else(|_| Value::String(c.command.clone()));
+        map.insert("command".into(), command);
+    }
+    v.to_string()
+}
+
+/// `@GEN ID12`.
+fn commit_ref(c: &CommitRecord) -> String {
+    format!("@{} ({})", c.generation, c.short_id())
+}
+
+fn change_lines(out: &mut String, changes: &[Change]) {
+    for change in changes {
+        let _ = writeln!(out, "  {}", change_line(change));
+    }
+}
+
+/// What `memfs restore` prints.
+pub fn render_restored(r: &Restored) -> String {
+    let mut out = match r.generation {
+        Some(g) => format!("@{g}: restored {} to {}\n", r.path, commit_ref(&r.source)),
+        None => format!("nothing to restore: {} is already as at {}\n", r.path, commit_ref(&r.source)),
+    };
+    change_lines(&mut out, &r.changes);
+    out
+}
+
+/// What `memfs undo` prints.
+pub fn render_undone(u: &Undone) -> String {
+    let mut out = match u.generation {
+        Some(g) => format!("@{g}: undid {}\n", commit_ref(&u.undone)),
+        None => format!("nothing to undo: {} changed nothing\n", commit_ref(&u.undone)),
+    };
+    change_lines(&mut out, &u.changes);
+    out
+}
+
+fn generations(n: u64, oldest: u64, newest: u64) -> String {
+    match n {
+        0 => plural(0, "commit", "commits"),
+        1 => format!("1 commit (@{newest})"),
+        n => format!("{n} commits (@{oldest} to @{newest})"),
+    }
+}
+
+/// A problem as `memfs check` reports it: `error: WHAT (WHERE)`.
+pub fn render_problem(p: &Problem) -> String {
+    format!("error: {} ({})", error_chain(&p.error), p.context)
+}
+
+/// What `memfs check` prints after the problems: the counts, then `no problems found` or how
+/// many there were.
+pub fn render_check(r: &CheckReport) -> String {
+    let how = if r.read_data { "read and verified" } else { "present with the right sizes" };
+    let mut out = format!(
+        "checked {}, {}, {} ({}, {how})\n",
+        generations(r.commits, r.oldest, r.newest),
+        plural(r.dirs, "directory", "directories"),
+        plural(r.files, "file", "files"),
+        plural(r.file_bytes, "byte", "bytes"),
+    );
+    if r.unreferenced > 0 {
+        let what = plural(r.unreferenced, "unreferenced object", "unreferenced objects");
+        let _ = writeln!(out, "{what} (memfs gc removes them)");
+    }
+    match r.problems.len() {
+        0 => out.push_str("no problems found\n"),
+        n => {
+            let _ = writeln!(out, "{}", plural(n as u64, "problem found", "problems found"));
+        }
+    }
+    out
+}
+
+/// What `memfs gc` prints.
+pub fn render_gc(r: &GcReport) -> String {
+    let mut out = format!("kept {}\n", generations(r.commits, r.oldest, r.newest));
+    if r.oldest > 1 {
+        let _ = writeln!(out, "history before @{} is no longer kept", r.oldest);
+    }
+    let objects = |n| plural(n, "object", "objects");
+    let bytes = |n| plural(n, "byte", "bytes");
+    let _ = writeln!(out, "reachable: {} ({})", objects(r.reachable), bytes(r.reachable_bytes));
+    let _ = writeln!(out, "deleted: {} ({})", objects(r.deleted), bytes(r.deleted_bytes));
+    match r.pending {
+        0 => out.push_str("pending: 0 objects\n"),
+        n => {
+            let _ = writeln!(
+                out,
+                "pending: {} ({}, {} new); a later gc deletes them after the grace period",
+                objects(n),
+                bytes(r.pending_bytes),
+                r.newly_pending
+            );
+        }
+    }
+    if r.recovered > 0 {
+        let _ = writeln!(out, "put back: {} that a writer used while gc ran", objects(r.recovered));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::Dialect;
+
+    #[test]
+    fn summarises_every_recorded_command() {
+        assert_eq!(
+            command_summary(r#"{"command":"create","path":"/memories/a","file_text":"x"}"#),
+            "create /memories/a"
+        );
+        assert_eq!(
+            command_summary(r#"{"command":"rename","old_path":"/memories/a","new_path":"/memories/b"}"#),
+            "rename /memories/a /memories/b"
+        );
+        let id = "0123456789abcdef".repeat(4);
+        assert_eq!(
+            command_summary(&format!(
+                r#"{{"command":"restore","path":"/memories","at":"HEAD~1","commit":"{id}","generation":3}}"#
+            )),
+            "restore /memories to @3 (0123456789ab)"
+        );
+        assert_eq!(
+            command_summary(&format!(r#"{{"command":"undo","commit":"{id}","generation":5}}"#)),
+            "undo @5 (0123456789ab)"
+        );
+        assert_eq!(command_summary(r#"{"command":"mystery"}"#), "mystery");
+        assert_eq!(command_summary("not json"), "not json");
+        assert_eq!(command_summary(r#"{"other":1}"#), r#"{"other":1}"#);
+    }
+
+    /// Digits are unix seconds, unless they also start a commit id: then `--at` refuses them.
+    /// About one commit id in 44 starts with 8 decimal digits; make commits until one does.
+    #[tokio::test]
+    async fn digits_that_start_a_commit_id_are_ambiguous() {
+        let memfs = Memfs::ephemeral(Dialect::Spec).unwrap();
+        for i in 0..2000 {
+            let input = json!({"command": "create", "path": format!("/memories/{i}"), "file_text": "x"});
+            assert!(!memfs.call(&input).await.is_error);
+            let head = memfs.resolve("HEAD").await.unwrap();
+            let prefix = &head.id[..8];
+            if prefix.bytes().all(|b| b.is_ascii_digit()) {
+                let err = memfs.restore(prefix, None).await.unwrap_err().to_string();
+                assert_eq!(
+                    err,
+                    format!(
+                        "--at `{prefix}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
+                    )
+                );
+                // With a letter in it, a longer prefix is a revision only.
+                let end = head.id.find(|c: char| c.is_ascii_alphabetic()).map_or(64, |k| k.max(8) + 1);
+                let longer = &head.id[..end];
+                let restored = memfs.restore(longer, None).await.unwrap();
+                assert_eq!((restored.generation, restored.source.generation), (None, head.generation));
+                return;
+            }
+        }
+        panic!("no commit id started with 8 digits in 2000 commits");
+    }
+}
