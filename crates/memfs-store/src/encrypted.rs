@@ -42,6 +42,7 @@ use crate::rollback::Watermark;
 mod check;
 mod gc;
 mod history;
+mod sweep;
 
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
@@ -101,6 +102,8 @@ pub struct EncryptedRepository {
     watermark: Option<Watermark>,
     display: String,
     cache: Mutex<Cache>,
+    /// The folder of a local store, for `gc` to sweep files `object_store` cannot list.
+    local_dir: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -128,6 +131,7 @@ struct Connection {
     store: Arc<dyn ObjectStore>,
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
+    local_dir: Option<PathBuf>,
 }
 
 /// Opens the object store and the head and gc-state stores for a backend.
@@ -136,6 +140,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
         head: Box::new(ConditionalHead { store: store.clone(), path: Path::from(HEAD_PATH) }),
         gc_state: Box::new(ConditionalHead { store: store.clone(), path: Path::from(GC_STATE_PATH) }),
         store,
+        local_dir: None,
     };
     Ok(match backend {
         Backend::Local(dir) => {
@@ -148,7 +153,8 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             Connection {
                 store: Arc::new(fs),
                 head: Box::new(LocalHead { dir: dir.clone(), name: HEAD_PATH }),
-                gc_state: Box::new(LocalHead { dir, name: GC_STATE_PATH }),
+                gc_state: Box::new(LocalHead { dir: dir.clone(), name: GC_STATE_PATH }),
+                local_dir: Some(dir),
             }
         }
         Backend::Memory => conditional(Arc::new(InMemory::new())),
@@ -258,6 +264,7 @@ impl EncryptedRepository {
             watermark,
             display: options.display,
             cache: Mutex::new(Cache::default()),
+            local_dir: conn.local_dir,
         }
     }
 

@@ -26,7 +26,11 @@ pub struct OpenOptions {
 }
 
 /// How many times a mutation runs before giving up under contention.
-pub(crate) const MAX_ATTEMPTS: u32 = 16;
+///
+/// Generous on purpose: a command only loses when another one won, so the store as a whole
+/// always makes progress, and a writer in a busy fleet must not give up while its peers commit.
+/// With the backoff below, 64 attempts span tens of seconds of sustained contention.
+pub(crate) const MAX_ATTEMPTS: u32 = 64;
 
 /// How many times a command is run again after finding an object missing. A `gc` that lost a
 /// race with a writer puts back what it deleted within moments (see `memfs_store::GcOptions`),
@@ -193,9 +197,9 @@ impl Memfs {
     }
 }
 
-/// Exponential backoff with full jitter, capped at about 100 ms.
+/// Exponential backoff with full jitter: up to 2, 4, 8, … ms, capped at 500 ms.
 pub(crate) async fn backoff(attempt: u32) {
-    let cap_ms = (1u64 << attempt.min(7)).min(100);
+    let cap_ms = (1u64 << attempt.min(9)).min(500);
     let mut b = [0u8; 2];
     let jitter = match getrandom::fill(&mut b) {
         Ok(()) => u64::from(u16::from_le_bytes(b)) % (cap_ms + 1),

@@ -477,6 +477,10 @@ pub fn render_gc(r: &GcReport) -> String {
     let bytes = |n| plural(n, "byte", "bytes");
     let _ = writeln!(out, "reachable: {} ({})", objects(r.reachable), bytes(r.reachable_bytes));
     let _ = writeln!(out, "deleted: {} ({})", objects(r.deleted), bytes(r.deleted_bytes));
+    if r.leftovers > 0 {
+        let files = plural(r.leftovers, "staging file", "staging files");
+        let _ = writeln!(out, "removed: {files} of interrupted writes ({})", bytes(r.leftover_bytes));
+    }
     match r.pending {
         0 => out.push_str("pending: 0 objects\n"),
         n => {

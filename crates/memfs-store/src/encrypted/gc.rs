@@ -104,6 +104,10 @@ pub struct GcReport {
     pub deleted_bytes: u64,
     /// Deleted objects put back because a writer committed a reference to them meanwhile.
     pub recovered: u64,
+    /// Staging files of killed writers removed (local folders), and their bytes.
+    pub leftovers: u64,
+    /// Bytes of the removed staging files.
+    pub leftover_bytes: u64,
 }
 
 impl EncryptedRepository {
@@ -113,7 +117,13 @@ impl EncryptedRepository {
             Some((state, version)) => (state, Some(version)),
             None => (GcStateObject::default(), None),
         };
-        let mut report = GcReport { previous_horizon: old.horizon, ..GcReport::default() };
+        let swept = self.sweep_leftovers(options.grace_ms).await?;
+        let mut report = GcReport {
+            previous_horizon: old.horizon,
+            leftovers: swept.files,
+            leftover_bytes: swept.bytes,
+            ..GcReport::default()
+        };
         // Without a head there is nothing to keep, and no head to fence with: delete nothing.
         let Some((head, head_version)) = self.read_head().await? else { return Ok(report) };
 
