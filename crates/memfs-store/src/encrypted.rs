@@ -111,6 +111,18 @@ struct Cache {
     dirs: HashMap<ObjectId, Arc<Dir>>,
     blobs: HashMap<ObjectId, Arc<[u8]>>,
     blob_bytes: usize,
+    commits: HashMap<ObjectId, Arc<CommitObject>>,
+}
+
+impl Cache {
+    fn insert_blob(&mut self, id: ObjectId, blob: Arc<[u8]>) {
+        if self.blob_bytes + blob.len() > BLOB_CACHE_BYTES {
+            self.blobs.clear();
+            self.blob_bytes = 0;
+        }
+        self.blob_bytes += blob.len();
+        self.blobs.insert(id, blob);
+    }
 }
 
 const KEYS_PATH: &str = "memfs.keys";
@@ -359,8 +371,13 @@ impl EncryptedRepository {
     }
 
     async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
+        if let Some(c) = self.cache().commits.get(id) {
+            return Ok(CommitObject::clone(c));
+        }
         let plain = self.get_object(ObjectKind::Commit, id).await?;
-        serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))
+        let commit: CommitObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
+        self.cache().commits.insert(*id, Arc::new(commit.clone()));
+        Ok(commit)
     }
 
     /// Writes every directory of `tree` that has no id yet, children first; returns the
@@ -382,7 +399,13 @@ impl EncryptedRepository {
             rebuilt.push((name.clone(), node));
         }
         let plain = format::encode_dir(&Dir::from_entries(rebuilt)).expect("children have ids");
-        self.put_tree_object(ObjectKind::Dir, plain).await
+        // Cache the directory as a reader would decode it (children by id), so the next
+        // command does not read back what this one wrote.
+        let id = self.keys.tree_address.address(&plain);
+        let decoded = Arc::new(format::decode_dir(&plain, &id)?);
+        let id = self.put_tree_object(ObjectKind::Dir, plain).await?;
+        self.cache().dirs.insert(id, decoded);
+        Ok(id)
     }
 }
 
@@ -452,13 +475,7 @@ impl Repository for EncryptedRepository {
             return Ok(b.clone());
         }
         let blob: Arc<[u8]> = Arc::from(self.get_object(ObjectKind::Blob, id).await?);
-        let mut cache = self.cache();
-        if cache.blob_bytes + blob.len() > BLOB_CACHE_BYTES {
-            cache.blobs.clear();
-            cache.blob_bytes = 0;
-        }
-        cache.blob_bytes += blob.len();
-        cache.blobs.insert(*id, blob.clone());
+        self.cache().insert_blob(*id, blob.clone());
         Ok(blob)
     }
 
@@ -482,6 +499,14 @@ impl Repository for EncryptedRepository {
             changes: info.changes,
         };
         let commit_id = self.put_tree_object(ObjectKind::Commit, serde_json::to_vec(&commit).expect("commit")).await?;
+        {
+            // Immutable and just written: the next command's reads need not fetch them.
+            let mut cache = self.cache();
+            cache.commits.insert(commit_id, Arc::new(commit));
+            for b in &mutation.blobs {
+                cache.insert_blob(b.id, b.content.clone());
+            }
+        }
         let head = self.seal_head(&HeadObject { generation, commit: commit_id })?;
         let swapped = match &anchor.version {
             Some(version) => self.head.swap(version, head).await,

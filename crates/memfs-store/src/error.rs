@@ -67,7 +67,7 @@ pub enum Error {
     /// `gc` deleted objects, but writers kept committing, so it could not confirm that none of
     /// them uses a deleted object.
     #[error(
-        "gc deleted objects but writers kept committing ({attempts} attempts to fence the head); run `memfs check`"
+        "gc gave up: writers kept committing ({attempts} attempts to fence the head); it put back every object it had deleted, try again later"
     )]
     FenceFailed {
         /// How many times the fence was tried.

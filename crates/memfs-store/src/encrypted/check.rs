@@ -96,7 +96,10 @@ impl EncryptedRepository {
             }
         };
 
-        // Commits.
+        // Commits. The walk reads through the commit cache; empty it so that every commit is
+        // read from storage and authenticated again (directories and contents below are read
+        // with `get_object`, which never uses the cache).
+        self.cache().commits.clear();
         let mut roots = Vec::new();
         if let Some((head, _)) = head {
             report.newest = head.generation;
