@@ -10,21 +10,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::{assert_text, text};
+
 const PASSPHRASE: &str = "history test passphrase";
-
-#[track_caller]
-fn assert_text(what: &str, actual: &str, expected: &str) {
-    assert!(
-        actual == expected,
-        "{what}: text mismatch\nexpected: \"{}\"\n  actual: \"{}\"\n",
-        expected.escape_debug(),
-        actual.escape_debug()
-    );
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("UTF-8 output")
-}
 
 /// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`.
 struct Store {

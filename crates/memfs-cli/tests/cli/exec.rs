@@ -1,0 +1,254 @@
+//! The `memfs` binary: `memfs exec` over real pipes, argument errors, help.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::thread;
+use std::time::Duration;
+
+use crate::support::{assert_text, text};
+
+/// How long one answer may take before the test gives up (instead of hanging).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The binary with a clean environment for the variables it reads, on the ephemeral
+/// `memory://` store (tests of the default local store set their own directories).
+fn memfs() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for var in ["MEMFS_DIALECT", "MEMFS_PASSPHRASE", "MEMFS_KEY_FILE", "MEMFS_ACTOR"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("MEMFS_STORE", "memory://");
+    cmd
+}
+
+/// Runs the binary with `args`, `stdin` as its whole input, and waits for it.
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = memfs()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memfs");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_owned();
+    let writer = thread::spawn(move || {
+        // The process may exit before reading (argument errors): ignore a broken pipe.
+        let _ = input.write_all(data.as_bytes());
+    });
+    let output = child.wait_with_output().expect("wait for memfs");
+    writer.join().expect("writer thread");
+    output
+}
+
+/// A running `memfs exec` answering one line at a time.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<String>,
+}
+
+impl Session {
+    fn start(args: &[&str]) -> Self {
+        let mut child = memfs()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memfs");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, answers) = channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Session { child, stdin, answers }
+    }
+
+    /// Sends one line and waits for its answer: proves each answer is flushed on its own.
+    fn ask(&mut self, line: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(format!("{line}\n").as_bytes()).expect("write a line");
+        stdin.flush().expect("flush");
+        match self.answers.recv_timeout(ANSWER_TIMEOUT) {
+            Ok(answer) => answer,
+            Err(RecvTimeoutError::Timeout) => panic!("no answer within {ANSWER_TIMEOUT:?} to {line}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("memfs closed stdout before answering {line}"),
+        }
+    }
+
+    /// Closes stdin; the process must exit 0 without printing anything more.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait for memfs");
+        assert!(status.success(), "memfs exec exited with {status}");
+        let rest: Vec<String> = self.answers.try_iter().collect();
+        assert!(rest.is_empty(), "unexpected extra output: {rest:?}");
+    }
+}
+
+#[test]
+fn exec_python_sdk_lines() {
+    let input = [
+        r#"{"command":"view","path":"/memories"}"#,
+        r#"{"command":"create","path":"/memories/notes.md","file_text":"Hello, World!\n"}"#,
+        "",
+        r#"{"type":"tool_use","id":"toolu_1","name":"memory","input":{"command":"view","path":"/memories/notes.md"}}"#,
+        "this is not json",
+        r#"{"command":"insert","path":"/memories/notes.md","insert_line":9,"insert_text":"x"}"#,
+        r#"{"type":"tool_use","id":"toolu_2","name":"web_search","input":{}}"#,
+        r#"{"command":"view","path":"/memories"}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let out = run(&["exec", "--dialect", "python-sdk"], &input);
+    assert!(out.status.success(), "exit status {}; stderr: {}", out.status, text(&out.stderr));
+    assert_text("stderr", &text(&out.stderr), "");
+    let expected = [
+        r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories","is_error":false}"#,
+        r#"{"content":"File created successfully at: /memories/notes.md","is_error":false}"#,
+        r#"{"type":"tool_result","tool_use_id":"toolu_1","content":"Here's the content of /memories/notes.md with line numbers:\n     1\tHello, World!\n     2\t","is_error":false}"#,
+        r#"{"content":"Invalid JSON input line: expected ident at line 1 column 2","is_error":true}"#,
+        r#"{"content":"Invalid `insert_line` parameter: 9. It should be within the range [0, 1].","is_error":true}"#,
+        r#"{"type":"tool_result","tool_use_id":"toolu_2","content":"Error: Tool 'web_search' not found","is_error":true}"#,
+        r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories\n14B\t/memories/notes.md","is_error":false}"#,
+    ]
+    .join("\n")
+        + "\n";
+    assert_text("stdout", &text(&out.stdout), &expected);
+}
+
+#[test]
+fn exec_answers_each_line_as_it_comes() {
+    let mut s = Session::start(&["exec", "--dialect", "python-sdk"]);
+    assert_text(
+        "create",
+        &s.ask(r#"{"command":"create","path":"/memories/a.txt","file_text":"one\ntwo"}"#),
+        r#"{"content":"File created successfully at: /memories/a.txt","is_error":false}"#,
+    );
+    assert_text(
+        "str_replace",
+        &s.ask(r#"{"command":"str_replace","path":"/memories/a.txt","old_str":"two","new_str":"2"}"#),
+        r#"{"content":"The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tone\n     2\t2","is_error":false}"#,
+    );
+    assert_text(
+        "rename",
+        &s.ask(r#"{"command":"rename","old_path":"/memories/a.txt","new_path":"/memories/d/b.txt"}"#),
+        r#"{"content":"Successfully renamed /memories/a.txt to /memories/d/b.txt","is_error":false}"#,
+    );
+    assert_text(
+        "delete root",
+        &s.ask(r#"{"command":"delete","path":"/memories/"}"#),
+        r#"{"content":"Cannot delete the /memories directory itself","is_error":true}"#,
+    );
+    assert_text(
+        "view",
+        &s.ask(r#"{"command":"view","path":"/memories"}"#),
+        r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories\n4K\t/memories/d/\n5B\t/memories/d/b.txt","is_error":false}"#,
+    );
+    s.finish();
+}
+
+#[test]
+fn exec_defaults_to_the_spec_dialect() {
+    let out = run(
+        &["exec"],
+        "{\"command\":\"view\",\"path\":\"/memories\"}\n{\"command\":\"delete\",\"path\":\"/memories/x\"}\n",
+    );
+    assert!(out.status.success(), "exit status {}; stderr: {}", out.status, text(&out.stderr));
+    assert_text(
+        "stdout",
+        &text(&out.stdout),
+        "{\"content\":\"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\\n4.0K\\t/memories\",\"is_error\":false}\n\
+         {\"content\":\"Error: The path /memories/x does not exist\",\"is_error\":true}\n",
+    );
+}
+
+#[test]
+fn exec_dialect_from_the_environment() {
+    let mut cmd = memfs();
+    cmd.env("MEMFS_DIALECT", "python-sdk")
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn memfs");
+    child.stdin.take().expect("stdin").write_all(b"{\"command\":\"view\",\"path\":\"/memories\"}\n").expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    assert_text(
+        "stdout",
+        &text(&out.stdout),
+        "{\"content\":\"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\\n4K\\t/memories\",\"is_error\":false}\n",
+    );
+}
+
+#[test]
+fn exec_empty_input_prints_nothing() {
+    let out = run(&["exec", "--dialect", "python-sdk"], "");
+    assert!(out.status.success());
+    assert_text("stdout", &text(&out.stdout), "");
+    assert_text("stderr", &text(&out.stderr), "");
+}
+
+#[test]
+fn bogus_dialect_is_refused() {
+    let out = run(&["exec", "--dialect", "bogus"], "{\"command\":\"view\",\"path\":\"/memories\"}\n");
+    assert_eq!(out.status.code(), Some(2), "exit status {}", out.status);
+    assert_text("stdout", &text(&out.stdout), "");
+    assert_text(
+        "stderr",
+        &text(&out.stderr),
+        "error: invalid value 'bogus' for '--dialect <DIALECT>': unknown dialect \"bogus\": expected `spec` or `python-sdk`\n\n\
+         For more information, try '--help'.\n",
+    );
+}
+
+#[test]
+fn bogus_store_is_refused() {
+    let out = run(&["exec", "--store", "bogus://x"], "{\"command\":\"view\",\"path\":\"/memories\"}\n");
+    assert_eq!(out.status.code(), Some(1), "exit status {}", out.status);
+    assert_text("stdout", &text(&out.stdout), "");
+    assert_text(
+        "stderr",
+        &text(&out.stderr),
+        "memfs: unsupported store URL bogus://x: the `bogus` scheme is not supported yet; use file:// or memory://\n",
+    );
+}
+
+#[test]
+fn help_exits_zero() {
+    let out = run(&["--help"], "");
+    assert!(out.status.success(), "memfs --help: {}", out.status);
+    let help = text(&out.stdout);
+    assert!(help.starts_with("memfs: an encrypted, content-addressed store for Claude's memory tool.\n"), "{help}");
+    assert!(help.contains("\nUsage: memfs [OPTIONS] <COMMAND>\n"), "{help}");
+    assert!(
+        help.contains("\n  exec     Run memory-tool calls read as JSON lines from stdin, one JSON answer line each\n"),
+        "{help}"
+    );
+
+    let out = run(&["exec", "--help"], "");
+    assert!(out.status.success(), "memfs exec --help: {}", out.status);
+    let help = text(&out.stdout);
+    assert!(help.contains("\nUsage: memfs exec [OPTIONS]\n"), "{help}");
+    assert!(help.contains("--dialect <DIALECT>"), "{help}");
+    assert!(help.contains("[default: spec]"), "{help}");
+    assert!(help.contains("--store <URL>"), "{help}");
+    assert!(help.contains("--key-file <PATH>"), "{help}");
+    assert!(help.contains("--passphrase-file <PATH>"), "{help}");
+}
+
+#[test]
+fn missing_subcommand_fails() {
+    let out = run(&[], "");
+    assert_eq!(out.status.code(), Some(2), "exit status {}", out.status);
+    assert!(text(&out.stderr).contains("Usage: memfs [OPTIONS] <COMMAND>"), "{}", text(&out.stderr));
+}
