@@ -116,12 +116,10 @@ fn acks_file(dir: &FsPath) -> PathBuf {
     dir.with_extension("acks")
 }
 
-/// The child role: run the sequence over the folder, aborting at operation N; append each
-/// acknowledged command's index to the acknowledgement file as it completes.
-#[tokio::test]
-#[ignore = "the child process of every_abort_point_leaves_a_consistent_folder"]
-async fn abort_child() {
-    let Ok(role) = std::env::var(CHILD_ENV) else { return };
+/// The child role of `every_abort_point_leaves_a_consistent_folder` (the same test run again
+/// with `CHILD_ENV` set): run the sequence over the folder, aborting at operation N; append
+/// each acknowledged command's index to the acknowledgement file as it completes.
+async fn child(role: String) {
     let (dir, nth) = role.split_once('\n').expect("folder and N");
     let dir = PathBuf::from(dir);
     let store = Arc::new(FaultStore::new(LocalCas::new(&dir)));
@@ -148,7 +146,7 @@ fn spawn_child(dir: &FsPath, nth: u64) -> Child {
         Command::new(exe)
     };
     command
-        .args(["--exact", "abort::abort_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "abort::every_abort_point_leaves_a_consistent_folder", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, format!("{}\n{nth}", dir.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -157,6 +155,9 @@ fn spawn_child(dir: &FsPath, nth: u64) -> Child {
 
 #[tokio::test]
 async fn every_abort_point_leaves_a_consistent_folder() {
+    if let Ok(role) = std::env::var(CHILD_ENV) {
+        return child(role).await;
+    }
     let raw = Arc::new(InMemory::new());
     let counting = Arc::new(FaultStore::new(raw.clone()));
     let plan = counting.plan().clone();
