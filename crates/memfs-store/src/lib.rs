@@ -3,8 +3,8 @@
 //! [`Repository`] is the seam between the engine and storage: read the head (the newest
 //! tree), fetch directories and contents by id, and commit a mutation by compare-and-swap on
 //! the head. [`EncryptedRepository`] is the encrypted, content-addressed store over
-//! `object_store` (memory, local folder; cloud stores next); [`MemoryRepository`] is a
-//! plaintext in-memory reference. Every implementation runs the [`conformance`] suite.
+//! `object_store` (memory, local folder; cloud stores next). Every implementation runs the
+//! [`conformance`] suite.
 //!
 //! An [`EncryptedRepository`] also keeps history: [`EncryptedRepository::log`], commits named by
 //! a [`Revision`], past trees, [`EncryptedRepository::check`] (integrity) and
@@ -19,7 +19,6 @@ mod error;
 pub mod fault;
 mod format;
 mod head;
-mod memory;
 mod progress;
 mod repository;
 mod revision;
@@ -30,7 +29,6 @@ pub use encrypted::{
     GcReport, OpenOptions, Problem,
 };
 pub use error::Error;
-pub use memory::MemoryRepository;
 pub use progress::Progress;
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};
