@@ -88,6 +88,50 @@ pub(crate) enum Commands {
     /// grace period and is still unreachable, so a writer's new objects (reachable within
     /// seconds) are never deleted.
     Gc(GcArgs),
+    /// List, add or remove the key slots that unlock the store.
+    ///
+    /// A store's master key is wrapped once per slot (a passphrase or a key file). Adding or
+    /// removing a slot rewrites only the small `memfs.keys` object; no data is touched. Changes
+    /// are unlocked with the usual options (MEMFS_PASSPHRASE, --passphrase-file, --key-file).
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Print each slot as `ID KIND` (passphrase or key-file).
+    List,
+    /// Add a slot: a new key file (--new-key-file) or a new passphrase (--new-passphrase-file,
+    /// or asked for twice on the terminal).
+    Add(KeyAddArgs),
+    /// Remove the slot with this id (the last slot is never removed).
+    Remove {
+        /// The slot's id, as `memfs key list` prints it.
+        id: u32,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct KeyAddArgs {
+    /// Create a new random key file here (mode 0600; it must not exist) and add a slot for it.
+    #[arg(long, value_name = "PATH", conflicts_with = "new_passphrase_file")]
+    pub(crate) new_key_file: Option<PathBuf>,
+
+    /// Add a passphrase slot for the first line of this file.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) new_passphrase_file: Option<PathBuf>,
+
+    /// Argon2id memory cost of a new passphrase slot, in KiB (default 65536 = 64 MiB).
+    #[arg(long, value_name = "KIB", default_value_t = 65536)]
+    pub(crate) kdf_memory_kib: u32,
+
+    /// Argon2id iterations of a new passphrase slot.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) kdf_iterations: u32,
+
+    /// Argon2id parallelism of a new passphrase slot.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub(crate) kdf_parallelism: u32,
 }
 
 /// How revisions are written, shown under `--help` of the commands that take one.

@@ -39,7 +39,7 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn prompt_twice() -> anyhow::Result<Credential> {
+pub(crate) fn prompt_twice() -> anyhow::Result<Credential> {
     let first = rpassword::prompt_password("New passphrase: ").context("reading the passphrase")?;
     if first.is_empty() {
         bail!("the passphrase is empty");

@@ -8,6 +8,7 @@ mod diff;
 mod exec;
 mod gc;
 mod init;
+mod key;
 mod log;
 mod output;
 mod restore;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
             cli::Commands::Undo => undo::run(&cli.store).await,
             cli::Commands::Check(args) => check::run(&cli.store, args).await,
             cli::Commands::Gc(args) => gc::run(&cli.store, args).await,
+            cli::Commands::Key(command) => key::run(&cli.store, command).await,
         }
     });
     match result {

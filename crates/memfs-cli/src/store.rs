@@ -63,17 +63,22 @@ pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<O
 /// A passphrase from `--passphrase-file` or `MEMFS_PASSPHRASE`, if given.
 pub(crate) fn passphrase(args: &StoreArgs) -> anyhow::Result<Option<Credential>> {
     if let Some(path) = &args.passphrase_file {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let line = text.lines().next().unwrap_or("").to_owned();
-        if line.is_empty() {
-            bail!("the passphrase file {} is empty", path.display());
-        }
-        return Ok(Some(Credential::passphrase(line)));
+        return passphrase_file(path).map(Some);
     }
     match std::env::var(PASSPHRASE_ENV) {
         Ok(p) if !p.is_empty() => Ok(Some(Credential::passphrase(p))),
         _ => Ok(None),
     }
+}
+
+/// The first line of a passphrase file.
+pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let line = text.lines().next().unwrap_or("").to_owned();
+    if line.is_empty() {
+        bail!("the passphrase file {} is empty", path.display());
+    }
+    Ok(Credential::passphrase(line))
 }
 
 /// Opens the store for a command; for `exec` on the default store, creates it on first use.

@@ -8,6 +8,8 @@ mod crash;
 mod exec;
 #[path = "cli/history.rs"]
 mod history;
+#[path = "cli/keys.rs"]
+mod keys;
 #[path = "cli/leak.rs"]
 mod leak;
 #[path = "cli/support.rs"]

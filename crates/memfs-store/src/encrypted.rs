@@ -42,6 +42,7 @@ use crate::rollback::Watermark;
 mod check;
 mod gc;
 mod history;
+mod keys;
 mod sweep;
 
 pub use check::{CheckOptions, CheckReport, Problem};
@@ -138,11 +139,12 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The object store and the stores of its two mutable objects (head, gc state).
+/// The object store and the stores of its mutable objects (head, gc state, key slots).
 struct Connection {
     store: Arc<dyn ObjectStore>,
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
+    keys: Box<dyn HeadStore>,
     local_dir: Option<PathBuf>,
 }
 
@@ -151,6 +153,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
     let conditional = |store: Arc<dyn ObjectStore>| Connection {
         head: Box::new(ConditionalHead { store: store.clone(), path: Path::from(HEAD_PATH) }),
         gc_state: Box::new(ConditionalHead { store: store.clone(), path: Path::from(GC_STATE_PATH) }),
+        keys: Box::new(ConditionalHead { store: store.clone(), path: Path::from(KEYS_PATH) }),
         store,
         local_dir: None,
     };
@@ -166,6 +169,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
                 store: Arc::new(fs),
                 head: Box::new(LocalHead { dir: dir.clone(), name: HEAD_PATH }),
                 gc_state: Box::new(LocalHead { dir: dir.clone(), name: GC_STATE_PATH }),
+                keys: Box::new(LocalHead { dir: dir.clone(), name: KEYS_PATH }),
                 local_dir: Some(dir),
             }
         }
@@ -244,20 +248,7 @@ impl EncryptedRepository {
             Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };
-        #[derive(Deserialize)]
-        struct Version {
-            format: String,
-            version: u64,
-        }
-        let v: Version = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() })?;
-        if v.format != "memfs" {
-            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
-        }
-        if v.version != FORMAT_VERSION {
-            return Err(Error::UnsupportedFormat { version: v.version });
-        }
-        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() })
+        parse_keys(&bytes)
     }
 
     fn assemble(conn: Connection, master: &MasterKey, store_id: String, options: OpenOptions) -> Self {
@@ -412,6 +403,24 @@ impl EncryptedRepository {
 fn head_id() -> ObjectId {
     // The head has no content address; a fixed id still binds its kind in the AEAD.
     ObjectId::from_bytes([0; 32])
+}
+
+/// Parses `memfs.keys`, refusing another format or version.
+fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
+    #[derive(Deserialize)]
+    struct Version {
+        format: String,
+        version: u64,
+    }
+    let corrupt = |e: serde_json::Error| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() };
+    let v: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
+    if v.format != "memfs" {
+        return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
+    }
+    if v.version != FORMAT_VERSION {
+        return Err(Error::UnsupportedFormat { version: v.version });
+    }
+    serde_json::from_slice(bytes).map_err(corrupt)
 }
 
 /// A sealed object that does not open: written by a newer memfs, or tampered with.

@@ -26,11 +26,12 @@
 mod engine;
 mod error;
 pub mod history;
+mod keys;
 pub mod protocol;
 mod url;
 
 pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
 pub use memfs_core::{Command, Dialect, ToolResult};
-pub use memfs_crypt::{Credential, KdfParams, KeyFile};
+pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
 pub use url::redact;

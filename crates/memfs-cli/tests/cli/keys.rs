@@ -1,0 +1,133 @@
+//! `memfs key`: slots are added and removed by rewriting `memfs.keys` only.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{assert_text, text};
+
+const PASSPHRASE: &str = "key slot test passphrase";
+
+fn memfs(root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_PASSPHRASE"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("MEMFS_STORE", format!("file://{}", root.join("store").display()));
+    cmd
+}
+
+fn run(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every file under the store folder except `memfs.keys` and lock files, with its bytes.
+fn data_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name != "memfs.keys" && !name.ends_with(".lock") {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn slots_are_added_and_removed_without_touching_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let with_pass = || {
+        let mut c = memfs(root);
+        c.env("MEMFS_PASSPHRASE", PASSPHRASE);
+        c
+    };
+    let mut init = with_pass();
+    init.args(["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+    assert!(run(init, "").status.success());
+    let mut exec = with_pass();
+    exec.arg("exec");
+    let create = r#"{"command":"create","path":"/memories/a.md","file_text":"kept\n"}"#;
+    assert!(run(exec, &format!("{create}\n")).status.success());
+    let before = data_files(&root.join("store"));
+
+    // Add a key-file slot, unlocking with the passphrase.
+    let key = root.join("second.key");
+    let mut add = with_pass();
+    add.args(["key", "add", "--new-key-file"]).arg(&key);
+    let out = run(add, "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_text("key add", &text(&out.stdout), &format!("added key slot 2 (key file {})\n", key.display()));
+
+    let mut list = memfs(root);
+    list.args(["key", "list"]);
+    assert_text("key list", &text(&run(list, "").stdout), "1 passphrase\n2 key-file\n");
+
+    // Remove the passphrase slot with the key file; the passphrase no longer opens the store.
+    let mut remove = memfs(root);
+    remove.arg("--key-file").arg(&key).args(["key", "remove", "1"]);
+    let out = run(remove, "");
+    assert_text("key remove", &text(&out.stdout), "removed key slot 1\n");
+    let mut old = with_pass();
+    old.arg("exec");
+    let out = run(old, "");
+    assert!(!out.status.success());
+    assert_text(
+        "old passphrase",
+        &text(&out.stderr),
+        &format!("memfs: store file://{}: this store has no passphrase slot\n", root.join("store").display()),
+    );
+
+    // The last slot stays; the data opens with the key file and no data file changed.
+    let mut last = memfs(root);
+    last.arg("--key-file").arg(&key).args(["key", "remove", "2"]);
+    let out = run(last, "");
+    assert!(!out.status.success());
+    assert_text(
+        "last slot",
+        &text(&out.stderr),
+        &format!(
+            "memfs: store file://{}: refusing to remove the last key slot: the store could never be unlocked again\n",
+            root.join("store").display()
+        ),
+    );
+    let mut view = memfs(root);
+    view.arg("--key-file").arg(&key).args(["exec", "--dialect", "python-sdk"]);
+    let out = run(view, "{\"command\":\"view\",\"path\":\"/memories/a.md\"}\n");
+    assert_text(
+        "view",
+        &text(&out.stdout),
+        "{\"content\":\"Here's the content of /memories/a.md with line numbers:\\n     1\\tkept\\n     2\\t\",\"is_error\":false}\n",
+    );
+    assert_eq!(before, data_files(&root.join("store")), "a data file changed");
+}
+
+#[test]
+fn a_failed_add_leaves_no_key_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mut init = memfs(root);
+    init.env("MEMFS_PASSPHRASE", PASSPHRASE);
+    init.args(["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+    assert!(run(init, "").status.success());
+    let key = root.join("orphan.key");
+    let mut add = memfs(root);
+    add.env("MEMFS_PASSPHRASE", "wrong").args(["key", "add", "--new-key-file"]).arg(&key);
+    let out = run(add, "");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("wrong passphrase or key file"), "{}", text(&out.stderr));
+    assert!(!key.exists());
+}

@@ -1,0 +1,45 @@
+//! Key-slot management of a persistent store: list, add, remove. Each change rewrites only
+//! `memfs.keys`; the data stays as it is.
+
+use memfs_crypt::{Credential, KdfParams, SlotId, SlotKind};
+use memfs_store::{Backend, EncryptedRepository};
+
+use crate::engine::Memfs;
+use crate::error::Error;
+use crate::url::{Location, parse, redact};
+
+fn backend(url: &str) -> Result<Backend, Error> {
+    match parse(url)? {
+        Location::Memory => {
+            Err(Error::StoreUrl { url: redact(url), reason: "a memory:// store has no key slots".into() })
+        }
+        Location::Persistent(backend) => Ok(backend),
+    }
+}
+
+fn store_error(url: &str) -> impl FnOnce(memfs_store::Error) -> Error + '_ {
+    move |source| Error::Store { store: redact(url), source }
+}
+
+impl Memfs {
+    /// The key slots of the store at `url`: id and kind.
+    pub async fn key_slots(url: &str) -> Result<Vec<(SlotId, SlotKind)>, Error> {
+        EncryptedRepository::key_slots(backend(url)?).await.map_err(store_error(url))
+    }
+
+    /// Adds a slot for `new` (a passphrase slot uses `kdf`), unlocking with `unlock`.
+    pub async fn add_key(url: &str, unlock: &Credential, new: &Credential, kdf: KdfParams) -> Result<SlotId, Error> {
+        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
+            slots.add_slot(master, id, new, kdf)
+        })
+        .await
+        .map_err(store_error(url))
+    }
+
+    /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed.
+    pub async fn remove_key(url: &str, unlock: &Credential, slot: SlotId) -> Result<(), Error> {
+        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, _, _| slots.remove_slot(slot))
+            .await
+            .map_err(store_error(url))
+    }
+}
