@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::format::{self, CommitObject, HeadObject};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion, LocalHead};
+use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
 
@@ -50,7 +51,7 @@ pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = 2;
 
 /// Upper bound on cached file contents, in bytes; immutable objects never go stale.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
@@ -109,7 +110,11 @@ pub struct EncryptedRepository {
 
 #[derive(Default)]
 struct Cache {
+    /// Whole directories by id (their top page's), children by id.
     dirs: HashMap<ObjectId, Arc<Dir>>,
+    /// The pages of each cached directory, so a commit need not write again the pages of the
+    /// version it changed that are still the same.
+    pages: HashMap<ObjectId, Arc<[ObjectId]>>,
     blobs: HashMap<ObjectId, Arc<[u8]>>,
     blob_bytes: usize,
     commits: HashMap<ObjectId, Arc<CommitObject>>,
@@ -324,13 +329,6 @@ impl EncryptedRepository {
         Ok(out)
     }
 
-    /// Seals and stores a directory or commit; returns its id.
-    async fn put_tree_object(&self, kind: ObjectKind, plain: Vec<u8>) -> Result<ObjectId, Error> {
-        let id = self.keys.tree_address.address(&plain);
-        self.put_object(kind, id, &plain).await?;
-        Ok(id)
-    }
-
     async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         let path = object_path(&id);
         let sealed = self.keys.objects.seal(kind, &id, plain)?;
@@ -371,33 +369,95 @@ impl EncryptedRepository {
         Ok(commit)
     }
 
-    /// Writes every directory of `tree` that has no id yet, children first; returns the
-    /// root's id. Only the directories a mutation copied lack ids: O(depth) objects.
-    async fn write_dirs(&self, dir: &DirRef) -> Result<ObjectId, Error> {
+    /// Encodes every directory of `dir` that has no id yet, children first, into pages, and
+    /// adds the pages to write to `out`; returns the directory's id. Only the directories a
+    /// mutation copied lack ids (O(depth) of them), and of each only the pages that differ
+    /// from the version it was copied from (`base`, the same path in the base tree) are new.
+    fn plan_dirs(&self, dir: &DirRef, base: Option<&ObjectId>, out: &mut PlannedDirs) -> ObjectId {
         if let Some(id) = dir.id() {
-            return Ok(id);
+            return id;
         }
         let d = dir.dir().expect("an unwritten directory is loaded");
-        let mut rebuilt = Vec::with_capacity(d.len());
+        let base_dir = base.and_then(|id| self.cache().dirs.get(id).cloned());
+        let mut decoded = Vec::with_capacity(d.len());
         for (name, node) in d.entries() {
             let node = match node {
-                Node::Dir(child) if child.id().is_none() => {
-                    let id = Box::pin(self.write_dirs(child)).await?;
-                    Node::Dir(DirRef::loaded(id, child.dir().expect("loaded").clone()))
+                Node::Dir(child) => {
+                    let child_base = match base_dir.as_ref().and_then(|b| b.get(name)) {
+                        Some(Node::Dir(b)) => b.id(),
+                        _ => None,
+                    };
+                    Node::Dir(DirRef::stored(self.plan_dirs(child, child_base.as_ref(), out)))
                 }
-                other => other.clone(),
+                file => file.clone(),
             };
-            rebuilt.push((name.clone(), node));
+            decoded.push((name.clone(), node));
         }
-        let plain = format::encode_dir(&Dir::from_entries(rebuilt)).expect("children have ids");
-        // Cache the directory as a reader would decode it (children by id), so the next
-        // command does not read back what this one wrote.
-        let id = self.keys.tree_address.address(&plain);
-        let decoded = Arc::new(format::decode_dir(&plain, &id)?);
-        let id = self.put_tree_object(ObjectKind::Dir, plain).await?;
-        self.cache().dirs.insert(id, decoded);
-        Ok(id)
+        // The directory as a reader would decode it (children by id), cached after the commit
+        // so the next command does not read back what this one wrote.
+        let decoded = Dir::from_entries(decoded);
+        let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
+        let unchanged = base.and_then(|id| self.cache().pages.get(id).cloned());
+        let id = pages.id();
+        let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
+        for (page, plain) in pages.pages {
+            if !unchanged.as_ref().is_some_and(|u| u.contains(&page)) && !out.pages.iter().any(|(p, _)| *p == page) {
+                out.pages.push((page, plain));
+            }
+        }
+        out.dirs.push((id, Arc::new(decoded), ids));
+        id
     }
+
+    /// Reads a whole directory: its top page and, for a large one, every page below.
+    async fn load_dir(&self, id: &ObjectId) -> Result<(Dir, Vec<ObjectId>), Error> {
+        let mut page_ids = vec![*id];
+        let mut level = vec![*id];
+        // Index levels until the leaves, each level's pages read at once, kept in order.
+        loop {
+            let pages: Vec<format::Page> = try_join_all(level.iter().map(|p| async move {
+                let plain = self.get_object(ObjectKind::Dir, p).await?;
+                format::decode_page(&plain, p)
+            }))
+            .await?;
+            if pages.iter().all(|p| matches!(p, format::Page::Leaf(_))) {
+                let mut entries: Vec<(memfs_core::Name, Node)> = Vec::new();
+                for (page, page_id) in pages.into_iter().zip(&level) {
+                    let format::Page::Leaf(leaf) = page else { unreachable!() };
+                    // Strictly increasing across pages too.
+                    if let (Some((last, _)), Some((first, _))) = (entries.last(), leaf.first())
+                        && last >= first
+                    {
+                        return Err(format::out_of_order(page_id));
+                    }
+                    entries.extend(leaf);
+                }
+                return Ok((Dir::from_entries(entries), page_ids));
+            }
+            let mut below = Vec::new();
+            for (page, page_id) in pages.into_iter().zip(&level) {
+                match page {
+                    format::Page::Index(children) => below.extend(children),
+                    // Leaves and index pages never share a level.
+                    format::Page::Leaf(_) => {
+                        return Err(Error::Corrupt {
+                            object: format::object_name(page_id),
+                            reason: "a leaf page where an index page belongs".into(),
+                        });
+                    }
+                }
+            }
+            page_ids.extend(&below);
+            level = below;
+        }
+    }
+}
+
+/// The pages a commit writes, and the directories it made (id, decoded, page ids).
+#[derive(Default)]
+struct PlannedDirs {
+    pages: Vec<(ObjectId, Vec<u8>)>,
+    dirs: Vec<(ObjectId, Arc<Dir>, Arc<[ObjectId]>)>,
 }
 
 fn head_id() -> ObjectId {
@@ -473,9 +533,11 @@ impl Repository for EncryptedRepository {
         if let Some(d) = self.cache().dirs.get(id) {
             return Ok(d.clone());
         }
-        let plain = self.get_object(ObjectKind::Dir, id).await?;
-        let dir = Arc::new(format::decode_dir(&plain, id)?);
-        self.cache().dirs.insert(*id, dir.clone());
+        let (dir, pages) = self.load_dir(id).await?;
+        let dir = Arc::new(dir);
+        let mut cache = self.cache();
+        cache.dirs.insert(*id, dir.clone());
+        cache.pages.insert(*id, pages.into());
         Ok(dir)
     }
 
@@ -494,9 +556,11 @@ impl Repository for EncryptedRepository {
 
     async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
         let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
-        // New contents in parallel, then the directories on the changed paths, then the commit.
-        try_join_all(mutation.blobs.iter().map(|b| self.put_object(ObjectKind::Blob, b.id, &b.content))).await?;
-        let root = self.write_dirs(mutation.tree.root()).await?;
+        // Every new object (contents, directory pages, the commit) is sealed first and written
+        // at once; only then is the head swapped.
+        let mut planned = PlannedDirs::default();
+        let base_root = base.tree.root().id();
+        let root = self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &mut planned);
         let generation = base.generation + 1;
         let commit = CommitObject {
             parent: anchor.commit,
@@ -507,13 +571,25 @@ impl Repository for EncryptedRepository {
             command: info.command,
             changes: info.changes,
         };
-        let commit_id = self.put_tree_object(ObjectKind::Commit, serde_json::to_vec(&commit).expect("commit")).await?;
+        let commit_plain = serde_json::to_vec(&commit).expect("commit");
+        let commit_id = self.keys.tree_address.address(&commit_plain);
+        let writes = mutation
+            .blobs
+            .iter()
+            .map(|b| (ObjectKind::Blob, b.id, &b.content[..]))
+            .chain(planned.pages.iter().map(|(id, plain)| (ObjectKind::Dir, *id, &plain[..])))
+            .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
+        try_join_all(writes.map(|(kind, id, plain)| self.put_object(kind, id, plain))).await?;
         {
             // Immutable and just written: the next command's reads need not fetch them.
             let mut cache = self.cache();
             cache.commits.insert(commit_id, Arc::new(commit));
             for b in &mutation.blobs {
                 cache.insert_blob(b.id, b.content.clone());
+            }
+            for (id, dir, pages) in planned.dirs {
+                cache.dirs.insert(id, dir);
+                cache.pages.insert(id, pages);
             }
         }
         let head = self.seal_head(&HeadObject { generation, commit: commit_id })?;

@@ -1,10 +1,10 @@
-//! Plaintext layouts of the stored objects, before sealing (format v1, see `docs/FORMAT.md`).
+//! Plaintext layouts of the stored objects, before sealing (format v2, see `docs/FORMAT.md`).
 //!
 //! Every layout is JSON; the sealed envelope around it (`memfs-crypt`) carries the format
 //! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
 //! additions are noticed instead of silently dropped.
 
-use memfs_core::{Change, Dir, DirRef, FileRef, Name, Node, ObjectId};
+use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -66,44 +66,88 @@ enum EntryObject {
     },
 }
 
-/// A directory as stored: its entries in name order, child directories by id.
+/// A directory page as stored (see `crate::pages`): a leaf holds entries in name order, an
+/// index holds the ids of the pages below it, in order. A directory's id is its top page's.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum PageObject {
+    Leaf(LeafObject),
+    Index(IndexObject),
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DirObject {
+struct LeafObject {
     entries: Vec<EntryObject>,
 }
 
-/// Encodes a directory whose child directories all have ids. Returns `None` if one has not
-/// been written yet (the caller writes children first).
-pub(crate) fn encode_dir(dir: &Dir) -> Option<Vec<u8>> {
-    let mut entries = Vec::with_capacity(dir.len());
-    for (name, node) in dir.entries() {
-        entries.push(match node {
-            Node::File(f) => EntryObject::File { name: name.clone(), id: f.id, size: f.size },
-            Node::Dir(d) => EntryObject::Dir { name: name.clone(), id: d.id()? },
-        });
-    }
-    serde_json::to_vec(&DirObject { entries }).ok()
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndexObject {
+    pages: Vec<HexId>,
 }
 
-/// Decodes a directory; children stay stored (not loaded).
-pub(crate) fn decode_dir(bytes: &[u8], id: &ObjectId) -> Result<Dir, Error> {
-    let obj: DirObject = serde_json::from_slice(bytes).map_err(|e| corrupt(id, "directory", &e))?;
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(transparent)]
+struct HexId(#[serde(with = "hex_id")] ObjectId);
+
+/// A decoded directory page.
+#[derive(Debug)]
+pub(crate) enum Page {
+    /// Entries, strictly increasing by name; child directories stored (not loaded).
+    Leaf(Vec<(Name, Node)>),
+    /// The pages below, in order (at least one).
+    Index(Vec<ObjectId>),
+}
+
+/// Encodes a leaf page of entries whose child directories all have ids. Returns `None` if
+/// one has not been written yet (the caller writes children first).
+pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)>) -> Option<Vec<u8>> {
+    let entries = entries
+        .map(|(name, node)| match node {
+            Node::File(f) => Some(EntryObject::File { name: name.clone(), id: f.id, size: f.size }),
+            Node::Dir(d) => Some(EntryObject::Dir { name: name.clone(), id: d.id()? }),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    serde_json::to_vec(&PageObject::Leaf(LeafObject { entries })).ok()
+}
+
+/// Encodes an index page.
+pub(crate) fn encode_index(pages: &[ObjectId]) -> Vec<u8> {
+    let pages = pages.iter().map(|id| HexId(*id)).collect();
+    serde_json::to_vec(&PageObject::Index(IndexObject { pages })).expect("index page serializes")
+}
+
+/// Decodes a directory page; children stay stored (not loaded).
+pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+    let obj: PageObject = serde_json::from_slice(bytes).map_err(|e| corrupt(id, "directory page", &e))?;
+    let leaf = match obj {
+        PageObject::Index(IndexObject { pages }) if pages.is_empty() => {
+            return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
+        }
+        PageObject::Index(IndexObject { pages }) => return Ok(Page::Index(pages.into_iter().map(|h| h.0).collect())),
+        PageObject::Leaf(leaf) => leaf,
+    };
     let mut previous: Option<Name> = None;
-    let mut entries = Vec::with_capacity(obj.entries.len());
-    for e in obj.entries {
+    let mut entries = Vec::with_capacity(leaf.entries.len());
+    for e in leaf.entries {
         let (name, node) = match e {
             EntryObject::File { name, id, size } => (name, Node::File(FileRef { id, size })),
             EntryObject::Dir { name, id } => (name, Node::Dir(DirRef::stored(id))),
         };
         // Names must be strictly increasing: no duplicates, canonical order.
         if previous.as_ref().is_some_and(|p| p >= &name) {
-            return Err(Error::Corrupt { object: object_name(id), reason: "directory entries out of order".into() });
+            return Err(out_of_order(id));
         }
         previous = Some(name.clone());
         entries.push((name, node));
     }
-    Ok(Dir::from_entries(entries))
+    Ok(Page::Leaf(entries))
+}
+
+/// The error for entries that are not strictly increasing (within a page or across pages).
+pub(crate) fn out_of_order(id: &ObjectId) -> Error {
+    Error::Corrupt { object: object_name(id), reason: "directory entries out of order".into() }
 }
 
 /// A commit as stored.

@@ -19,6 +19,7 @@ mod error;
 pub mod fault;
 mod format;
 mod head;
+mod pages;
 mod progress;
 mod repository;
 mod revision;

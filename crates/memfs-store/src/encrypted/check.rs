@@ -137,27 +137,33 @@ impl EncryptedRepository {
             progress.extend(level.len() as u64);
             let read: Vec<_> = stream::iter(level)
                 .map(|(id, path, generation)| async move {
-                    let dir = match self.get_object(ObjectKind::Dir, &id).await {
-                        Ok(plain) => format::decode_dir(&plain, &id),
+                    let page = match self.get_object(ObjectKind::Dir, &id).await {
+                        Ok(plain) => format::decode_page(&plain, &id),
                         Err(e) => Err(e),
                     };
-                    (id, path, generation, dir)
+                    (id, path, generation, page)
                 })
                 .buffered(PARALLEL)
                 .collect()
                 .await;
             progress.advance(read.len() as u64);
             let mut next = Vec::new();
-            for (id, path, generation, dir) in read {
-                let dir = match dir {
-                    Ok(dir) => dir,
+            for (id, path, generation, page) in read {
+                let entries = match page {
+                    Ok(format::Page::Leaf(entries)) => entries,
+                    // The pages below belong to the same directory.
+                    Ok(format::Page::Index(pages)) => {
+                        report.dirs += 1;
+                        next.extend(pages.into_iter().map(|p| (p, path.clone(), generation)));
+                        continue;
+                    }
                     Err(e) => {
                         report.problem(format::object_name(&id), format!("directory {path} at @{generation}"), e);
                         continue;
                     }
                 };
                 report.dirs += 1;
-                for (name, node) in dir.entries() {
+                for (name, node) in entries {
                     let child = format!("{path}/{name}");
                     match node {
                         Node::File(f) => {

@@ -209,20 +209,26 @@ impl EncryptedRepository {
             let dirs: Vec<_> = stream::iter(level.iter())
                 .map(|id| async move {
                     let plain = self.get_object(ObjectKind::Dir, id).await?;
-                    format::decode_dir(&plain, id)
+                    format::decode_page(&plain, id)
                 })
                 .buffered(PARALLEL)
                 .try_collect()
                 .await?;
             progress.advance(dirs.len() as u64);
             let mut next = Vec::new();
-            for dir in &dirs {
-                for (_, node) in dir.entries() {
-                    match node {
-                        Node::File(f) => {
-                            marked.insert(f.id);
+            for page in dirs {
+                match page {
+                    // The pages below: more of the same directory.
+                    format::Page::Index(pages) => next.extend(pages),
+                    format::Page::Leaf(entries) => {
+                        for (_, node) in entries {
+                            match node {
+                                Node::File(f) => {
+                                    marked.insert(f.id);
+                                }
+                                Node::Dir(d) => next.push(d.id().expect("decoded directories are stored")),
+                            }
                         }
-                        Node::Dir(d) => next.push(d.id().expect("decoded directories are stored")),
                     }
                 }
             }
