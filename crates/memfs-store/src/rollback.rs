@@ -3,19 +3,26 @@
 //! Someone who controls the storage can serve an older head: it is a genuine, authenticated
 //! object, so only memory of the past can tell. The client keeps, in its state directory, the
 //! highest generation it has seen for each store id, and refuses a head below it.
+//!
+//! The mark is read from its file once per process and kept in memory; the file is read again
+//! and rewritten only when a head raises the mark, so a read-only command costs no file I/O
+//! after the first.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use crate::error::Error;
 
 /// One store's high-water mark, in `{state_dir}/generations/{store_id}`.
 pub(crate) struct Watermark {
     path: PathBuf,
+    /// The highest generation known to this process: seen here or read from the file.
+    seen: Mutex<Option<u64>>,
 }
 
 impl Watermark {
     pub(crate) fn new(state_dir: PathBuf, store_id: &str) -> Self {
-        Watermark { path: state_dir.join("generations").join(store_id) }
+        Watermark { path: state_dir.join("generations").join(store_id), seen: Mutex::new(None) }
     }
 
     fn read(&self) -> Result<u64, Error> {
@@ -30,8 +37,20 @@ impl Watermark {
 
     /// Checks `generation` against the mark and raises the mark to it.
     pub(crate) fn observe(&self, generation: u64) -> Result<(), Error> {
+        // A panic while holding the lock leaves at worst a stale (lower) mark: re-read below.
+        let mut known = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = *known {
+            if generation < k {
+                return Err(Error::Rollback { seen: k, served: generation });
+            }
+            if generation == k {
+                return Ok(());
+            }
+        }
+        // New to this process: compare with the file (another process may have seen more).
         let seen = self.read()?;
         if generation < seen {
+            *known = Some(seen);
             return Err(Error::Rollback { seen, served: generation });
         }
         if generation > seen {
@@ -42,6 +61,7 @@ impl Watermark {
             std::fs::write(&tmp, generation.to_string()).map_err(|e| Error::io(&tmp, e))?;
             std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
         }
+        *known = Some(generation);
         Ok(())
     }
 }
