@@ -1,22 +1,32 @@
 //! `memfs exec`: the JSON-lines protocol on stdin and stdout.
 
+use std::io::{BufRead, Write};
+
 use anyhow::Context;
 use memfs::protocol::handle_line;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::cli::{ExecArgs, StoreArgs};
 
 pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, args.dialect, true).await?;
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let mut stdout = tokio::io::stdout();
-    while let Some(line) = lines.next_line().await.context("reading stdin")? {
-        if let Some(answer) = handle_line(&memfs, &line).await {
-            stdout.write_all(answer.as_bytes()).await?;
-            stdout.write_all(b"\n").await?;
-            // One answer per line, flushed, so a caller can wait for it before sending more.
-            stdout.flush().await?;
+    // Plain blocking reads and writes on this worker (`block_in_place`): one command at a
+    // time, and no hand-off to another thread per line, which would cost more than a view.
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if tokio::task::block_in_place(|| stdin.read_line(&mut line)).context("reading stdin")? == 0 {
+            return Ok(());
+        }
+        let text = line.strip_suffix('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).unwrap_or(&line);
+        if let Some(answer) = handle_line(&memfs, text).await {
+            tokio::task::block_in_place(|| -> std::io::Result<()> {
+                stdout.write_all(answer.as_bytes())?;
+                stdout.write_all(b"\n")?;
+                // One answer per line, flushed, so a caller can wait for it before sending more.
+                stdout.flush()
+            })?;
         }
     }
-    Ok(())
 }
