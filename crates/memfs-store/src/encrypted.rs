@@ -35,7 +35,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::format::{self, CommitObject, HeadObject};
-use crate::head::{ConditionalHead, HeadStore, HeadVersion, LocalHead};
+use crate::head::{ConditionalHead, HeadStore, HeadVersion};
+use crate::log_store::LogStore;
 use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
@@ -44,7 +45,6 @@ mod check;
 mod gc;
 mod history;
 mod keys;
-mod sweep;
 
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
@@ -58,8 +58,8 @@ const BLOB_CACHE_BYTES: usize = 64 << 20;
 
 /// Where a store lives.
 pub enum Backend {
-    /// A local folder (`file:///path`): objects through `object_store`'s `LocalFileSystem`, the
-    /// head through a lock file and an atomic rename.
+    /// A local folder (`file:///path`): an append-only log ([`crate::log_store::LogStore`]),
+    /// one sync per commit.
     Local(PathBuf),
     /// Process memory (`memory://`).
     Memory,
@@ -104,8 +104,8 @@ pub struct EncryptedRepository {
     watermark: Option<Watermark>,
     display: String,
     cache: Mutex<Cache>,
-    /// The folder of a local store, for `gc` to sweep files `object_store` cannot list.
-    local_dir: Option<PathBuf>,
+    /// The log of a local store, which `gc` compacts.
+    log: Option<Arc<LogStore>>,
 }
 
 #[derive(Default)]
@@ -150,36 +150,29 @@ struct Connection {
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
     keys: Box<dyn HeadStore>,
-    local_dir: Option<PathBuf>,
+    log: Option<Arc<LogStore>>,
 }
 
 /// Opens the object store and the head and gc-state stores for a backend.
 fn connect(backend: Backend) -> Result<Connection, Error> {
-    let conditional = |store: Arc<dyn ObjectStore>| Connection {
+    let conditional = |store: Arc<dyn ObjectStore>, log: Option<Arc<LogStore>>| Connection {
         head: Box::new(ConditionalHead { store: store.clone(), path: Path::from(HEAD_PATH) }),
         gc_state: Box::new(ConditionalHead { store: store.clone(), path: Path::from(GC_STATE_PATH) }),
         keys: Box::new(ConditionalHead { store: store.clone(), path: Path::from(KEYS_PATH) }),
         store,
-        local_dir: None,
+        log,
     };
     Ok(match backend {
         Backend::Local(dir) => {
             create_private_dir(&dir)?;
-            // fsync every object: the head (fsynced too) must never name an object that a power
-            // loss could take back.
-            let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-                .map_err(|e| Error::backend("open", &Path::from(""), e))?
-                .with_fsync(true);
-            Connection {
-                store: Arc::new(fs),
-                head: Box::new(LocalHead { dir: dir.clone(), name: HEAD_PATH }),
-                gc_state: Box::new(LocalHead { dir: dir.clone(), name: GC_STATE_PATH }),
-                keys: Box::new(LocalHead { dir: dir.clone(), name: KEYS_PATH }),
-                local_dir: Some(dir),
-            }
+            // Objects are appended without a sync; the head's put syncs the log, and with it
+            // every object before it: one sync per commit, and the head never names an object
+            // that a power loss could take back.
+            let log = Arc::new(LogStore::open(&dir).map_err(|e| Error::backend("open", &Path::from("log"), e))?);
+            conditional(log.clone(), Some(log))
         }
-        Backend::Memory => conditional(Arc::new(InMemory::new())),
-        Backend::ObjectStore(store) => conditional(store),
+        Backend::Memory => conditional(Arc::new(InMemory::new()), None),
+        Backend::ObjectStore(store) => conditional(store, None),
     })
 }
 
@@ -200,8 +193,19 @@ impl EncryptedRepository {
         make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
+        Self::init_with_master(backend, MasterKey::generate()?, make_slots, options).await
+    }
+
+    /// [`EncryptedRepository::init`] with a given master key instead of a random one: for
+    /// tests that need reproducible ids (and so reproducible directory pages).
+    #[doc(hidden)]
+    pub async fn init_with_master(
+        backend: Backend,
+        master: MasterKey,
+        make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        options: OpenOptions,
+    ) -> Result<Self, Error> {
         let conn = connect(backend)?;
-        let master = MasterKey::generate()?;
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
         let keys = KeysObject {
@@ -272,7 +276,7 @@ impl EncryptedRepository {
             watermark,
             display: options.display,
             cache: Mutex::new(Cache::default()),
-            local_dir: conn.local_dir,
+            log: conn.log,
         }
     }
 
@@ -294,9 +298,10 @@ impl EncryptedRepository {
     /// Reads and opens the head object, checking it against the rollback watermark; `None`
     /// before the first commit.
     async fn read_head(&self) -> Result<Option<(HeadObject, HeadVersion)>, Error> {
+        let floor = self.watermark.as_ref().map(Watermark::floor).transpose()?;
         let Some((bytes, version)) = self.head.read().await? else {
-            if let Some(w) = &self.watermark {
-                w.observe(0)?;
+            if let (Some(w), Some(floor)) = (&self.watermark, floor) {
+                w.observe(floor, 0)?;
             }
             return Ok(None);
         };
@@ -307,8 +312,8 @@ impl EncryptedRepository {
             .map_err(|e| open_error(e, HEAD_PATH.into()))?;
         let head: HeadObject =
             serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
-        if let Some(w) = &self.watermark {
-            w.observe(head.generation)?;
+        if let (Some(w), Some(floor)) = (&self.watermark, floor) {
+            w.observe(floor, head.generation)?;
         }
         Ok(Some((head, version)))
     }
@@ -610,7 +615,7 @@ impl Repository for EncryptedRepository {
             }
         }
         if let Some(w) = &self.watermark {
-            w.observe(generation)?;
+            w.raise(generation)?;
         }
         Ok(generation)
     }

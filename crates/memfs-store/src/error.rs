@@ -80,7 +80,9 @@ pub enum Error {
     #[error("a memfs store already exists here")]
     AlreadyInitialized,
     /// The store was written by a newer memfs.
-    #[error("the store uses format version {version}, and this memfs reads format version 2 only (a newer store needs a newer memfs)")]
+    #[error(
+        "the store uses format version {version}, and this memfs reads format version 2 only (a newer store needs a newer memfs)"
+    )]
     UnsupportedFormat {
         /// The version found.
         version: u64,

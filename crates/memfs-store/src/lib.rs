@@ -19,6 +19,7 @@ mod error;
 pub mod fault;
 mod format;
 mod head;
+pub mod log_store;
 mod pages;
 mod progress;
 mod repository;

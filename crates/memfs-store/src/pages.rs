@@ -30,7 +30,7 @@ pub(crate) const FANOUT: u32 = 8;
 /// No boundary before a page has this many entries (except at the end).
 pub(crate) const MIN_ENTRIES: usize = 2;
 /// A page never has more entries than this.
-pub(crate) const MAX_ENTRIES: usize = 32;
+pub(crate) const MAX_ENTRIES: usize = 16;
 
 /// The plaintext pages of one directory, bottom-up; the last is the top page.
 pub(crate) struct Pages {
@@ -103,7 +103,7 @@ fn id_boundary(id: &ObjectId) -> bool {
 
 fn hash_boundary(hash: &ObjectId) -> bool {
     let b = hash.to_bytes();
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]]) % FANOUT == 0
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_multiple_of(FANOUT)
 }
 
 #[cfg(test)]
@@ -118,7 +118,7 @@ mod tests {
         assert!(chunks.iter().all(|c| c.len() == MIN_ENTRIES));
         // No boundaries: pages of MAX_ENTRIES and the rest.
         let chunks = cut(&items, |_| false);
-        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [32, 32, 32, 4]);
+        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [16, 16, 16, 16, 16, 16, 4]);
         assert_eq!(chunks.concat(), items);
         // Empty: one empty chunk.
         assert_eq!(cut::<u32>(&[], |_| true), [&[] as &[u32]]);

@@ -35,24 +35,36 @@ impl Watermark {
         }
     }
 
-    /// Checks `generation` against the mark and raises the mark to it.
-    pub(crate) fn observe(&self, generation: u64) -> Result<(), Error> {
-        // A panic while holding the lock leaves at worst a stale (lower) mark: re-read below.
-        let mut known = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+    /// The mark before a head is read: a head read afterwards must be at least this high.
+    ///
+    /// Read before the head, not after: another process may raise the mark between the two
+    /// reads, and a head that was current when it was read is no rollback.
+    pub(crate) fn floor(&self) -> Result<u64, Error> {
+        let mut known = self.known();
         if let Some(k) = *known {
-            if generation < k {
-                return Err(Error::Rollback { seen: k, served: generation });
-            }
-            if generation == k {
-                return Ok(());
-            }
+            return Ok(k);
         }
-        // New to this process: compare with the file (another process may have seen more).
         let seen = self.read()?;
-        if generation < seen {
-            *known = Some(seen);
-            return Err(Error::Rollback { seen, served: generation });
+        *known = Some(seen);
+        Ok(seen)
+    }
+
+    /// Checks a head read after [`Watermark::floor`] returned `floor`, and raises the mark.
+    pub(crate) fn observe(&self, floor: u64, generation: u64) -> Result<(), Error> {
+        if generation < floor {
+            return Err(Error::Rollback { seen: floor, served: generation });
         }
+        self.raise(generation)
+    }
+
+    /// Raises the mark to `generation` (a head this process read or committed).
+    pub(crate) fn raise(&self, generation: u64) -> Result<(), Error> {
+        let mut known = self.known();
+        if known.is_some_and(|k| generation <= k) {
+            return Ok(());
+        }
+        // Another process may have seen more: never lower the file.
+        let seen = self.read()?;
         if generation > seen {
             if let Some(parent) = self.path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -61,7 +73,12 @@ impl Watermark {
             std::fs::write(&tmp, generation.to_string()).map_err(|e| Error::io(&tmp, e))?;
             std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
         }
-        *known = Some(generation);
+        *known = Some(generation.max(seen));
         Ok(())
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+        // A value, never left half-written: a poisoned lock is still sound.
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

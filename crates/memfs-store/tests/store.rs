@@ -6,6 +6,8 @@
 //!   state before or after the interrupted command;
 //! - `abort`: the same with the process aborted at every operation, over a local folder;
 //! - `conformance`: the repository conformance suite on every backend and on the fault wrapper;
+//! - `log_store`: `LogStore` answers as `InMemory`, shares a folder between instances, survives
+//!   torn tails at every length, refuses corruption, rolls segments over and compacts;
 //! - `scale`: criterion 3 — objects and bytes one `create` writes at 100 and 10,000 files.
 //!
 //! Figures (fault points tried, states checked, objects and bytes per `create`) go to stderr:
@@ -20,5 +22,7 @@ mod abort;
 mod conformance;
 #[path = "store/crash.rs"]
 mod crash;
+#[path = "store/log_store.rs"]
+mod log_store;
 #[path = "store/scale.rs"]
 mod scale;

@@ -477,9 +477,13 @@ pub fn render_gc(r: &GcReport) -> String {
     let bytes = |n| plural(n, "byte", "bytes");
     let _ = writeln!(out, "reachable: {} ({})", objects(r.reachable), bytes(r.reachable_bytes));
     let _ = writeln!(out, "deleted: {} ({})", objects(r.deleted), bytes(r.deleted_bytes));
-    if r.leftovers > 0 {
-        let files = plural(r.leftovers, "staging file", "staging files");
-        let _ = writeln!(out, "removed: {files} of interrupted writes ({})", bytes(r.leftover_bytes));
+    if r.log_bytes_before > 0 {
+        let _ = writeln!(
+            out,
+            "compacted the log: {} before, {} after",
+            bytes(r.log_bytes_before),
+            bytes(r.log_bytes_after)
+        );
     }
     match r.pending {
         0 => out.push_str("pending: 0 objects\n"),

@@ -104,10 +104,10 @@ pub struct GcReport {
     pub deleted_bytes: u64,
     /// Deleted objects put back because a writer committed a reference to them meanwhile.
     pub recovered: u64,
-    /// Staging files of killed writers removed (local folders), and their bytes.
-    pub leftovers: u64,
-    /// Bytes of the removed staging files.
-    pub leftover_bytes: u64,
+    /// A local folder's log: its bytes before and after compaction (both 0 for other stores).
+    pub log_bytes_before: u64,
+    /// The log's bytes after compaction: only the records of live objects remain.
+    pub log_bytes_after: u64,
 }
 
 impl EncryptedRepository {
@@ -117,13 +117,7 @@ impl EncryptedRepository {
             Some((state, version)) => (state, Some(version)),
             None => (GcStateObject::default(), None),
         };
-        let swept = self.sweep_leftovers(options.grace_ms).await?;
-        let mut report = GcReport {
-            previous_horizon: old.horizon,
-            leftovers: swept.files,
-            leftover_bytes: swept.bytes,
-            ..GcReport::default()
-        };
+        let mut report = GcReport { previous_horizon: old.horizon, ..GcReport::default() };
         // Without a head there is nothing to keep, and no head to fence with: delete nothing.
         let Some((head, head_version)) = self.read_head().await? else { return Ok(report) };
 
@@ -173,6 +167,7 @@ impl EncryptedRepository {
         self.write_gc_state(state_version.as_ref(), &GcStateObject { horizon, pending }).await?;
 
         if saved.is_empty() {
+            self.compact_log(&mut report, progress).await?;
             return Ok(report);
         }
 
@@ -190,7 +185,20 @@ impl EncryptedRepository {
         report.deleted = deleted.len() as u64;
         report.deleted_bytes = deleted.iter().map(|id| size_of.get(id).copied().unwrap_or(0)).sum();
         report.recovered = (saved.len() - deleted.len()) as u64;
+        self.compact_log(&mut report, progress).await?;
         Ok(report)
+    }
+
+    /// A local folder's log keeps deleted objects and replaced heads until it is compacted:
+    /// rewrite it with the live records only.
+    async fn compact_log(&self, report: &mut GcReport, progress: &dyn Progress) -> Result<(), Error> {
+        let Some(log) = &self.log else { return Ok(()) };
+        progress.phase("compacting", None);
+        let compacted =
+            log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
+        report.log_bytes_before = compacted.bytes_before;
+        report.log_bytes_after = compacted.bytes_after;
+        Ok(())
     }
 
     /// Marks every directory and file reachable from `roots` (skipping directories already

@@ -4,30 +4,19 @@
 //! opens the folder, verifies it, and finds every command the child acknowledged and nothing
 //! of the one it died in.
 //!
-//! The fault wrapper sits under the head too, so the head goes through the object store:
-//! `LocalFileSystem` lacks `PutMode::Update`, so [`LocalCas`] adds it for this test (one
-//! writer process at a time, which is all the test runs). `Backend::Local`'s own head is
-//! exercised by the SIGKILL test of the CLI (`crates/memfs-cli/tests/crash.rs`).
+//! The folder is a [`LogStore`], as `Backend::Local` opens it, with the fault wrapper over it,
+//! so the aborts fall between the appends of a commit's objects and its head. The SIGKILL test
+//! of the CLI (`crates/memfs-cli/tests/cli/crash.rs`) kills real `memfs exec` processes too.
 
-use std::fmt;
 use std::io::Write;
-use std::ops::Range;
 use std::path::{Path as FsPath, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use bytes::Bytes;
-use futures::stream::BoxStream;
 use memfs_store::Backend;
 use memfs_store::fault::{Fault, FaultStore, Target};
-use object_store::local::LocalFileSystem;
+use memfs_store::log_store::LogStore;
 use object_store::memory::InMemory;
-use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions, Result,
-};
 
 use crate::crash::{Baseline, sequence};
 use crate::support::{check, init, open, run, verify};
@@ -38,78 +27,8 @@ const BATCH: usize = 32;
 /// Selects the child role: `{store folder}` `\n` `{N}`.
 const CHILD_ENV: &str = "MEMFS_STORE_TEST_ABORT_CHILD";
 
-/// `LocalFileSystem` plus `PutMode::Update`, compared against the ETag under a process-local
-/// lock: enough for one writer process.
-#[derive(Debug)]
-struct LocalCas {
-    fs: LocalFileSystem,
-    lock: tokio::sync::Mutex<()>,
-}
-
-impl LocalCas {
-    fn new(dir: &FsPath) -> Self {
-        LocalCas { fs: LocalFileSystem::new_with_prefix(dir).unwrap(), lock: tokio::sync::Mutex::new(()) }
-    }
-}
-
-impl fmt::Display for LocalCas {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LocalCas({})", self.fs)
-    }
-}
-
-#[async_trait]
-impl ObjectStore for LocalCas {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
-        let PutMode::Update(expected) = &opts.mode else { return self.fs.put_opts(location, payload, opts).await };
-        let _guard = self.lock.lock().await;
-        let current = match self.fs.head(location).await {
-            Ok(meta) => meta.e_tag,
-            Err(object_store::Error::NotFound { .. }) => None,
-            Err(e) => return Err(e),
-        };
-        if current.is_none() || current != expected.e_tag {
-            let source = "the object changed".into();
-            return Err(object_store::Error::Precondition { path: location.to_string(), source });
-        }
-        self.fs.put_opts(location, payload, PutOptions { mode: PutMode::Overwrite, ..opts }).await
-    }
-
-    async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> Result<Box<dyn MultipartUpload>> {
-        self.fs.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
-        self.fs.get_opts(location, options).await
-    }
-
-    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
-        self.fs.get_ranges(location, ranges).await
-    }
-
-    fn delete_stream(&self, locations: BoxStream<'static, Result<Path>>) -> BoxStream<'static, Result<Path>> {
-        self.fs.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-        self.fs.list(prefix)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-        self.fs.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
-        self.fs.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> Result<()> {
-        self.fs.rename_opts(from, to, options).await
-    }
-}
-
 fn local(dir: &FsPath) -> Backend {
-    Backend::ObjectStore(Arc::new(LocalCas::new(dir)))
+    Backend::ObjectStore(Arc::new(LogStore::open(dir).unwrap()))
 }
 
 fn acks_file(dir: &FsPath) -> PathBuf {
@@ -122,7 +41,7 @@ fn acks_file(dir: &FsPath) -> PathBuf {
 async fn child(role: String) {
     let (dir, nth) = role.split_once('\n').expect("folder and N");
     let dir = PathBuf::from(dir);
-    let store = Arc::new(FaultStore::new(LocalCas::new(&dir)));
+    let store = Arc::new(FaultStore::new(LogStore::open(&dir).unwrap()));
     let plan = store.plan().clone();
     let repo = open(Backend::ObjectStore(store), None).await.expect("open");
     // Counted from here, as the baseline counts each command's operations.

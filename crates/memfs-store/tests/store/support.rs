@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memfs_core::{Command, Dialect, Dir, DirRef, Need, Node, ObjectId, Resolver, ToolResult, execute};
-use memfs_crypt::{Credential, KeyFile, KeySlots};
+use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
 use memfs_store::fault::InjectedFault;
 use memfs_store::{
     Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, OpenOptions, Repository,
@@ -28,10 +28,24 @@ fn options(state_dir: Option<&Path>) -> OpenOptions {
 
 /// Creates a store on `backend`.
 pub(crate) async fn init(backend: Backend, state_dir: Option<&Path>) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::init(
+    // A fixed master key: every store of the tests cuts its directories into the same pages,
+    // so a command costs the same operations on each (the fault tests count on it).
+    EncryptedRepository::init_with_master(
         backend,
+        MasterKey::from_bytes([0x5a; 32]),
         |master, id| KeySlots::with_key_file(master, id, &key_file()),
         options(state_dir),
+    )
+    .await
+}
+
+/// [`init`] with a fixed master key: reproducible ids and directory pages.
+pub(crate) async fn init_with_master(backend: Backend, master: MasterKey) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::init_with_master(
+        backend,
+        master,
+        |master, id| KeySlots::with_key_file(master, id, &key_file()),
+        options(None),
     )
     .await
 }

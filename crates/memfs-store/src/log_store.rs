@@ -1,0 +1,113 @@
+//! [`LogStore`]: an [`ObjectStore`] over an append-only log in a local folder.
+//!
+//! A commit to the encrypted store writes a few immutable objects and then swaps the head.
+//! With one file per object, every object costs a temporary file, fsyncs and a rename. Here
+//! every write is a record appended to a segment file: writes of paths under a *lazy prefix*
+//! (`objects/` by default) are appended without a sync, and any other put (`head`,
+//! `gc.state`, `memfs.keys`) is appended and then `fdatasync`ed. The segment is append-only,
+//! so that one sync makes every earlier record in it durable too: a commit costs one sync.
+//!
+//! Many instances (processes) share one folder. Writers append holding an exclusive lock on
+//! `log.lock`; readers take no lock. Each instance keeps an index (path → where its data is)
+//! and, before every read, list or write, catches up: it reads the records appended since
+//! it last looked, and starts over from a compacted segment when one appears.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! use memfs_store::log_store::LogStore;
+//! use object_store::{ObjectStore, ObjectStoreExt, PutMode, path::Path};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = LogStore::open(dir.path().join("store"))?;
+//! // An immutable object: appended, not synced.
+//! store.put_opts(&Path::from("objects/ab/cd"), "sealed".into(), PutMode::Create.into()).await?;
+//! // The head: appended and synced, which makes the object above durable too.
+//! let first = store.put_opts(&Path::from("head"), "v1".into(), PutMode::Create.into()).await?;
+//! store.put_opts(&Path::from("head"), "v2".into(), PutMode::Update(first.into()).into()).await?;
+//! // Another instance (another process) on the folder sees both.
+//! let other = LogStore::open(dir.path().join("store"))?;
+//! assert_eq!(other.get(&Path::from("head")).await?.bytes().await?, "v2");
+//! assert_eq!(other.head(&Path::from("objects/ab/cd")).await?.size, 6);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Folder layout
+//!
+//! - `log.lock`: empty; writers hold an exclusive `flock` on it while they append.
+//! - `log/<n>`: segment `n`, named by 16 lowercase hex digits, numbered upward from 1 without
+//!   gaps. The log is the segments from the *base* (the highest-numbered compacted segment,
+//!   or segment 1) upward. Segments below the base are superseded (a compaction removes them,
+//!   or the next one does if it crashed first). A new segment is written as `log/<n>.tmp`, synced and renamed, so it is never seen
+//!   without its header, nor a compacted one without all its records.
+//!
+//! All integers are little-endian. A record is at least 37 bytes (a delete of the empty path)
+//! and less than 4 GiB.
+//!
+//! ## Segment header (16 bytes)
+//!
+//! | offset | size | field                                                                |
+//! |-------:|-----:|----------------------------------------------------------------------|
+//! |      0 |    8 | magic, ASCII `memfslog`                                              |
+//! |      8 |    4 | format version, u32: 1                                               |
+//! |     12 |    4 | flags, u32: bit 0 = compacted (supersedes every lower-numbered segment); other bits must be 0 |
+//!
+//! ## Record (follows the header, then each other)
+//!
+//! | offset | size       | field                                                          |
+//! |-------:|-----------:|----------------------------------------------------------------|
+//! |      0 |          4 | `len`, u32: the record's length, this field through the checksum |
+//! |      4 |          4 | `len_check`, u32: `!len` (bitwise not), so a damaged or zero-filled length is recognised |
+//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction          |
+//! |      9 |          8 | time, u64: the write time in ms since the Unix epoch (at most 9999-12-31) |
+//! |     17 |          4 | `path_len`, u32                                                |
+//! |     21 |         16 | op 3 only: origin, u64 segment + u64 offset of the original put (its e_tag) |
+//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string             |
+//! |      … |          … | data: the object (op 1 and 3); nothing (op 2)                  |
+//! | `len`−16 |       16 | checksum: the first 16 bytes of BLAKE3 over bytes `0..len-16`  |
+//!
+//! The data is whatever the caller put: here, sealed objects, so the checksum only detects torn
+//! writes; tampering is the layer above's to detect.
+//!
+//! # Semantics
+//!
+//! - A path's e_tag is `<segment>:<offset>` (decimal) of the put that wrote its current
+//!   version; compaction keeps it (op 3), so a compaction never fails a `PutMode::Update`.
+//!   `Create` fails with `AlreadyExists` if the path exists, `Update` with `Precondition`
+//!   unless the e_tag matches; `last_modified` is the record time, `version` is `None`.
+//! - A delete appends a tombstone; deleting a missing path is `Ok` and appends nothing.
+//!   Deletes follow the same durability rule as puts (lazy under a lazy prefix).
+//! - `put_multipart` buffers the parts in memory and appends one put (`Overwrite`) on
+//!   `complete`. `copy` reads and appends under one lock. Attributes are not stored:
+//!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
+//! - When a segment would grow past the segment limit, the writer syncs it, creates the next
+//!   one (header synced, folder synced) and appends there.
+//!
+//! # Torn writes and corruption
+//!
+//! A record is *torn* if it is the last thing in the last segment and is incomplete, or fails
+//! its checksum, or has a damaged `len`/`len_check` but verifies as a record ending exactly at
+//! the end of the file; a zero-filled end of the file (a power loss after the size grew) is
+//! torn too. A reader stops before a torn record (a writer may be appending it); a writer,
+//! which holds the lock and so knows no one is, truncates it before appending.
+//!
+//! A damaged record followed by more data, or an incomplete record followed by another
+//! segment, is *corruption*: a crashed append leaves neither, and skipping the record would
+//! silently drop everything after it. Opening the folder and every catch-up over it fail with
+//! an error naming the file and offset (a reader looks once more holding the lock first, as
+//! it may have seen a writer's truncation half-way). Recovery is by hand: truncating the
+//! segment at that offset keeps everything before it. (A power loss with pages written back
+//! out of order could in theory leave a damaged unsynced record followed by an intact one;
+//! that is refused too. Only records after the last completed sync are at stake then, and
+//! none of them was acknowledged as durable.)
+//!
+//! [`ObjectStore`]: object_store::ObjectStore
+
+mod error;
+mod record;
+mod segment;
+mod state;
+mod store;
+
+pub use store::{CompactReport, LogStore, StoredBytes};
