@@ -34,10 +34,10 @@ run for an idle CPU.
 Durability is not the same on both sides: the SDK fsyncs the file it writes on create,
 str_replace and insert, but never a directory, and nothing on rename and delete, so a power
 loss can take back an acknowledged create, rename or delete. memfs makes every commit durable
-before it answers: each new object (content, directories on the path, commit) is written through
-object_store's LocalFileSystem with fsync on (the file and its folder), then the head is
-replaced with an fsync of the file and of the store folder. That is about twelve fsyncs per
-mutating command against the SDK's one or none.
+before it answers: the local folder is an append-only log (docs/FORMAT.md); a commit appends
+its new objects (content, directory pages, commit), then its head, and `fdatasync`s the log
+once, which makes all of them durable. One sync per mutating command, rename and delete
+included, against the SDK's one or none.
 
 Run (from the repository root):
 
@@ -641,7 +641,7 @@ def main() -> int:
             failures += len(diffs) + state_diffs
             errors = sum(1 for a in sdk_answers if a[1])
             floor = None if args.no_floor else pipe_floor(lines)
-            objects, obj_bytes = tree_bytes(mem["store"] / "objects")
+            objects, obj_bytes = tree_bytes(mem["store"] / "log")
             sdk_files, sdk_bytes = tree_bytes(sdk_base / "memories")
 
             r = {
@@ -671,7 +671,7 @@ def main() -> int:
                   + (f";  pipe floor (same lines through cat): {fmt_ms(floor)}" if floor is not None else ""))
             print(f"       answers identical: {r['identical']}/{n} ({errors} error answers, as the SDK gives them); "
                   f"final state: {len(views) - state_diffs}/{len(views)} views identical")
-            print(f"       storage: memfs {objects} objects, {obj_bytes / 1024:.0f} KiB (encrypted, all history); "
+            print(f"       storage: memfs {objects} log segment(s), {obj_bytes / 1024:.0f} KiB (encrypted, all history); "
                   f"SDK {sdk_files} files, {sdk_bytes / 1024:.0f} KiB")
             if not args.keep:
                 shutil.rmtree(tmp, ignore_errors=True)

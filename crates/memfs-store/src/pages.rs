@@ -58,7 +58,7 @@ pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
     }
     while level.len() > 1 {
         let mut above = Vec::new();
-        for chunk in cut(&level, |id| id_boundary(id)) {
+        for chunk in cut(&level, id_boundary) {
             let plain = format::encode_index(chunk);
             let id = key.address(&plain);
             above.push(id);

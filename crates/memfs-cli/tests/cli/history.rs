@@ -4,13 +4,14 @@
 //! Commit ids and times differ from run to run; the expected strings take them from
 //! `memfs log --json`, so every assertion is still on the whole output.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{assert_text, text};
+use crate::support::{LogEntry, all_segments, assert_text, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "history test passphrase";
 
@@ -98,26 +99,61 @@ impl Store {
         self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
     }
 
-    /// Every object file, sorted.
-    fn objects(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for shard in std::fs::read_dir(self.dir().join("objects")).expect("objects").flatten() {
-            for obj in std::fs::read_dir(shard.path()).expect("shard").flatten() {
-                out.push(obj.path());
-            }
-        }
-        out.sort();
-        out
+    /// Every live object of the log, by record path (`objects/ab/ab…`, as messages name it).
+    fn objects(&self) -> BTreeMap<String, LogEntry> {
+        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
+    }
+
+    fn object_paths(&self) -> Vec<String> {
+        self.objects().into_keys().collect()
     }
 
     fn object_bytes(&self) -> u64 {
-        self.objects().iter().map(|p| std::fs::metadata(p).expect("metadata").len()).sum()
+        self.objects().values().map(LogEntry::size).sum()
     }
 
-    /// `objects/ab/ab…`, as messages name it.
-    fn name(&self, path: &Path) -> String {
-        path.strip_prefix(self.dir()).expect("in the store").display().to_string()
+    /// Runs `memfs gc ARGS`, which on a local folder compacts the log at its end; returns its
+    /// output and the line it must print about that: the bytes of every segment before (with
+    /// what gc itself appended: the segments are kept through hard links, as gc removes them)
+    /// and of the one compacted segment it leaves.
+    fn gc(&self, args: &[&str]) -> (String, String) {
+        let kept = self.root.path().join("segments before gc");
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::create_dir(&kept).expect("create a folder");
+        let before = all_segments(&self.dir());
+        for (n, file) in &before {
+            std::fs::hard_link(file, kept.join(n.to_string())).expect("link a segment");
+        }
+        let out = self.ok(&[&["gc"], args].concat());
+        let bytes_before: u64 =
+            before.iter().map(|(n, _)| std::fs::metadata(kept.join(n.to_string())).expect("stat").len()).sum();
+        let after = all_segments(&self.dir());
+        assert_eq!(after.len(), 1, "one segment after gc: {after:?}");
+        assert_eq!(Some(after[0].0), before.last().map(|(n, _)| n + 1), "the compacted segment comes next");
+        assert_eq!(log_segments(&self.dir()), std::slice::from_ref(&after[0].1));
+        assert!(log_entries(&self.dir()).values().all(|e| e.op == 3), "every record copied by compaction");
+        let bytes_after = std::fs::metadata(&after[0].1).expect("stat").len();
+        (out, format!("compacted the log: {bytes_before} bytes before, {bytes_after} bytes after\n"))
     }
+}
+
+/// The segment bytes `bytes` with the data of records `a` and `b` exchanged: each keeps its
+/// path and its checksum (no longer matching, as after any tampering), with a length to fit.
+fn swap_data(bytes: &[u8], a: &LogEntry, b: &LogEntry) -> Vec<u8> {
+    let (first, second) = if a.record.start < b.record.start { (a, b) } else { (b, a) };
+    let rebuilt = |e: &LogEntry, data: &[u8]| {
+        let fields = &bytes[e.record.start + 8..e.data.start]; // op, time, path_len, path
+        let len = (8 + fields.len() + data.len() + 16) as u32;
+        [&len.to_le_bytes()[..], &(!len).to_le_bytes(), fields, data, &bytes[e.data.end..e.record.end]].concat()
+    };
+    [
+        &bytes[..first.record.start],
+        &rebuilt(first, &bytes[second.data.clone()]),
+        &bytes[first.record.end..second.record.start],
+        &rebuilt(second, &bytes[first.data.clone()]),
+        &bytes[second.record.end..],
+    ]
+    .concat()
 }
 
 /// Commit `generation` of `commits` (newest first): `@GEN ID12`.
@@ -401,59 +437,70 @@ fn check_names_every_tampered_object() {
         "checked 2 commits (@1 to @2), 3 directories, 2 files (9 bytes, present with the right sizes)\nno problems found\n",
     );
 
-    // Two contents, three directories (root at @1, root at @2, d), two commits.
+    // Two contents, three directories (root at @1, root at @2, d), two commits: one segment,
+    // the head last (a commit appends its objects, then the head).
     let objects = s.objects();
     assert_eq!(objects.len(), 7);
-    for path in &objects {
-        let original = std::fs::read(path).expect("read object");
+    let segment = s.dir().join("log/0000000000000001");
+    assert_eq!(log_segments(&s.dir()), std::slice::from_ref(&segment));
+    let original = std::fs::read(&segment).expect("read the segment");
+    let head = log_entries(&s.dir()).remove("head").expect("a head");
+    assert_eq!((head.file.as_path(), head.record.end), (segment.as_path(), original.len()));
+    for (name, entry) in &objects {
+        // Followed by more records, a damaged record is served as it stands.
+        assert_eq!(entry.file, segment);
+        assert!(entry.record.end < original.len(), "{name} is not the last record");
         let mut bad = original.clone();
-        bad[original.len() / 2] ^= 0x01;
-        std::fs::write(path, &bad).expect("write object");
+        bad[entry.data.start + entry.data.len() / 2] ^= 0x01;
+        std::fs::write(&segment, &bad).expect("write the segment");
         let out = s.run(&["check", "--read-data"]);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-        let name = s.name(path);
         assert_eq!(out.status.code(), Some(1), "{name}: {stdout}{stderr}");
         assert!(stderr.starts_with(&format!("error: object {name} {AUTH} (")), "{name}: {stderr}");
         assert!(stderr.ends_with(")\nmemfs: check found 1 problem\n"), "{name}: {stderr}");
         assert_eq!(stderr.lines().count(), 2, "{name}: {stderr}");
         assert!(stdout.ends_with("\n1 problem found\n"), "{name}: {stdout}");
-        std::fs::write(path, original).expect("restore object");
+        std::fs::write(&segment, &original).expect("restore the segment");
     }
     assert_text("clean again", &s.ok(&["check", "--read-data"]), clean);
 
-    // The head.
-    let head = s.dir().join("head");
-    let original = std::fs::read(&head).expect("read head");
+    // The head, the last record: damaged, it is a torn write and the head before it (of the
+    // first commit) is served, which this client, having seen the second, refuses.
     let mut bad = original.clone();
-    bad[20] ^= 0x80;
-    std::fs::write(&head, &bad).expect("write head");
+    bad[head.data.start + head.data.len() / 2] ^= 0x80;
+    std::fs::write(&segment, &bad).expect("write the segment");
     let out = s.run(&["check"]);
     assert_eq!(out.status.code(), Some(1));
     assert_text(
         "stderr",
         &text(&out.stderr),
-        &format!("error: object head {AUTH} (the head)\nmemfs: check found 1 problem\n"),
+        "error: rollback detected: the store serves head generation 1, but this client has seen generation 2 \
+         (the head)\nmemfs: check found 1 problem\n",
     );
     assert_text(
         "stdout",
         &text(&out.stdout),
         "checked 0 commits, 0 directories, 0 files (0 bytes, present with the right sizes)\n1 problem found\n",
     );
-    std::fs::write(&head, original).expect("restore head");
+    assert_eq!(std::fs::read(&segment).expect("read the segment"), bad, "a reader truncates nothing");
+    std::fs::write(&segment, &original).expect("restore the segment");
+    assert_text("clean after the head", &s.ok(&["check", "--read-data"]), clean);
 
     // Two contents swapped (told apart by size: content plus 32 bytes of seal): each fails
     // under the other's name.
-    let sized = |n: u64| objects.iter().find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == n)).expect("object");
-    let (x, y) = (sized(5 + 32), sized(4 + 32));
-    let (bx, by) = (std::fs::read(x).expect("read"), std::fs::read(y).expect("read"));
-    std::fs::write(x, &by).expect("write");
-    std::fs::write(y, &bx).expect("write");
+    let sized = |n: u64| objects.iter().find(|(_, e)| e.size() == n).expect("object");
+    let ((nx, x), (ny, y)) = (sized(5 + 32), sized(4 + 32));
+    std::fs::write(&segment, swap_data(&original, x, y)).expect("write the segment");
+    let swapped = s.objects();
+    assert_eq!(
+        (&swapped[nx].bytes()[..], &swapped[ny].bytes()[..]),
+        (&original[y.data.clone()], &original[x.data.clone()])
+    );
     let out = s.run(&["check", "--read-data"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 3, "{stderr}");
-    let (nx, ny) = (s.name(x), s.name(y));
     let mut named: Vec<&str> = lines[..2].iter().map(|l| l.split(' ').nth(2).unwrap_or("")).collect();
     named.sort();
     let mut expected = [nx.as_str(), ny.as_str()];
@@ -461,8 +508,7 @@ fn check_names_every_tampered_object() {
     assert_eq!(named, expected, "{stderr}");
     assert!(lines[..2].iter().all(|l| l.contains(AUTH)), "{stderr}");
     assert_eq!(lines[2], "memfs: check found 2 problems");
-    std::fs::write(x, bx).expect("write");
-    std::fs::write(y, by).expect("write");
+    std::fs::write(&segment, &original).expect("restore the segment");
     assert_text("clean at last", &s.ok(&["check", "--read-data"]), clean);
 }
 
@@ -481,13 +527,24 @@ fn gc_keeps_what_is_reachable_and_deletes_the_rest_in_two_runs() {
     // 3 contents, 4 roots, 4 commits: all reachable while history is kept.
     let all = s.objects();
     assert_eq!(all.len(), 11);
+    assert!(all.values().all(|e| e.op == 1), "puts, not yet compacted");
+    let data: BTreeMap<String, Vec<u8>> = all.iter().map(|(path, e)| (path.clone(), e.bytes())).collect();
     let all_bytes = s.object_bytes();
-    let keep_all = format!(
-        "kept 4 commits (@1 to @4)\nreachable: 11 objects ({all_bytes} bytes)\ndeleted: 0 objects (0 bytes)\npending: 0 objects\n"
-    );
-    assert_text("gc", &s.ok(&["gc", "--grace", "0"]), &keep_all);
-    assert_text("gc again", &s.ok(&["gc", "--grace", "0"]), &keep_all);
-    assert_eq!(s.objects(), all);
+    // Each gc compacts the log of a local folder: the line about it comes after `deleted:`.
+    let keep_all = |compacted: &str| {
+        format!(
+            "kept 4 commits (@1 to @4)\nreachable: 11 objects ({all_bytes} bytes)\ndeleted: 0 objects (0 bytes)\n\
+             {compacted}pending: 0 objects\n"
+        )
+    };
+    let (out, compacted) = s.gc(&["--grace", "0"]);
+    assert_text("gc", &out, &keep_all(&compacted));
+    let (out, compacted) = s.gc(&["--grace", "0"]);
+    assert_text("gc again", &out, &keep_all(&compacted));
+    assert_eq!(s.object_paths(), all.into_keys().collect::<Vec<_>>());
+    for (path, e) in s.objects() {
+        assert!(e.bytes() == data[&path], "{path}: compaction changed its bytes");
+    }
     for (spec, content) in
         [("@1:/memories/a.txt", "one"), ("@2:/memories/b.txt", "two"), ("@4:/memories/c.txt", "three")]
     {
@@ -496,11 +553,11 @@ fn gc_keeps_what_is_reachable_and_deletes_the_rest_in_two_runs() {
 
     // Keep two commits: @1 and @2, their roots and the content of a.txt become unreachable;
     // with the default grace period, they stay pending.
-    let first = s.ok(&["gc", "--keep-commits", "2"]);
-    let second = s.ok(&["gc"]);
+    let (first, first_compacted) = s.gc(&["--keep-commits", "2"]);
+    let (second, second_compacted) = s.gc(&[]);
     assert_eq!(s.objects().len(), 11);
     // With no grace, the next run deletes them.
-    let third = s.ok(&["gc", "--grace", "0"]);
+    let (third, third_compacted) = s.gc(&["--grace", "0"]);
     let kept = s.object_bytes();
     let freed = all_bytes - kept;
     let cut = "kept 2 commits (@3 to @4)\nhistory before @3 is no longer kept\n";
@@ -509,7 +566,7 @@ fn gc_keeps_what_is_reachable_and_deletes_the_rest_in_two_runs() {
         "first",
         &first,
         &format!(
-            "{cut}{reachable}deleted: 0 objects (0 bytes)\n\
+            "{cut}{reachable}deleted: 0 objects (0 bytes)\n{first_compacted}\
              pending: 5 objects ({freed} bytes, 5 new); a later gc deletes them after the grace period\n"
         ),
     );
@@ -517,12 +574,19 @@ fn gc_keeps_what_is_reachable_and_deletes_the_rest_in_two_runs() {
         "second",
         &second,
         &format!(
-            "{cut}{reachable}deleted: 0 objects (0 bytes)\n\
+            "{cut}{reachable}deleted: 0 objects (0 bytes)\n{second_compacted}\
              pending: 5 objects ({freed} bytes, 0 new); a later gc deletes them after the grace period\n"
         ),
     );
-    assert_text("third", &third, &format!("{cut}{reachable}deleted: 5 objects ({freed} bytes)\npending: 0 objects\n"));
+    assert_text(
+        "third",
+        &third,
+        &format!("{cut}{reachable}deleted: 5 objects ({freed} bytes)\n{third_compacted}pending: 0 objects\n"),
+    );
     assert_eq!(s.objects().len(), 6);
+    for (path, e) in s.objects() {
+        assert!(e.bytes() == data[&path], "{path}: compaction changed its bytes");
+    }
 
     assert_text(
         "check",

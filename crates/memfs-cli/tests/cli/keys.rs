@@ -1,11 +1,12 @@
-//! `memfs key`: slots are added and removed by rewriting `memfs.keys` only.
+//! `memfs key`: slots are added and removed by writing `memfs.keys` only (a record appended
+//! to the log of a local folder store).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{assert_text, text};
+use crate::support::{LogEntry, assert_text, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "key slot test passphrase";
 
@@ -28,22 +29,24 @@ fn run(mut cmd: Command, stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// Every file under the store folder except `memfs.keys` and lock files, with its bytes.
-fn data_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            if p.is_dir() {
-                stack.push(p);
-            } else if name != "memfs.keys" && !name.ends_with(".lock") {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
+/// The log of the store folder `dir`: its segment files' bytes, and each live path's record
+/// (where it is) and data.
+struct Log {
+    segments: Vec<(PathBuf, Vec<u8>)>,
+    live: BTreeMap<String, (LogEntry, Vec<u8>)>,
+}
+
+impl Log {
+    fn read(dir: &Path) -> Log {
+        let segments = log_segments(dir).into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap())).collect();
+        let live = log_entries(dir).into_iter().map(|(path, e)| (path, (e.clone(), e.bytes()))).collect();
+        Log { segments, live }
     }
-    out
+
+    /// Every live path but `memfs.keys`, with its record and data.
+    fn data(&self) -> BTreeMap<&str, &(LogEntry, Vec<u8>)> {
+        self.live.iter().filter(|(p, _)| *p != "memfs.keys").map(|(p, e)| (p.as_str(), e)).collect()
+    }
 }
 
 #[test]
@@ -62,7 +65,9 @@ fn slots_are_added_and_removed_without_touching_data() {
     exec.arg("exec");
     let create = r#"{"command":"create","path":"/memories/a.md","file_text":"kept\n"}"#;
     assert!(run(exec, &format!("{create}\n")).status.success());
-    let before = data_files(&root.join("store"));
+    let before = Log::read(&root.join("store"));
+    let data = before.data();
+    assert!(data.contains_key("head") && data.keys().any(|p| p.starts_with("objects/")), "{:?}", data.keys());
 
     // Add a key-file slot, unlocking with the passphrase.
     let key = root.join("second.key");
@@ -112,7 +117,18 @@ fn slots_are_added_and_removed_without_touching_data() {
         &text(&out.stdout),
         "{\"content\":\"Here's the content of /memories/a.md with line numbers:\\n     1\\tkept\\n     2\\t\",\"is_error\":false}\n",
     );
-    assert_eq!(before, data_files(&root.join("store")), "a data file changed");
+    // The slot changes appended `memfs.keys` records: the log only grew; every other live
+    // record (the objects, the head) is the same record, byte for byte; the key slots changed.
+    let after = Log::read(&root.join("store"));
+    let paths = |log: &Log| log.segments.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&before), paths(&after));
+    for ((file, old), (_, new)) in before.segments.iter().zip(&after.segments) {
+        assert!(new.starts_with(old), "{} did not only grow", file.display());
+    }
+    let size = |log: &Log| log.segments.iter().map(|(_, b)| b.len()).sum::<usize>();
+    assert!(size(&after) > size(&before), "the log did not grow");
+    assert!(before.data() == after.data(), "a data record changed");
+    assert_ne!(before.live["memfs.keys"].1, after.live["memfs.keys"].1, "the key slots did not change");
 }
 
 #[test]

@@ -1,16 +1,19 @@
 //! Criterion 9: the storage holder learns nothing. Files whose names, directory names and
 //! contents carry marker strings are written, edited, renamed and deleted through
 //! `memfs exec` on a local folder store; then every byte of every file under the store folder
-//! (objects, `memfs.keys`, `head`, and the file names themselves) and of the client's state
-//! directory is searched for the markers, every path segment and every content written, raw
-//! and in hex and base64. And a wrong passphrase or key file fails with a clear message after
-//! one key derivation, writing nothing.
+//! (`log.lock` and the log's segments, whose records hold the objects, `memfs.keys` and
+//! `head`, and the file names themselves) and of the client's state directory is searched for
+//! the markers, every path segment and every content written, raw and in hex and base64. And a
+//! wrong passphrase or key file fails with a clear message after one key derivation, writing
+//! nothing.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
+
+use crate::support::{all_segments, log_entries};
 
 const PASSPHRASE: &str = "leak-test passphrase";
 
@@ -222,7 +225,15 @@ fn the_store_folder_holds_no_plaintext_name_or_content() {
 
     let mut files = read_all(&home.path("store"));
     let stored = files.len();
-    assert!(files.contains_key("memfs.keys") && files.contains_key("head"), "{:?}", files.keys());
+    // The folder holds the log and nothing else: its lock and its segments, whose live records
+    // include the key slots and the head.
+    let mut expected: Vec<String> =
+        all_segments(&home.path("store")).iter().map(|(n, _)| format!("log/{n:016x}")).collect();
+    expected.push("log.lock".into());
+    expected.sort();
+    assert_eq!(files.keys().cloned().collect::<Vec<_>>(), expected);
+    let live = log_entries(&home.path("store"));
+    assert!(live.contains_key("memfs.keys") && live.contains_key("head"), "{:?}", live.keys());
     files.extend(read_all(&home.path("state")).into_iter().map(|(k, v)| (format!("state/{k}"), v)));
     let total_bytes: usize = files.values().map(Vec::len).sum();
 

@@ -1,4 +1,9 @@
-//! Helpers shared by the modules.
+//! Helpers shared by the modules, and an independent reader of a local folder store's log.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 /// Asserts two texts are equal, printing both in full (escaped) on mismatch.
 #[track_caller]
@@ -14,4 +19,112 @@ pub(crate) fn assert_text(what: &str, actual: &str, expected: &str) {
 /// Process output as text.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("UTF-8 output")
+}
+
+// The log of a local folder store, read as documented at the top of
+// crates/memfs-store/src/log_store.rs, without its code: `log/<16 lowercase hex digits>`
+// segments, each a 16-byte header (`memfslog`, u32 version 1, u32 flags: bit 0 = compacted)
+// and then records (little-endian): u32 len, u32 !len, u8 op, u64 time, u32 path_len,
+// [16-byte origin if op 3], path, data, 16-byte checksum. The checksum (BLAKE3) is not
+// verified here: the tests read logs their writers finished, and a tampered record is
+// to be served as it stands anyway.
+
+const SEGMENT_HEADER_LEN: usize = 16;
+const CHECKSUM_LEN: usize = 16;
+
+/// The latest put of one path in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogEntry {
+    /// The segment file holding it.
+    pub(crate) file: PathBuf,
+    /// Where the whole record is in that file.
+    pub(crate) record: Range<usize>,
+    /// Where its data (the object) is in that file.
+    pub(crate) data: Range<usize>,
+    /// 1 = put, 3 = put copied by compaction.
+    pub(crate) op: u8,
+}
+
+impl LogEntry {
+    /// The object's size.
+    pub(crate) fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// The object's bytes, read from the segment file.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.file).expect("read a segment")[self.data.clone()].to_vec()
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// Every segment file in the store folder `store`, in number order, superseded ones included.
+pub(crate) fn all_segments(store: &Path) -> Vec<(u64, PathBuf)> {
+    let log = store.join("log");
+    let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(&log)
+        .expect("read the log folder")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let hex = name.len() == 16 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            hex.then(|| (u64::from_str_radix(&name, 16).expect("hex"), e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The segments of the log: from the base (the highest-numbered compacted segment, or 1)
+/// upward, which must be numbered without gaps.
+pub(crate) fn log_segments(store: &Path) -> Vec<PathBuf> {
+    let segments = all_segments(store);
+    let compacted = |file: &Path| {
+        let mut header = [0; SEGMENT_HEADER_LEN];
+        std::fs::File::open(file).and_then(|mut f| f.read_exact(&mut header)).expect("read a segment header");
+        assert_eq!((&header[..8], u32_at(&header, 8)), (&b"memfslog"[..], 1), "{}: magic, version", file.display());
+        let flags = u32_at(&header, 12);
+        assert_eq!(flags & !1, 0, "{}: unknown flags", file.display());
+        flags == 1
+    };
+    let base = segments.iter().rev().find(|(_, file)| compacted(file)).map_or(1, |&(n, _)| n);
+    let used: Vec<(u64, PathBuf)> = segments.into_iter().filter(|&(n, _)| n >= base).collect();
+    let numbers: Vec<u64> = used.iter().map(|&(n, _)| n).collect();
+    assert_eq!(numbers, (base..base + used.len() as u64).collect::<Vec<_>>(), "segments from the base, no gaps");
+    used.into_iter().map(|(_, file)| file).collect()
+}
+
+/// The live paths of the log in the store folder `store`: the latest put of each path, unless
+/// a delete (op 2) came after it. An incomplete last record (a write under way or torn) is
+/// ignored; a length that does not match its `!len` is a failed assertion.
+pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
+    let mut live = BTreeMap::new();
+    for file in log_segments(store) {
+        let bytes = std::fs::read(&file).expect("read a segment");
+        let mut at = SEGMENT_HEADER_LEN;
+        while at + 8 <= bytes.len() {
+            let len = u32_at(&bytes, at);
+            assert_eq!(u32_at(&bytes, at + 4), !len, "{} at {at}: len_check", file.display());
+            let end = at + len as usize;
+            if end > bytes.len() {
+                break;
+            }
+            let op = bytes[at + 8];
+            let path_start = at + 21 + if op == 3 { 16 } else { 0 };
+            let data = path_start + u32_at(&bytes, at + 17) as usize..end - CHECKSUM_LEN;
+            let path = std::str::from_utf8(&bytes[path_start..data.start]).expect("a UTF-8 path").to_owned();
+            match op {
+                1 | 3 => drop(live.insert(path, LogEntry { file: file.clone(), record: at..end, data, op })),
+                2 => {
+                    assert!(data.is_empty(), "{} at {at}: a delete with data", file.display());
+                    live.remove(&path);
+                }
+                _ => panic!("{} at {at}: unknown op {op}", file.display()),
+            }
+            at = end;
+        }
+    }
+    live
 }
