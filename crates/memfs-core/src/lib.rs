@@ -6,8 +6,7 @@
 //! - [`execute`]: runs a command, asking the caller for objects it lacks ([`Need`]) and
 //!   returning the answer plus, for a mutation, the new tree and what changed;
 //! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
-//! - [`render`] and [`size`]: every string of both [`Dialect`]s;
-//! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files.
+//! - [`render`] and [`size`]: every string of both [`Dialect`]s.
 //!
 //! ```
 //! use std::{collections::HashMap, sync::Arc};
@@ -46,7 +45,6 @@ mod exec;
 mod graft;
 mod path;
 pub mod render;
-pub mod sensitive;
 pub mod size;
 pub mod text;
 mod tree;
