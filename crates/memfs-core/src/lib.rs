@@ -6,7 +6,8 @@
 //! - [`execute`]: runs a command, asking the caller for objects it lacks ([`Need`]) and
 //!   returning the answer plus, for a mutation, the new tree and what changed;
 //! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
-//! - [`render`] and [`size`]: every string of both [`Dialect`]s.
+//! - [`render`] and [`size`]: every string of both [`Dialect`]s;
+//! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files.
 //!
 //! ```
 //! use std::{collections::HashMap, sync::Arc};
@@ -45,6 +46,7 @@ mod exec;
 mod graft;
 mod path;
 pub mod render;
+pub mod sensitive;
 pub mod size;
 pub mod text;
 mod tree;
