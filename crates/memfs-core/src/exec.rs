@@ -11,12 +11,16 @@
 
 use std::sync::Arc;
 
+use crate::access::Access;
 use crate::command::{Command, InputError};
 use crate::dialect::Dialect;
+use crate::page;
 use crate::path::{MemoryPath, Name, normalized};
+use crate::policy::{Policy, SensitiveMode};
 use crate::render::{self, ListingRow, ToolError, ToolResult};
+use crate::sensitive;
 use crate::text::{self, ReplaceError};
-use crate::tree::{Dir, DirRef, FileRef, Node, ObjectId, Tree};
+use crate::tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Tree};
 
 /// What `view` reports as a directory's size: an ext4 directory's `st_size`.
 pub const DIR_SIZE: u64 = 4096;
@@ -89,6 +93,9 @@ pub struct Mutation {
     pub changes: Vec<Change>,
     /// Content objects the new tree needs that may not be stored yet.
     pub blobs: Vec<NewBlob>,
+    /// The command as applied, when it differs from the one given: the sensitive-data filter
+    /// redacted its text. Record this one, so no history entry keeps what was redacted.
+    pub applied: Option<Command>,
 }
 
 /// What a command produced.
@@ -98,21 +105,34 @@ pub struct Outcome {
     pub result: ToolResult,
     /// The new state, for a mutation that succeeded.
     pub mutation: Option<Mutation>,
+    /// A file read whose last-access day is older than today: record it (see [`touch`](crate::touch)).
+    pub accessed: Option<Access>,
 }
 
 impl Outcome {
     fn ok(content: String) -> Self {
-        Outcome { result: ToolResult::ok(content), mutation: None }
+        Outcome { result: ToolResult::ok(content), mutation: None, accessed: None }
     }
 
     fn mutated(content: String, mutation: Mutation) -> Self {
-        Outcome { result: ToolResult::ok(content), mutation: Some(mutation) }
+        Outcome { result: ToolResult::ok(content), mutation: Some(mutation), accessed: None }
     }
 
     /// A failure, rendered in `dialect`.
     pub fn failed(error: &ToolError, dialect: Dialect) -> Self {
-        Outcome { result: ToolResult::error(error.render(dialect)), mutation: None }
+        Outcome { result: ToolResult::error(error.render(dialect)), mutation: None, accessed: None }
     }
+}
+
+/// Everything besides the tree that a command's answer depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Whose strings to answer with.
+    pub dialect: Dialect,
+    /// The store's safeguards.
+    pub policy: &'a Policy,
+    /// Today, for last-access days.
+    pub today: Day,
 }
 
 /// Why a step stopped: an object to fetch, or a failure to report.
@@ -141,9 +161,23 @@ impl From<InputError> for Halt {
 
 type Step<T> = Result<T, Halt>;
 
-/// Runs `command` on `tree`. `Err(need)` asks for one more object; anything else is final.
+/// Runs `command` on `tree` as the reference implementations do: no limits, no pagination,
+/// no sensitive-data filter, last-access days of 0. `Err(need)` asks for one more object;
+/// anything else is final. A store runs [`execute_in`] with its policy.
 pub fn execute(command: &Command, tree: &Tree, dialect: Dialect, resolver: &dyn Resolver) -> Result<Outcome, Need> {
-    let cx = Cx { tree, dialect, resolver };
+    execute_in(command, tree, &Context { dialect, policy: &Policy::unlimited(), today: 0 }, resolver)
+}
+
+/// Runs `command` on `tree` under a store's policy (see [`Policy`]). `Err(need)` asks for one
+/// more object; anything else is final.
+pub fn execute_in(
+    command: &Command,
+    tree: &Tree,
+    context: &Context<'_>,
+    resolver: &dyn Resolver,
+) -> Result<Outcome, Need> {
+    let dialect = context.dialect;
+    let cx = Cx { tree, dialect, policy: context.policy, today: context.today, resolver };
     let step = match command {
         Command::View { path, view_range } => cx.view(path, view_range.as_deref()),
         Command::Create { path, file_text } => cx.create(path, file_text),
@@ -172,7 +206,16 @@ enum Found {
 struct Cx<'a> {
     tree: &'a Tree,
     dialect: Dialect,
+    policy: &'a Policy,
+    today: Day,
     resolver: &'a dyn Resolver,
+}
+
+/// Text to write after the sensitive-data filter, and what to tell the model about it.
+struct Screened {
+    text: String,
+    note: Option<String>,
+    redacted: bool,
 }
 
 impl Cx<'_> {
@@ -245,7 +288,56 @@ impl Cx<'_> {
     fn new_blob(&self, content: String) -> (FileRef, NewBlob) {
         let content: Arc<[u8]> = Arc::from(content.into_bytes());
         let id = self.resolver.address(&content);
-        (FileRef { id, size: content.len() as u64 }, NewBlob { id, content })
+        (FileRef { id, size: content.len() as u64, accessed: self.today }, NewBlob { id, content })
+    }
+
+    /// Runs the sensitive-data filter over text about to be written to `path`.
+    fn screen(&self, path: &str, text: &str) -> Step<Screened> {
+        let unchanged = || Screened { text: text.to_owned(), note: None, redacted: false };
+        if self.policy.sensitive == SensitiveMode::Off {
+            return Ok(unchanged());
+        }
+        let findings = sensitive::scan(text, &self.policy.rules);
+        if findings.is_empty() {
+            return Ok(unchanged());
+        }
+        let summary = sensitive::summary(text, &findings);
+        match self.policy.sensitive {
+            SensitiveMode::Off => Ok(unchanged()),
+            SensitiveMode::Warn => Ok(Screened { note: Some(render::sensitive_warning(&summary)), ..unchanged() }),
+            SensitiveMode::Redact => Ok(Screened {
+                text: sensitive::redact(text, &findings),
+                note: Some(render::sensitive_redacted(&summary)),
+                redacted: true,
+            }),
+            SensitiveMode::Reject => Err(ToolError::SensitiveRejected { path: path.to_owned(), summary }.into()),
+        }
+    }
+
+    /// Refuses a write to `path` that makes the tree `after` break a size limit it did not
+    /// already break: a file or a store over a lowered limit may still shrink.
+    fn check_limits(&self, path: &str, after: &Tree, old_size: u64, new_size: u64) -> Step<()> {
+        let (before, after) = (self.tree.totals(), after.totals());
+        if let Some(limit) = self.policy.max_file_bytes
+            && new_size > limit
+            && new_size > old_size
+        {
+            return Err(ToolError::FileTooLarge { path: path.to_owned(), size: new_size, limit }.into());
+        }
+        if let Some(limit) = self.policy.max_files
+            && after.files > limit
+            && after.files > before.files
+        {
+            return Err(ToolError::TooManyFiles { path: path.to_owned(), files: before.files, limit }.into());
+        }
+        if let Some(limit) = self.policy.max_store_bytes
+            && after.bytes > limit
+            && after.bytes > before.bytes
+        {
+            let (now, after) = (before.bytes, after.bytes);
+            return Err(ToolError::StoreFull { path: path.to_owned(), now, after, limit }.into());
+        }
+        Ok(())
     }
 
     fn view(&self, path: &str, view_range: Option<&[i128]>) -> Step<Outcome> {
@@ -257,7 +349,11 @@ impl Cx<'_> {
             Found::Node(Node::Dir(d)) => {
                 let mut rows = Vec::new();
                 self.list(&*self.load(&d)?, "", 1, &mut rows)?;
-                Ok(Outcome::ok(render::dir_view(path, DIR_SIZE, &rows, self.dialect)))
+                let view = render::dir_view(path, DIR_SIZE, &rows, self.dialect);
+                Ok(Outcome::ok(match self.policy.view_max_chars {
+                    Some(max) => page::listing(view, rows.len(), max),
+                    None => view,
+                }))
             }
             Found::Node(Node::File(f)) => {
                 let content = self.content(&f, path)?;
@@ -266,7 +362,15 @@ impl Cx<'_> {
                     return Err(ToolError::TooManyLines { path: path.to_owned() }.into());
                 }
                 let (start, end) = text::select(lines.len(), view_range);
-                Ok(Outcome::ok(render::file_view(path, &text::numbered(&lines[start..end], start + 1))))
+                let view = match self.policy.view_max_chars {
+                    Some(max) => page::file(path, &lines[start..end], start + 1, max),
+                    None => render::file_view(path, &text::numbered(&lines[start..end], start + 1)),
+                };
+                let mut outcome = Outcome::ok(view);
+                if f.accessed < self.today {
+                    outcome.accessed = Some(Access { path: p, id: f.id });
+                }
+                Ok(outcome)
             }
         }
     }
@@ -306,29 +410,36 @@ impl Cx<'_> {
         if let Found::Node(_) = self.lookup(p.components())? {
             return Err(ToolError::AlreadyExists { path: path.to_owned() }.into());
         }
-        let (file, blob) = self.new_blob(file_text.to_owned());
+        let screened = self.screen(path, file_text)?;
+        let applied =
+            screened.redacted.then(|| Command::Create { path: path.to_owned(), file_text: screened.text.clone() });
+        let (file, blob) = self.new_blob(screened.text);
         let tree = self.set(self.tree, p.components(), Some(Node::File(file)))?;
+        self.check_limits(path, &tree, 0, file.size)?;
         let changes = vec![Change::Created { path: p.normalized() }];
-        Ok(Outcome::mutated(render::created(path), Mutation { tree, changes, blobs: vec![blob] }))
+        let message = with_note(render::created(path), screened.note);
+        Ok(Outcome::mutated(message, Mutation { tree, changes, blobs: vec![blob], applied }))
     }
 
-    /// The file at `path` for an edit: its parsed path, reference and content.
-    fn file_for_edit(&self, command: &'static str, path: &str) -> Step<(MemoryPath, String)> {
+    /// The file at `path` for an edit: its parsed path, size and content.
+    fn file_for_edit(&self, command: &'static str, path: &str) -> Step<(MemoryPath, u64, String)> {
         let p = MemoryPath::parse(path)?;
         match self.lookup(p.components())? {
             Found::Missing | Found::ParentIsFile => Err(ToolError::NotFound { command, path: path.to_owned() }.into()),
             Found::Node(Node::Dir(_)) => Err(ToolError::NotAFile { command, path: path.to_owned() }.into()),
             Found::Node(Node::File(f)) => {
                 let content = self.content(&f, path)?;
-                Ok((p, content))
+                Ok((p, f.size, content))
             }
         }
     }
 
-    fn write_file(&self, p: &MemoryPath, content: String) -> Step<Mutation> {
+    fn write_file(&self, p: &MemoryPath, old_size: u64, content: String, applied: Option<Command>) -> Step<Mutation> {
         let (file, blob) = self.new_blob(content);
         let tree = self.set(self.tree, p.components(), Some(Node::File(file)))?;
-        Ok(Mutation { tree, changes: vec![Change::Modified { path: p.normalized() }], blobs: vec![blob] })
+        self.check_limits(p.as_sent(), &tree, old_size, file.size)?;
+        let changes = vec![Change::Modified { path: p.normalized() }];
+        Ok(Mutation { tree, changes, blobs: vec![blob], applied })
     }
 
     fn str_replace(&self, path: &str, old_str: &str, new_str: Option<&str>) -> Step<Outcome> {
@@ -340,22 +451,43 @@ impl Cx<'_> {
                 return Err(InputError::Missing { command: "str_replace".into(), field: "new_str" }.into());
             }
         };
-        let (p, content) = self.file_for_edit("str_replace", path)?;
-        let (new_content, line) = text::replace_unique(&content, old_str, new_str).map_err(|e| match e {
-            ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
-            ReplaceError::Multiple(lines) => ToolError::MultipleMatches { old_str: old_str.to_owned(), lines },
-        })?;
+        let (p, old_size, content) = self.file_for_edit("str_replace", path)?;
+        let replace = |new_str: &str| {
+            text::replace_unique(&content, old_str, new_str).map_err(|e| match e {
+                ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
+                ReplaceError::Multiple(lines) => ToolError::MultipleMatches { old_str: old_str.to_owned(), lines },
+            })
+        };
+        // The SDK's errors come first; the filter only sees a replacement that would happen.
+        let (mut new_content, mut line) = replace(new_str)?;
+        let screened = self.screen(path, new_str)?;
+        let mut applied = None;
+        if screened.redacted {
+            (new_content, line) = replace(&screened.text)?;
+            let new_str = Some(screened.text.clone());
+            applied = Some(Command::StrReplace { path: path.to_owned(), old_str: old_str.to_owned(), new_str });
+        }
         let snippet = text::snippet(&new_content, line);
-        let mutation = self.write_file(&p, new_content)?;
-        Ok(Outcome::mutated(render::replaced(&snippet), mutation))
+        let mutation = self.write_file(&p, old_size, new_content, applied)?;
+        Ok(Outcome::mutated(with_note(render::replaced(&snippet), screened.note), mutation))
     }
 
     fn insert(&self, path: &str, insert_line: i128, insert_text: &str) -> Step<Outcome> {
-        let (p, content) = self.file_for_edit("insert", path)?;
-        let new_content = text::insert(&content, insert_line, insert_text)
-            .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })?;
-        let mutation = self.write_file(&p, new_content)?;
-        Ok(Outcome::mutated(render::inserted(path), mutation))
+        let (p, old_size, content) = self.file_for_edit("insert", path)?;
+        let insert = |text: &str| {
+            text::insert(&content, insert_line, text)
+                .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })
+        };
+        let mut new_content = insert(insert_text)?;
+        let screened = self.screen(path, insert_text)?;
+        let mut applied = None;
+        if screened.redacted {
+            new_content = insert(&screened.text)?;
+            let insert_text = screened.text.clone();
+            applied = Some(Command::Insert { path: path.to_owned(), insert_line, insert_text });
+        }
+        let mutation = self.write_file(&p, old_size, new_content, applied)?;
+        Ok(Outcome::mutated(with_note(render::inserted(path), screened.note), mutation))
     }
 
     fn delete(&self, path: &str) -> Step<Outcome> {
@@ -368,7 +500,7 @@ impl Cx<'_> {
         };
         let tree = self.set(self.tree, p.components(), None)?;
         let changes = vec![Change::Deleted { path: p.normalized() }];
-        Ok(Outcome::mutated(render::deleted(path), Mutation { tree, changes, blobs: Vec::new() }))
+        Ok(Outcome::mutated(render::deleted(path), Mutation { tree, changes, blobs: Vec::new(), applied: None }))
     }
 
     fn rename(&self, old_path: &str, new_path: &str) -> Step<Outcome> {
@@ -403,7 +535,16 @@ impl Cx<'_> {
         let without = self.set(self.tree, old.components(), None)?;
         let tree = self.set(&without, new.components(), Some(node))?;
         let changes = vec![Change::Renamed { from: old.normalized(), to: new.normalized() }];
-        Ok(Outcome::mutated(render::renamed(old_path, new_path), Mutation { tree, changes, blobs: Vec::new() }))
+        let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
+        Ok(Outcome::mutated(render::renamed(old_path, new_path), mutation))
+    }
+}
+
+/// A success message with the filter's note, if any, after a blank line.
+fn with_note(message: String, note: Option<String>) -> String {
+    match note {
+        Some(note) => format!("{message}\n\n{note}"),
+        None => message,
     }
 }
 

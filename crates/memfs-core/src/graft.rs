@@ -31,7 +31,7 @@ use crate::tree::{Dir, DirRef, Node, Tree};
 ///     fn address(&self, _: &[u8]) -> ObjectId { ObjectId::from_bytes([0; 32]) }
 /// }
 ///
-/// let file = Node::File(FileRef { id: ObjectId::from_bytes([7; 32]), size: 3 });
+/// let file = Node::File(FileRef { id: ObjectId::from_bytes([7; 32]), size: 3, accessed: 0 });
 /// let path = [Name::parse("a")?, Name::parse("b.txt")?];
 /// let tree = graft(&Tree::empty(), &path, Some(file), &Nothing).unwrap();
 /// let root = tree.root().dir().unwrap();
@@ -118,7 +118,7 @@ mod tests {
     }
 
     fn file(byte: u8) -> Node {
-        Node::File(FileRef { id: ObjectId::from_bytes([byte; 32]), size: u64::from(byte) })
+        Node::File(FileRef { id: ObjectId::from_bytes([byte; 32]), size: u64::from(byte), accessed: 0 })
     }
 
     /// Every file of a loaded tree as `path=size`, in order.
@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn asks_for_stored_directories() {
         let id = ObjectId::from_bytes([9; 32]);
-        let tree = Tree::from_root(DirRef::stored(id));
+        let tree = Tree::from_root(DirRef::stored(id, Default::default()));
         let mut r = Dirs::default();
         assert_eq!(graft(&tree, &names("a"), Some(file(1)), &r).unwrap_err(), Need::Dir(id));
         r.0.insert(id, Arc::new(Dir::from_entries([(Name::parse("z").unwrap(), file(5))])));

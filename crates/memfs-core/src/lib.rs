@@ -5,6 +5,9 @@
 //! - [`Tree`]: the virtual tree, persistent and lazily loaded by the caller;
 //! - [`execute`]: runs a command, asking the caller for objects it lacks ([`Need`]) and
 //!   returning the answer plus, for a mutation, the new tree and what changed;
+//! - [`Policy`]: a store's safeguards (size limits, view pagination, the sensitive-data filter,
+//!   expiration), enforced by [`execute_in`];
+//! - [`touch`]: records last-access days of files read, batched into a later commit;
 //! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
 //! - [`render`] and [`size`]: every string of both [`Dialect`]s;
 //! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files.
@@ -40,21 +43,29 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+mod access;
 mod command;
 mod dialect;
 mod exec;
 mod graft;
+mod page;
 mod path;
+mod policy;
 pub mod render;
 pub mod sensitive;
 pub mod size;
 pub mod text;
 mod tree;
 
+pub use access::{Access, touch};
 pub use command::{COMMANDS, Command, InputError};
 pub use dialect::{Dialect, UnknownDialect};
-pub use exec::{Change, DIR_SIZE, Mutation, Need, NewBlob, Outcome, Resolver, execute};
+pub use exec::{Change, Context, DIR_SIZE, Mutation, Need, NewBlob, Outcome, Resolver, execute, execute_in};
 pub use graft::graft;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
+pub use policy::{
+    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_STORE_BYTES, DEFAULT_VIEW_MAX_CHARS, MIN_VIEW_MAX_CHARS,
+    Policy, PolicyError, RULE_PREFIX, SensitiveMode,
+};
 pub use render::{ToolError, ToolResult};
-pub use tree::{Dir, DirRef, FileRef, Node, ObjectId, Tree};
+pub use tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Totals, Tree};

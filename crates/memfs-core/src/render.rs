@@ -133,6 +133,46 @@ pub enum ToolError {
         /// The path as sent.
         path: String,
     },
+    /// The sensitive-data filter refused the text (policy `sensitive = reject`).
+    #[error("{}", self.render(Dialect::Spec))]
+    SensitiveRejected {
+        /// The file.
+        path: String,
+        /// The findings by detector and line ([`crate::sensitive::summary`]), never content.
+        summary: String,
+    },
+    /// The write would make a file larger than `max-file-bytes`.
+    #[error("{}", self.render(Dialect::Spec))]
+    FileTooLarge {
+        /// The file.
+        path: String,
+        /// Its size after the write.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The write would add a file beyond `max-files`.
+    #[error("{}", self.render(Dialect::Spec))]
+    TooManyFiles {
+        /// The file.
+        path: String,
+        /// Files in the store now.
+        files: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The write would make the store larger than `max-store-bytes`.
+    #[error("{}", self.render(Dialect::Spec))]
+    StoreFull {
+        /// The file.
+        path: String,
+        /// Bytes of files in the store now.
+        now: u64,
+        /// Bytes after the write.
+        after: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 impl ToolError {
@@ -178,6 +218,22 @@ impl ToolError {
                 format!("Cannot rename {old_path} to {new_path}: a directory cannot be moved into itself")
             }
             ToolError::NotUtf8 { path } => format!("The file {path} is not valid UTF-8 text"),
+            ToolError::SensitiveRejected { path, summary } => format!(
+                "Cannot write {path}: the text looks like it contains sensitive data ({summary}). This store's \
+                 policy rejects it (sensitive = reject), so nothing was written. Remove it and try again."
+            ),
+            ToolError::FileTooLarge { path, size, limit } => format!(
+                "Cannot write {path}: the file would be {size} bytes, over this store's limit of {limit} bytes per \
+                 file (max-file-bytes). Nothing was written."
+            ),
+            ToolError::TooManyFiles { path, files, limit } => format!(
+                "Cannot create {path}: the store holds {files} files and its limit is {limit} files (max-files). \
+                 Nothing was written."
+            ),
+            ToolError::StoreFull { path, now, after, limit } => format!(
+                "Cannot write {path}: the store would hold {after} bytes of files (it holds {now}), over its limit \
+                 of {limit} bytes (max-store-bytes). Nothing was written."
+            ),
         }
     }
 }
@@ -224,6 +280,22 @@ fn render_path(e: &PathError) -> String {
             format!("Invalid path: it is {len} bytes long, the limit is {MAX_PATH_BYTES} bytes")
         }
     }
+}
+
+/// What `warn` adds to a write's answer.
+pub fn sensitive_warning(summary: &str) -> String {
+    format!(
+        "Warning: the text written looks like it contains sensitive data ({summary}). It was stored as given; \
+         memory files should not hold secrets."
+    )
+}
+
+/// What `redact` adds to a write's answer.
+pub fn sensitive_redacted(summary: &str) -> String {
+    format!(
+        "Note: the text looked like it contained sensitive data ({summary}). Each finding was replaced with a \
+         [REDACTED:<detector>] marker before it was written."
+    )
 }
 
 /// `File created successfully at: {path}`.

@@ -57,36 +57,70 @@ impl fmt::Display for ObjectId {
     }
 }
 
-/// A file in the tree: where its content is and how many bytes it has.
+/// A day, counted from 1970-01-01 (day 0) in UTC: the unit of last-access times.
+pub type Day = u32;
+
+/// A file in the tree: where its content is, how many bytes it has and when it was last used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRef {
     /// The content object.
     pub id: ObjectId,
     /// Content length in bytes (what a listing shows).
     pub size: u64,
+    /// The last day the file was read or written (0: unknown). Kept to the day so that reading
+    /// a file costs at most one write of its directory per day (see `memfs expire`).
+    pub accessed: Day,
 }
 
-/// A directory reference: loaded, stored, or both.
+/// How many files a directory holds, at any depth, and their total content size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Totals {
+    /// Files.
+    pub files: u64,
+    /// Bytes of content.
+    pub bytes: u64,
+}
+
+impl Totals {
+    fn add(&mut self, t: Totals) {
+        self.files = self.files.saturating_add(t.files);
+        self.bytes = self.bytes.saturating_add(t.bytes);
+    }
+
+    fn sub(&mut self, t: Totals) {
+        self.files = self.files.saturating_sub(t.files);
+        self.bytes = self.bytes.saturating_sub(t.bytes);
+    }
+}
+
+/// A directory reference: loaded, stored, or both; its [`Totals`] are always known (a stored
+/// directory's are recorded with the entry that names it), so limits never load a subtree.
 #[derive(Clone)]
 pub struct DirRef {
     stored: Option<ObjectId>,
     loaded: Option<Arc<Dir>>,
+    totals: Totals,
 }
 
 impl DirRef {
-    /// A directory known only by the id it is stored under.
-    pub fn stored(id: ObjectId) -> Self {
-        DirRef { stored: Some(id), loaded: None }
+    /// A directory known only by the id it is stored under and what it holds.
+    pub fn stored(id: ObjectId, totals: Totals) -> Self {
+        DirRef { stored: Some(id), loaded: None, totals }
     }
 
     /// A directory in memory that has not been written (or whose id is unknown).
     pub fn new(dir: Dir) -> Self {
-        DirRef { stored: None, loaded: Some(Arc::new(dir)) }
+        DirRef { stored: None, totals: dir.totals, loaded: Some(Arc::new(dir)) }
     }
 
     /// A directory in memory together with the id it is stored under.
     pub fn loaded(id: ObjectId, dir: Arc<Dir>) -> Self {
-        DirRef { stored: Some(id), loaded: Some(dir) }
+        DirRef { stored: Some(id), totals: dir.totals, loaded: Some(dir) }
+    }
+
+    /// Files and bytes below this directory.
+    pub fn totals(&self) -> Totals {
+        self.totals
     }
 
     /// The id this directory is stored under, if it has been written.
@@ -119,11 +153,22 @@ pub enum Node {
     Dir(DirRef),
 }
 
+impl Node {
+    /// Files and bytes at or below this entry.
+    pub fn totals(&self) -> Totals {
+        match self {
+            Node::File(f) => Totals { files: 1, bytes: f.size },
+            Node::Dir(d) => d.totals(),
+        }
+    }
+}
+
 /// A directory: entries sorted by name in byte order, which for UTF-8 is code-point order,
 /// the order the SDK sorts a listing in.
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
     entries: BTreeMap<Name, Node>,
+    totals: Totals,
 }
 
 impl Dir {
@@ -134,7 +179,16 @@ impl Dir {
 
     /// Builds a directory from entries.
     pub fn from_entries(entries: impl IntoIterator<Item = (Name, Node)>) -> Self {
-        Dir { entries: entries.into_iter().collect() }
+        let mut dir = Dir::new();
+        for (name, node) in entries {
+            dir.insert(name, node);
+        }
+        dir
+    }
+
+    /// Files and bytes below this directory, at any depth.
+    pub fn totals(&self) -> Totals {
+        self.totals
     }
 
     /// The entries in name order.
@@ -158,11 +212,16 @@ impl Dir {
     }
 
     pub(crate) fn insert(&mut self, name: Name, node: Node) {
-        self.entries.insert(name, node);
+        self.totals.add(node.totals());
+        if let Some(old) = self.entries.insert(name, node) {
+            self.totals.sub(old.totals());
+        }
     }
 
     pub(crate) fn remove(&mut self, name: &Name) -> Option<Node> {
-        self.entries.remove(name)
+        let old = self.entries.remove(name)?;
+        self.totals.sub(old.totals());
+        Some(old)
     }
 }
 
@@ -192,5 +251,10 @@ impl Tree {
     /// The root directory reference.
     pub fn root(&self) -> &DirRef {
         &self.root
+    }
+
+    /// Files and bytes in the whole tree.
+    pub fn totals(&self) -> Totals {
+        self.root.totals()
     }
 }

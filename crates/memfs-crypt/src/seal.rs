@@ -51,6 +51,8 @@ pub enum ObjectKind {
     Commit = 3,
     /// The head pointer.
     Head = 4,
+    /// A store's policy (format 3).
+    Policy = 5,
 }
 
 impl ObjectKind {
@@ -61,6 +63,7 @@ impl ObjectKind {
             2 => Some(ObjectKind::Dir),
             3 => Some(ObjectKind::Commit),
             4 => Some(ObjectKind::Head),
+            5 => Some(ObjectKind::Policy),
             _ => None,
         }
     }
@@ -204,11 +207,11 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_through_bytes() {
-        for kind in [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head] {
+        for kind in [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy] {
             assert_eq!(ObjectKind::from_u8(kind.to_u8()), Some(kind));
         }
         assert_eq!(ObjectKind::from_u8(0), None);
-        assert_eq!(ObjectKind::from_u8(5), None);
+        assert_eq!(ObjectKind::from_u8(6), None);
         assert_eq!(ObjectKind::Blob.to_u8(), 1);
         assert_eq!(ObjectKind::Head.to_u8(), 4);
     }

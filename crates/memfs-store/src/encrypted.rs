@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::TryStreamExt;
 use futures::future::try_join_all;
-use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Tree};
+use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Policy, Totals, Tree};
 use memfs_crypt::{AddressKey, Credential, KeySlots, MasterKey, ObjectKey, ObjectKind};
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -51,7 +51,7 @@ pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 2;
+pub const FORMAT_VERSION: u64 = 3;
 
 /// Upper bound on cached file contents, in bytes; immutable objects never go stale.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
@@ -118,6 +118,7 @@ struct Cache {
     blobs: HashMap<ObjectId, Arc<[u8]>>,
     blob_bytes: usize,
     commits: HashMap<ObjectId, Arc<CommitObject>>,
+    policies: HashMap<ObjectId, Arc<Policy>>,
 }
 
 impl Cache {
@@ -392,7 +393,7 @@ impl EncryptedRepository {
                         Some(Node::Dir(b)) => b.id(),
                         _ => None,
                     };
-                    Node::Dir(DirRef::stored(self.plan_dirs(child, child_base.as_ref(), out)))
+                    Node::Dir(DirRef::stored(self.plan_dirs(child, child_base.as_ref(), out), child.totals()))
                 }
                 file => file.clone(),
             };
@@ -519,8 +520,9 @@ impl Repository for EncryptedRepository {
     async fn head(&self) -> Result<Head, Error> {
         let Some((head, version)) = self.read_head().await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
-            let anchor = Anchor { version: None, commit: None };
-            return Ok(Head { tree: Tree::empty(), generation: 0, anchor: Some(anchor) });
+            let anchor = Anchor { version: None, commit: None, policy: None };
+            let policy = Arc::new(Policy::default());
+            return Ok(Head { tree: Tree::empty(), generation: 0, policy, anchor: Some(anchor) });
         };
         let commit = self.commit_object(&head.commit).await?;
         if commit.generation != head.generation {
@@ -529,9 +531,10 @@ impl Repository for EncryptedRepository {
                 reason: "generation does not match its commit".into(),
             });
         }
-        let tree = Tree::from_root(DirRef::stored(commit.tree));
-        let anchor = Anchor { version: Some(version), commit: Some(head.commit) };
-        Ok(Head { tree, generation: head.generation, anchor: Some(anchor) })
+        let tree = Tree::from_root(DirRef::stored(commit.tree, Totals { files: commit.files, bytes: commit.bytes }));
+        let policy = self.policy_object(commit.policy.as_ref()).await?;
+        let anchor = Anchor { version: Some(version), commit: Some(head.commit), policy: commit.policy };
+        Ok(Head { tree, generation: head.generation, policy, anchor: Some(anchor) })
     }
 
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
@@ -560,6 +563,46 @@ impl Repository for EncryptedRepository {
     }
 
     async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {
+        let policy = base.anchor.as_ref().and_then(|a| a.policy);
+        self.commit_with_policy(base, mutation, info, policy, Vec::new()).await
+    }
+}
+
+impl EncryptedRepository {
+    /// Makes `policy` the store's policy, in a commit of its own (the tree unchanged), if the
+    /// head is still `base`. Returns the new generation, or [`Error::Conflict`].
+    pub async fn set_policy(&self, base: &Head, policy: &Policy, info: CommitInfo) -> Result<u64, Error> {
+        let plain = serde_json::to_vec(policy).expect("a policy serializes");
+        let id = self.keys.tree_address.address(&plain);
+        let mutation = Mutation { tree: base.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
+        let generation = self.commit_with_policy(base, &mutation, info, Some(id), vec![(id, plain)]).await?;
+        self.cache().policies.insert(id, Arc::new(policy.clone()));
+        Ok(generation)
+    }
+
+    /// The policy object `id` names (the default for `None`), through the cache.
+    async fn policy_object(&self, id: Option<&ObjectId>) -> Result<Arc<Policy>, Error> {
+        let Some(id) = id else { return Ok(Arc::new(Policy::default())) };
+        if let Some(p) = self.cache().policies.get(id) {
+            return Ok(p.clone());
+        }
+        let plain = self.get_object(ObjectKind::Policy, id).await?;
+        let policy: Policy = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "policy", &e))?;
+        let policy = Arc::new(policy);
+        self.cache().policies.insert(*id, policy.clone());
+        Ok(policy)
+    }
+
+    /// Writes the mutation's objects (and `extra` policy objects), then a commit naming
+    /// `policy`, then swaps the head if it is still `base`.
+    async fn commit_with_policy(
+        &self,
+        base: &Head,
+        mutation: &Mutation,
+        info: CommitInfo,
+        policy: Option<ObjectId>,
+        extra: Vec<(ObjectId, Vec<u8>)>,
+    ) -> Result<u64, Error> {
         let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
         // Every new object (contents, directory pages, the commit) is sealed first and written
         // at once; only then is the head swapped.
@@ -575,6 +618,9 @@ impl Repository for EncryptedRepository {
             actor: info.actor,
             command: info.command,
             changes: info.changes,
+            files: mutation.tree.totals().files,
+            bytes: mutation.tree.totals().bytes,
+            policy,
         };
         let commit_plain = serde_json::to_vec(&commit).expect("commit");
         let commit_id = self.keys.tree_address.address(&commit_plain);
@@ -583,6 +629,7 @@ impl Repository for EncryptedRepository {
             .iter()
             .map(|b| (ObjectKind::Blob, b.id, &b.content[..]))
             .chain(planned.pages.iter().map(|(id, plain)| (ObjectKind::Dir, *id, &plain[..])))
+            .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
             .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
         try_join_all(writes.map(|(kind, id, plain)| self.put_object(kind, id, plain))).await?;
         {
@@ -619,9 +666,7 @@ impl Repository for EncryptedRepository {
         }
         Ok(generation)
     }
-}
 
-impl EncryptedRepository {
     /// Whether the stored head names `commit` (false if it cannot be read).
     async fn head_names(&self, commit: &ObjectId) -> bool {
         let Ok(Some((bytes, _))) = self.head.read().await else { return false };

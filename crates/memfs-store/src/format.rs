@@ -4,7 +4,7 @@
 //! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
 //! additions are noticed instead of silently dropped.
 
-use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId};
+use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -58,11 +58,17 @@ enum EntryObject {
         #[serde(with = "hex_id")]
         id: ObjectId,
         size: u64,
+        /// Last-access day (days since 1970-01-01).
+        accessed: u32,
     },
     Dir {
         name: Name,
         #[serde(with = "hex_id")]
         id: ObjectId,
+        /// Files below, at any depth.
+        files: u64,
+        /// Their bytes.
+        bytes: u64,
     },
 }
 
@@ -105,8 +111,13 @@ pub(crate) enum Page {
 pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)>) -> Option<Vec<u8>> {
     let entries = entries
         .map(|(name, node)| match node {
-            Node::File(f) => Some(EntryObject::File { name: name.clone(), id: f.id, size: f.size }),
-            Node::Dir(d) => Some(EntryObject::Dir { name: name.clone(), id: d.id()? }),
+            Node::File(f) => {
+                Some(EntryObject::File { name: name.clone(), id: f.id, size: f.size, accessed: f.accessed })
+            }
+            Node::Dir(d) => {
+                let t = d.totals();
+                Some(EntryObject::Dir { name: name.clone(), id: d.id()?, files: t.files, bytes: t.bytes })
+            }
         })
         .collect::<Option<Vec<_>>>()?;
     serde_json::to_vec(&PageObject::Leaf(LeafObject { entries })).ok()
@@ -132,8 +143,10 @@ pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let mut entries = Vec::with_capacity(leaf.entries.len());
     for e in leaf.entries {
         let (name, node) = match e {
-            EntryObject::File { name, id, size } => (name, Node::File(FileRef { id, size })),
-            EntryObject::Dir { name, id } => (name, Node::Dir(DirRef::stored(id))),
+            EntryObject::File { name, id, size, accessed } => (name, Node::File(FileRef { id, size, accessed })),
+            EntryObject::Dir { name, id, files, bytes } => {
+                (name, Node::Dir(DirRef::stored(id, Totals { files, bytes })))
+            }
         };
         // Names must be strictly increasing: no duplicates, canonical order.
         if previous.as_ref().is_some_and(|p| p >= &name) {
@@ -170,6 +183,13 @@ pub(crate) struct CommitObject {
     pub(crate) command: String,
     /// What changed.
     pub(crate) changes: Vec<Change>,
+    /// Files in the tree, at any depth.
+    pub(crate) files: u64,
+    /// Their bytes.
+    pub(crate) bytes: u64,
+    /// The store's policy object; absent: the default policy.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex_id::option")]
+    pub(crate) policy: Option<ObjectId>,
 }
 
 /// The head as stored: which commit is newest.

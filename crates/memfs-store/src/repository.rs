@@ -4,7 +4,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use memfs_core::{Change, Dir, Mutation, ObjectId, Tree};
+use memfs_core::{Change, Dir, Mutation, ObjectId, Policy, Tree};
 
 use crate::error::Error;
 use crate::head::HeadVersion;
@@ -16,14 +16,17 @@ pub struct Head {
     pub tree: Tree,
     /// Increases by one with every commit.
     pub generation: u64,
+    /// The store's policy at this head.
+    pub policy: Arc<Policy>,
     /// What the compare-and-swap compares against, and the commit this head points at.
     pub(crate) anchor: Option<Anchor>,
 }
 
 impl Head {
-    /// A head with no storage anchor (for repositories that keep state in memory).
+    /// A head with no storage anchor (for repositories that keep state in memory), under the
+    /// default policy.
     pub fn new(tree: Tree, generation: u64) -> Self {
-        Head { tree, generation, anchor: None }
+        Head { tree, generation, policy: Arc::new(Policy::default()), anchor: None }
     }
 }
 
@@ -34,6 +37,8 @@ pub(crate) struct Anchor {
     pub(crate) version: Option<HeadVersion>,
     /// The commit the head names (`None` before the first commit).
     pub(crate) commit: Option<ObjectId>,
+    /// The policy object that commit names (`None`: the default policy).
+    pub(crate) policy: Option<ObjectId>,
 }
 
 /// Who made a commit and with which command, recorded with it.

@@ -281,7 +281,8 @@ impl Memfs {
                 return Ok((None, planned));
             }
             let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
-            let mutation = Mutation { tree: planned.tree.clone(), changes: changes.clone(), blobs: Vec::new() };
+            let mutation =
+                Mutation { tree: planned.tree.clone(), changes: changes.clone(), blobs: Vec::new(), applied: None };
             let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
             match self.repository().commit(&head, &mutation, info).await {
                 Ok(generation) => return Ok((Some(generation), planned)),

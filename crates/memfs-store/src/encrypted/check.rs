@@ -109,6 +109,16 @@ impl EncryptedRepository {
                 referenced.insert(id);
                 match walk.next().await {
                     Ok(Some(c)) => {
+                        if let Some(policy) = c.policy
+                            && referenced.insert(policy)
+                            && let Err(e) = self.get_object(ObjectKind::Policy, &policy).await.and_then(|plain| {
+                                serde_json::from_slice::<memfs_core::Policy>(&plain)
+                                    .map(drop)
+                                    .map_err(|e| format::corrupt(&policy, "policy", &e))
+                            })
+                        {
+                            report.problem(format::object_name(&policy), format!("the policy of @{}", c.generation), e);
+                        }
                         report.commits += 1;
                         report.oldest = c.generation;
                         roots.push((c.root, c.generation));

@@ -137,6 +137,7 @@ impl EncryptedRepository {
 
         // 2. Mark.
         let mut marked: HashSet<ObjectId> = commits.iter().map(|c| c.oid).collect();
+        marked.extend(commits.iter().filter_map(|c| c.policy));
         self.mark_trees(commits.iter().map(|c| c.root).collect(), &mut marked, progress).await?;
 
         // 3. Sweep plan.
@@ -364,6 +365,7 @@ impl EncryptedRepository {
             if !marked.insert(c.oid) {
                 break;
             }
+            marked.extend(c.policy);
             roots.push(c.root);
         }
         self.mark_trees(roots, marked, &()).await?;

@@ -6,7 +6,7 @@
 //! the oldest commit kept. Its parent link still names a commit, which `gc` may have
 //! deleted, so every walk stops at the horizon instead of following it.
 
-use memfs_core::{Change, DirRef, MemoryPath, ObjectId, Tree};
+use memfs_core::{Change, DirRef, MemoryPath, ObjectId, Totals, Tree};
 use serde::Serialize;
 
 use super::EncryptedRepository;
@@ -39,6 +39,12 @@ pub struct CommitRecord {
     pub(crate) oid: ObjectId,
     #[serde(skip)]
     pub(crate) root: ObjectId,
+    /// Files and bytes in the tree.
+    #[serde(skip)]
+    pub(crate) totals: Totals,
+    /// The policy object in force after this commit (`None`: the default policy).
+    #[serde(skip)]
+    pub(crate) policy: Option<ObjectId>,
 }
 
 impl CommitRecord {
@@ -54,6 +60,8 @@ impl CommitRecord {
             changes: c.changes,
             oid,
             root: c.tree,
+            totals: Totals { files: c.files, bytes: c.bytes },
+            policy: c.policy,
         }
     }
 
@@ -64,7 +72,7 @@ impl CommitRecord {
 
     /// The tree as it was after this commit (directories load on demand).
     pub fn tree(&self) -> Tree {
-        Tree::from_root(DirRef::stored(self.root))
+        Tree::from_root(DirRef::stored(self.root, self.totals))
     }
 
     /// Whether one of the commit's changes is `path`, lies below it, or contains it.

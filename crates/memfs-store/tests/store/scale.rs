@@ -55,7 +55,7 @@ fn files(repo: &dyn Repository, prefix: &str, n: usize, blobs: &mut Vec<NewBlob>
             let id = repo.address(content.as_bytes());
             let size = content.len() as u64;
             blobs.push(NewBlob { id, content: Arc::from(content.into_bytes()) });
-            (Name::parse(&format!("note-{f:04}.md")).unwrap(), Node::File(FileRef { id, size }))
+            (Name::parse(&format!("note-{f:04}.md")).unwrap(), Node::File(FileRef { id, size, accessed: 0 }))
         })
         .collect()
 }
@@ -73,7 +73,7 @@ async fn measure(layout: Layout, key: u8) -> Cost {
             (Name::parse(&format!("d{d:03}")).unwrap(), Node::Dir(DirRef::new(dir)))
         }))
     };
-    let mutation = Mutation { tree: Tree::from_root(DirRef::new(root)), changes: Vec::new(), blobs };
+    let mutation = Mutation { tree: Tree::from_root(DirRef::new(root)), changes: Vec::new(), blobs, applied: None };
     let head = repo.head().await.unwrap();
     repo.commit(&head, &mutation, CommitInfo::default()).await.unwrap();
 
