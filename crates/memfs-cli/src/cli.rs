@@ -95,6 +95,73 @@ pub(crate) enum Commands {
     /// are unlocked with the usual options (MEMFS_PASSPHRASE, --passphrase-file, --key-file).
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Show or change the store's policy: size limits, view pagination, the sensitive-data
+    /// filter and expiration.
+    ///
+    /// The policy is stored encrypted with the store and applies to every client. Each change
+    /// is a commit (see `memfs log`). Keys:
+    ///
+    ///   max-file-bytes N|none       largest file (default 1 MiB); sizes take KiB, MiB, GiB, KB, MB, GB
+    ///   max-store-bytes N|none      largest total of file contents (default 1 GiB)
+    ///   max-files N|none            most files (default 100000)
+    ///   view-max-chars N|none       most characters one view returns (default 16000, at least 1000)
+    ///   sensitive off|warn|redact|reject   what a write containing a secret gets (default warn)
+    ///   expire-unused-after Nd|off  expire files unused for N days on their own (default off)
+    ///   rule.NAME REGEX             a custom sensitive-data detector, marked [REDACTED:custom:NAME]
+    #[command(subcommand, verbatim_doc_comment)]
+    Policy(PolicyCommand),
+    /// Remove files nobody has read or written for a while, as one commit.
+    ///
+    /// A file's last-access day is updated when it is viewed or written (recorded with the next
+    /// commit, or at the end of a `memfs exec` session). Expired files stay in history
+    /// (`memfs show`, `memfs restore`) until `memfs gc` retention drops them; to erase a file
+    /// from history too, use `memfs purge`. MEMFS_TODAY=YYYY-MM-DD sets the day used as today.
+    Expire(ExpireArgs),
+    /// Erase a file from the live tree and from all history (right to erasure).
+    ///
+    /// Every version the path ever held, and every other path holding the same content, is
+    /// removed from every commit, along with the commands that carried its text; then the
+    /// objects that held it are deleted at once, and memfs checks that none remains.
+    Purge(PurgeArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Print every setting, one `KEY VALUE` line each.
+    Show,
+    /// Set KEY to VALUE, as a commit.
+    Set {
+        /// The setting (see `memfs policy --help`).
+        key: String,
+        /// Its new value.
+        value: String,
+    },
+    /// Put KEY back to its default, or remove the custom rule rule.NAME, as a commit.
+    Unset {
+        /// The setting.
+        key: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExpireArgs {
+    /// How long unused, in days: `90d`.
+    #[arg(long, value_name = "DAYS", value_parser = parse_days)]
+    pub(crate) unused_for: memfs::Day,
+
+    /// List what would expire; change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+fn parse_days(s: &str) -> Result<memfs::Day, String> {
+    memfs::parse_days(s).ok_or_else(|| format!("expected a number of days such as 90d, got {s:?}"))
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PurgeArgs {
+    /// The file to erase (under /memories).
+    pub(crate) path: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,11 +6,14 @@ mod check;
 mod cli;
 mod diff;
 mod exec;
+mod expire;
 mod gc;
 mod init;
 mod key;
 mod log;
 mod output;
+mod policy;
+mod purge;
 mod restore;
 mod show;
 mod store;
@@ -41,6 +44,9 @@ fn main() -> ExitCode {
             cli::Commands::Check(args) => check::run(&cli.store, args).await,
             cli::Commands::Gc(args) => gc::run(&cli.store, args).await,
             cli::Commands::Key(command) => key::run(&cli.store, command).await,
+            cli::Commands::Policy(command) => policy::run(&cli.store, command).await,
+            cli::Commands::Expire(args) => expire::run(&cli.store, args).await,
+            cli::Commands::Purge(args) => purge::run(&cli.store, args).await,
         }
     });
     match result {

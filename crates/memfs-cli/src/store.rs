@@ -81,6 +81,17 @@ pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
     Ok(Credential::passphrase(line))
 }
 
+/// `MEMFS_TODAY` (YYYY-MM-DD): the day to use as today for last-access days and expiration,
+/// for tests and for previewing what expiration would do on a later day.
+fn today() -> anyhow::Result<Option<memfs::Day>> {
+    match std::env::var("MEMFS_TODAY") {
+        Err(_) => Ok(None),
+        Ok(s) => memfs::parse_day(&s).map(Some).ok_or_else(|| {
+            anyhow::anyhow!("MEMFS_TODAY={s:?} is not a date: expected YYYY-MM-DD, for example 2026-11-21")
+        }),
+    }
+}
+
 /// Opens the store for a command; for `exec` on the default store, creates it on first use.
 pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_default: bool) -> anyhow::Result<Memfs> {
     let (url, is_default) = url(args)?;
@@ -101,6 +112,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         eprintln!("memfs: created a new encrypted store at {}", default_store_dir()?.display());
     }
     let credential = credential(args, is_default)?;
-    let options = OpenOptions { dialect, credential, state_dir: state_dir(), actor: args.actor.clone() };
+    let options =
+        OpenOptions { dialect, credential, state_dir: state_dir(), actor: args.actor.clone(), today: today()? };
     Ok(Memfs::open(&url, options).await?)
 }

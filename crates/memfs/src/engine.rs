@@ -1,10 +1,10 @@
 //! The engine: runs commands against a repository.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use memfs_core::{Command, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute};
+use memfs_core::{Command, Context, Day, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots};
 use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository};
 use serde_json::Value;
@@ -23,6 +23,8 @@ pub struct OpenOptions {
     pub state_dir: Option<std::path::PathBuf>,
     /// Agent or user name recorded with every commit.
     pub actor: String,
+    /// The day to use as today for last-access days and expiration (`None`: the clock's).
+    pub today: Option<Day>,
 }
 
 /// How many times a mutation runs before giving up under contention.
@@ -44,6 +46,12 @@ pub struct Memfs {
     pub(crate) history: Option<Arc<EncryptedRepository>>,
     dialect: Dialect,
     actor: String,
+    /// Today for last-access days, when fixed (tests, `MEMFS_TODAY`); else the clock's.
+    today: Option<Day>,
+    /// Reads whose last-access days are not recorded yet (see `crate::access`).
+    pub(crate) pending: Mutex<crate::access::Pending>,
+    /// The last day automatic expiration ran in this process.
+    pub(crate) auto_expired: Mutex<Option<Day>>,
 }
 
 impl Memfs {
@@ -58,7 +66,9 @@ impl Memfs {
     /// `options.credential`; it must exist (see [`Memfs::init`]).
     pub async fn open(url: &str, options: OpenOptions) -> Result<Self, Error> {
         let backend = match crate::url::parse(url)? {
-            Location::Memory => return Ok(Memfs::ephemeral(options.dialect)?.with_actor(options.actor)),
+            Location::Memory => {
+                return Ok(Memfs::ephemeral(options.dialect)?.with_actor(options.actor).with_today(options.today));
+            }
             Location::Persistent(backend) => backend,
         };
         let store = crate::url::redact(url);
@@ -68,7 +78,7 @@ impl Memfs {
         let repo = EncryptedRepository::open(backend, credential, repo_options)
             .await
             .map_err(|source| Error::Store { store, source })?;
-        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor))
+        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor).with_today(options.today))
     }
 
     /// Creates a new persistent store at `url`, with one key slot for `credential` (a
@@ -101,12 +111,39 @@ impl Memfs {
     /// Wraps an already open repository. History commands need an [`EncryptedRepository`]
     /// (see [`Memfs::with_encrypted`]).
     pub fn with_repository(repo: Arc<dyn Repository>, dialect: Dialect) -> Self {
-        Memfs { repo, history: None, dialect, actor: String::new() }
+        Memfs::build(repo, None, dialect)
+    }
+
+    fn build(repo: Arc<dyn Repository>, history: Option<Arc<EncryptedRepository>>, dialect: Dialect) -> Self {
+        Memfs {
+            repo,
+            history,
+            dialect,
+            actor: String::new(),
+            today: None,
+            pending: Mutex::default(),
+            auto_expired: Mutex::new(None),
+        }
     }
 
     /// Wraps an open encrypted repository, with its history.
     pub fn with_encrypted(repo: Arc<EncryptedRepository>, dialect: Dialect) -> Self {
-        Memfs { repo: repo.clone(), history: Some(repo), dialect, actor: String::new() }
+        Memfs::build(repo.clone(), Some(repo), dialect)
+    }
+
+    /// Fixes the day used as today (`None`: the system clock's), for last-access days and
+    /// expiration.
+    pub fn with_today(mut self, today: Option<Day>) -> Self {
+        self.today = today;
+        self
+    }
+
+    /// Today, as a day number (days since 1970-01-01, UTC).
+    pub fn today(&self) -> Day {
+        self.today.unwrap_or_else(|| {
+            let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            Day::try_from(secs / 86_400).unwrap_or(Day::MAX)
+        })
     }
 
     /// Records `actor` (an agent or user name) with every commit.
@@ -156,13 +193,16 @@ impl Memfs {
     /// a lost race it runs again against the new head, so its answer is the one it would have
     /// had, had it come second.
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
+        self.expire_automatically().await?;
+        let today = self.today();
         let mut fetched = Fetched::new(self.repo.as_ref());
         let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
             let read = async {
                 let head = self.repo.head().await?;
+                let context = Context { dialect, policy: &head.policy, today };
                 loop {
-                    match execute(command, &head.tree, dialect, &fetched) {
+                    match execute_in(command, &head.tree, &context, &fetched) {
                         Ok(outcome) => return Ok((head, outcome)),
                         Err(need) => fetched.fetch(need).await?,
                     }
@@ -177,14 +217,28 @@ impl Memfs {
                 }
                 Err(e) => return Err(self.store_error(e)),
             };
-            let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
+            let Some(mut mutation) = outcome.mutation else {
+                if let Some(access) = outcome.accessed {
+                    self.record_access(access).await?;
+                }
+                return Ok(outcome.result);
+            };
+            // Reads not yet recorded ride along with this commit.
+            let accesses = self.pending_accesses();
+            if let Some(tree) = self.touched(&mutation.tree, &accesses, today, &mut fetched).await? {
+                mutation.tree = tree;
+            }
             let info = CommitInfo {
                 actor: self.actor.clone(),
-                command: serde_json::to_string(command).unwrap_or_default(),
+                // Redaction applies to history too: record the command as applied.
+                command: serde_json::to_string(mutation.applied.as_ref().unwrap_or(command)).unwrap_or_default(),
                 changes: mutation.changes.clone(),
             };
             match self.repo.commit(&head, &mutation, info).await {
-                Ok(_) => return Ok(outcome.result),
+                Ok(_) => {
+                    self.recorded(&accesses);
+                    return Ok(outcome.result);
+                }
                 Err(StoreError::Conflict) => backoff(attempt).await,
                 Err(e) => return Err(self.store_error(e)),
             }

@@ -95,6 +95,9 @@ pub enum Error {
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),
+    /// A policy setting that cannot be made.
+    #[error(transparent)]
+    Policy(#[from] memfs_core::PolicyError),
 }
 
 /// The error and its sources, joined with `: ` (what a model or a log should read).

@@ -360,6 +360,20 @@ pub fn command_summary(command: &str) -> String {
             format!("restore {} to @{g} ({})", field("path").unwrap_or("?"), short(id))
         }
         (Some("undo"), Some(g), Some(id)) => format!("undo @{g} ({})", short(id)),
+        (Some("policy"), _, _) => match (field("set"), field("value"), field("unset")) {
+            (Some(key), Some(value), _) => format!("policy set {key} {value}"),
+            (_, _, Some(key)) => format!("policy unset {key}"),
+            _ => "policy".to_owned(),
+        },
+        (Some("record-access"), _, _) => {
+            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
+            format!("record-access {}", plural(n, "file", "files"))
+        }
+        (Some("expire"), _, _) => {
+            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
+            let days = map.get("unused_for_days").and_then(Value::as_u64).unwrap_or(0);
+            format!("expire {} unused for {days}d", plural(n, "file", "files"))
+        }
         (Some("rename"), _, _) => {
             format!("rename {} {}", field("old_path").unwrap_or("?"), field("new_path").unwrap_or("?"))
         }

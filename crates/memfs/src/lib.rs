@@ -23,15 +23,22 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+mod access;
 mod engine;
 mod error;
+mod expire;
 pub mod history;
 mod keys;
+mod policy;
 pub mod protocol;
 mod url;
 
+pub use access::FLUSH_AFTER;
 pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
+pub use expire::{Expired, format_day, parse_day, parse_days};
 pub use memfs_core::{Command, Dialect, ToolResult};
+pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
+pub use policy::PolicyChanged;
 pub use url::redact;

@@ -1,0 +1,133 @@
+//! Expiration: files nobody has read or written for a while leave the live tree.
+//!
+//! A file is unused for `N` days when its last-access day is at least `N` days before today.
+//! Expired files are deleted in one ordinary commit, so they stay in history (`memfs show`,
+//! `memfs restore`) until retention drops them; directories they leave empty stay. With the
+//! policy `expire-unused-after`, an engine expires on its own before the first command of each
+//! day.
+
+use memfs_core::{Change, Day, Mutation, Name, Node, Tree, normalized};
+use memfs_store::{CommitInfo, Error as StoreError};
+
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::error::Error;
+
+/// What an expiration found and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    /// The files expired (or that would be, for a dry run), by path, with their last-access day.
+    pub files: Vec<(String, Day)>,
+    /// The commit that removed them; `None` for a dry run or when nothing expired.
+    pub generation: Option<u64>,
+}
+
+impl Memfs {
+    /// Removes every file unused for at least `unused_for` days, in one commit; with
+    /// `dry_run`, only lists them. Reads noted but not yet recorded count as uses.
+    pub async fn expire(&self, unused_for: Day, dry_run: bool) -> Result<Expired, Error> {
+        self.flush().await?;
+        let today = self.today();
+        for attempt in 1..=MAX_ATTEMPTS {
+            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+            let mut fetched = Fetched::new(self.repository().as_ref());
+            let mut found = Vec::new();
+            self.unused(&head.tree, today, unused_for, &mut fetched, &mut found).await?;
+            let files: Vec<(String, Day)> = found.iter().map(|(c, d)| (normalized(c), *d)).collect();
+            if dry_run || files.is_empty() {
+                return Ok(Expired { files, generation: None });
+            }
+            let mut tree = head.tree.clone();
+            for (components, _) in &found {
+                tree = loop {
+                    match memfs_core::graft(&tree, components, None, &fetched) {
+                        Ok(t) => break t,
+                        Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+                    }
+                };
+            }
+            let changes: Vec<Change> = files.iter().map(|(p, _)| Change::Deleted { path: p.clone() }).collect();
+            let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
+            let command = serde_json::json!({"command": "expire", "unused_for_days": unused_for, "files": files.len()})
+                .to_string();
+            let info = CommitInfo { actor: self.actor().to_owned(), command, changes };
+            match self.repository().commit(&head, &mutation, info).await {
+                Ok(generation) => return Ok(Expired { files, generation: Some(generation) }),
+                Err(StoreError::Conflict) => backoff(attempt).await,
+                Err(e) => return Err(self.store_error(e)),
+            }
+        }
+        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+    }
+
+    /// Runs the policy's expiration once a day, before a command.
+    pub(crate) async fn expire_automatically(&self) -> Result<(), Error> {
+        let today = self.today();
+        if *self.auto_expired.lock().expect("auto-expire day") == Some(today) {
+            return Ok(());
+        }
+        let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+        if let Some(days) = head.policy.expire_unused_after_days {
+            self.expire(days, false).await?;
+        }
+        *self.auto_expired.lock().expect("auto-expire day") = Some(today);
+        Ok(())
+    }
+
+    /// Every file of `tree` last used `unused_for` or more days before `today`, in tree order.
+    async fn unused(
+        &self,
+        tree: &Tree,
+        today: Day,
+        unused_for: Day,
+        fetched: &mut Fetched<'_>,
+        found: &mut Vec<(Vec<Name>, Day)>,
+    ) -> Result<(), Error> {
+        let mut stack = vec![(Vec::<Name>::new(), tree.root().clone())];
+        while let Some((at, dir)) = stack.pop() {
+            let dir = match dir.dir() {
+                Some(d) => d.clone(),
+                None => {
+                    let id = dir.id().expect("a DirRef is loaded or stored");
+                    fetched.fetch(memfs_core::Need::Dir(id)).await.map_err(|e| self.store_error(e))?;
+                    memfs_core::Resolver::dir(&*fetched, &id).expect("just fetched")
+                }
+            };
+            // Reverse order on the stack gives tree order when popped.
+            let mut subdirs = Vec::new();
+            for (name, node) in dir.entries() {
+                let mut path = at.clone();
+                path.push(name.clone());
+                match node {
+                    Node::File(f) if u64::from(f.accessed) + u64::from(unused_for) <= u64::from(today) => {
+                        found.push((path, f.accessed));
+                    }
+                    Node::File(_) => {}
+                    Node::Dir(d) => subdirs.push((path, d.clone())),
+                }
+            }
+            stack.extend(subdirs.into_iter().rev());
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(())
+    }
+}
+
+/// A calendar date (`2026-11-21`) as a day number; `None` if it is not one.
+pub fn parse_day(s: &str) -> Option<Day> {
+    let date: jiff::civil::Date = s.parse().ok()?;
+    let days = date.since(jiff::civil::date(1970, 1, 1)).ok()?.get_days();
+    Day::try_from(days).ok()
+}
+
+/// A day number as a calendar date (`2026-11-21`).
+pub fn format_day(day: Day) -> String {
+    jiff::civil::date(1970, 1, 1)
+        .checked_add(jiff::Span::new().days(i64::from(day)))
+        .map_or_else(|_| format!("day {day}"), |d| d.to_string())
+}
+
+/// `days` days as the policy and `memfs expire` write it (`90d`).
+pub fn parse_days(s: &str) -> Option<Day> {
+    let n: Day = s.strip_suffix('d')?.parse().ok()?;
+    (n > 0 && s.bytes().take(s.len() - 1).all(|b| b.is_ascii_digit())).then_some(n)
+}
