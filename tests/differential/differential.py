@@ -448,6 +448,42 @@ def expected_refusal(inp: Any) -> Optional[Callable[[Result], bool]]:
     return None
 
 
+VIEW_MAX_CHARS = 16_000
+_CUT_FILE = re.compile(
+    r"(?s)(.*)\n\(Cut at 16000 characters: lines (\d+)-(\d+) of (\d+)-(\d+) shown\."
+    r"(?: To see the next part, view this file with view_range \[(\d+), (\d+)\]\.)?\)"
+)
+_CUT_DIR = re.compile(
+    r"(?s)(.*)\n\(Cut at 16000 characters: (\d+) of (\d+) entries shown\. View a subdirectory to see its entries\.\)"
+)
+
+
+def _classify_cut_view(sdk: str, mem: str) -> Optional[str]:
+    """D17 when `mem` is `sdk` cut on a line boundary within the limit with the exact note."""
+    if len(mem) > VIEW_MAX_CHARS:
+        return None
+    m = _CUT_FILE.fullmatch(mem)
+    if m:
+        shown, first, last, first_asked, last_asked = m.group(1), *map(int, m.group(2, 3, 4, 5))
+        sdk_lines = sdk.split("\n")
+        # The header plus lines first..last, exactly as the SDK numbers them.
+        if shown.split("\n") != sdk_lines[: 1 + last - first + 1] or first != first_asked:
+            return None
+        if len(sdk_lines) - 1 != last_asked - first + 1 or last >= last_asked:
+            return None
+        if m.group(6) is None or (int(m.group(6)), int(m.group(7))) != (last + 1, last_asked):
+            return None
+        return "D17 view longer than 16,000 characters cut with a note naming the next view_range"
+    m = _CUT_DIR.fullmatch(mem)
+    if m:
+        shown, rows, total = m.group(1), int(m.group(2)), int(m.group(3))
+        sdk_lines = sdk.split("\n")
+        if shown.split("\n") != sdk_lines[: 2 + rows] or total != len(sdk_lines) - 2 or rows >= total:
+            return None
+        return "D17 view longer than 16,000 characters cut with a note naming the next view_range"
+    return None
+
+
 def classify(inp: Any, sdk: Result, mem: Result, pre: Any, sdk_side: Sdk) -> Optional[str]:
     """The deviation class of a difference, or None when it is unexplained."""
     # D15: a lone surrogate cannot be encoded as UTF-8; memfs refuses the JSON line.
@@ -466,6 +502,12 @@ def classify(inp: Any, sdk: Result, mem: Result, pre: Any, sdk_side: Sdk) -> Opt
         ):
             return "D16 integer beyond 64 bits refused"
         return None
+
+    # D17: a view longer than the policy's view-max-chars (16,000 by default) is cut after the
+    # last whole line that fits and ends with a note; what it shows is the SDK's answer's start.
+    if isinstance(inp, dict) and inp.get("command") == "view" and not sdk[1] and not mem[1] \
+            and len(sdk[0]) > VIEW_MAX_CHARS:
+        return _classify_cut_view(sdk[0], mem[0])
 
     # D10: malformed input; memfs names the field, the SDK coerces or leaks a repr.
     expected = predicted_input_error(inp)

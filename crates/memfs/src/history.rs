@@ -15,7 +15,7 @@ mod time;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use memfs_core::{Change, Mutation, Name, Node, Tree};
+use memfs_core::{Change, MemoryPath, Mutation, Name, Node, Tree};
 use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, MIN_PREFIX, Revision};
 use serde::Serialize;
 use serde_json::Value;
@@ -281,8 +281,18 @@ impl Memfs {
                 return Ok((None, planned));
             }
             let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
-            let mutation =
-                Mutation { tree: planned.tree.clone(), changes: changes.clone(), blobs: Vec::new(), applied: None };
+            // A file brought back counts as used today, or expiration would take it again.
+            let accesses: Vec<memfs_core::Access> = planned
+                .changes
+                .iter()
+                .filter_map(|c| Some(memfs_core::Access { path: MemoryPath::parse(&c.path).ok()?, id: c.new?.id }))
+                .collect();
+            let mut fetched = Fetched::new(self.repository().as_ref());
+            let tree = match self.touched(&planned.tree, &accesses, self.today(), &mut fetched).await? {
+                Some(tree) => tree,
+                None => planned.tree.clone(),
+            };
+            let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
             let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
             match self.repository().commit(&head, &mutation, info).await {
                 Ok(generation) => return Ok((Some(generation), planned)),
