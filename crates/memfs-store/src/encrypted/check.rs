@@ -7,11 +7,15 @@
 //! it), or, with `read_data`, opened and compared with their ids and sizes. Opening an object
 //! authenticates its bytes, its kind and its name, so a changed byte or two swapped objects
 //! are reported, each under its own name.
+//!
+//! The file and byte counts recorded with each directory entry and commit (which the size
+//! limits rely on) must equal what the directory holds: each directory's is summed from its
+//! pages and compared.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::{StreamExt, stream};
-use memfs_core::{Node, ObjectId};
+use memfs_core::{Node, ObjectId, Totals};
 use memfs_crypt::{OVERHEAD, ObjectKind};
 
 use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH};
@@ -101,6 +105,11 @@ impl EncryptedRepository {
         // with `get_object`, which never uses the cache).
         self.cache().commits.clear();
         let mut roots = Vec::new();
+        // Totals each directory is said to have (by its parent entry or commit), and what each
+        // page holds: a leaf's sum, or an index page's pages.
+        let mut claimed: HashMap<ObjectId, (Totals, String)> = HashMap::new();
+        let mut leaf_totals: HashMap<ObjectId, Totals> = HashMap::new();
+        let mut index_pages: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
         if let Some((head, _)) = head {
             report.newest = head.generation;
             progress.phase("commits", Some(head.generation.saturating_sub(horizon.max(1)) + 1));
@@ -109,6 +118,7 @@ impl EncryptedRepository {
                 referenced.insert(id);
                 match walk.next().await {
                     Ok(Some(c)) => {
+                        claimed.entry(c.root).or_insert_with(|| (c.totals, format!("the tree of @{}", c.generation)));
                         if let Some(policy) = c.policy
                             && referenced.insert(policy)
                             && let Err(e) = self.get_object(ObjectKind::Policy, &policy).await.and_then(|plain| {
@@ -164,7 +174,8 @@ impl EncryptedRepository {
                     // The pages below belong to the same directory.
                     Ok(format::Page::Index(pages)) => {
                         report.dirs += 1;
-                        next.extend(pages.into_iter().map(|p| (p, path.clone(), generation)));
+                        next.extend(pages.iter().map(|p| (*p, path.clone(), generation)));
+                        index_pages.insert(id, pages);
                         continue;
                     }
                     Err(e) => {
@@ -173,8 +184,20 @@ impl EncryptedRepository {
                     }
                 };
                 report.dirs += 1;
+                let sum = leaf_totals.entry(id).or_default();
+                for (_, node) in &entries {
+                    let t = node.totals();
+                    (sum.files, sum.bytes) = (sum.files.saturating_add(t.files), sum.bytes.saturating_add(t.bytes));
+                }
                 for (name, node) in entries {
                     let child = format!("{path}/{name}");
+                    if let Node::Dir(d) = &node
+                        && let Some(child_id) = d.id()
+                    {
+                        claimed
+                            .entry(child_id)
+                            .or_insert_with(|| (d.totals(), format!("directory {child} at @{generation}")));
+                    }
                     match node {
                         Node::File(f) => {
                             files.entry(f.id).or_insert_with(|| (f.size, format!("file {child} at @{generation}")));
@@ -184,6 +207,25 @@ impl EncryptedRepository {
                 }
             }
             level = next;
+        }
+
+        // Recorded totals against the pages.
+        let mut claimed: Vec<(ObjectId, (Totals, String))> = claimed.into_iter().collect();
+        claimed.sort_by(|a, b| a.0.cmp(&b.0));
+        for (id, (said, context)) in claimed {
+            if let Some(actual) = page_totals(&id, &leaf_totals, &index_pages, 0)
+                && actual != said
+            {
+                let reason = format!(
+                    "it holds {} files and {} bytes, but is recorded with {} files and {} bytes",
+                    actual.files, actual.bytes, said.files, said.bytes
+                );
+                report.problem(
+                    format::object_name(&id),
+                    context,
+                    Error::Corrupt { object: format::object_name(&id), reason },
+                );
+            }
         }
 
         // File contents.
@@ -237,6 +279,29 @@ impl EncryptedRepository {
     }
 }
 
+/// What the pages from `page` down hold; `None` when one could not be read.
+fn page_totals(
+    page: &ObjectId,
+    leaves: &HashMap<ObjectId, Totals>,
+    index: &HashMap<ObjectId, Vec<ObjectId>>,
+    depth: usize,
+) -> Option<Totals> {
+    if let Some(t) = leaves.get(page) {
+        return Some(*t);
+    }
+    // Index levels are few (a page holds up to 16 entries); a cycle cannot be authenticated
+    // into existence, but a depth bound keeps a bug from recursing forever.
+    if depth > 64 {
+        return None;
+    }
+    let mut sum = Totals::default();
+    for p in index.get(page)? {
+        let t = page_totals(p, leaves, index, depth + 1)?;
+        (sum.files, sum.bytes) = (sum.files.saturating_add(t.files), sum.bytes.saturating_add(t.bytes));
+    }
+    Some(sum)
+}
+
 fn size_mismatch(id: &ObjectId, actual: u64, expected: u64) -> Error {
     Error::Corrupt {
         object: format::object_name(id),
@@ -266,6 +331,25 @@ mod tests {
     async fn problems(repo: &EncryptedRepository, read_data: bool) -> Vec<String> {
         let report = repo.check(CheckOptions { read_data }, &()).await.unwrap();
         report.problems.iter().map(|p| format!("{}: {}: {}", p.object, p.context, p.error)).collect()
+    }
+
+    /// A commit that records wrong totals for its tree (as a buggy writer could) is named.
+    #[tokio::test]
+    async fn totals_that_disagree_with_the_pages_are_named() {
+        let repo = three_commits().await;
+        let head = repo.head().await.unwrap();
+        let root = head.tree.root().id().unwrap();
+        let wrong = memfs_core::Tree::from_root(memfs_core::DirRef::stored(root, Totals { files: 9, bytes: 1 }));
+        let mutation = memfs_core::Mutation { tree: wrong, changes: Vec::new(), blobs: Vec::new(), applied: None };
+        repo.commit(&head, &mutation, crate::CommitInfo::default()).await.unwrap();
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!(
+                "{}: the tree of @4: object {0} is corrupt: it holds 2 files and 6 bytes, but is recorded with 9 files \
+                 and 1 bytes",
+                format::object_name(&root)
+            )]
+        );
     }
 
     #[tokio::test]
