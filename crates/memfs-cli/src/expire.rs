@@ -11,11 +11,14 @@ pub(crate) async fn run(store: &StoreArgs, args: ExpireArgs) -> anyhow::Result<(
     }
     let n = expired.files.len();
     let files = if n == 1 { "file" } else { "files" };
-    let days = args.unused_for;
+    let days = match args.unused_for {
+        1 => "1 day".to_owned(),
+        n => format!("{n} days"),
+    };
     out.push_str(&match (args.dry_run, expired.generation) {
-        (true, _) => format!("{n} {files} unused for {days} days or more would expire (dry run: nothing changed)\n"),
-        (false, Some(g)) => format!("expired {n} {files} unused for {days} days or more (commit @{g})\n"),
-        (false, None) => format!("no file has been unused for {days} days or more\n"),
+        (true, _) => format!("{n} {files} unused for {days} or more would expire (dry run: nothing changed)\n"),
+        (false, Some(g)) => format!("expired {n} {files} unused for {days} or more (commit @{g})\n"),
+        (false, None) => format!("no file has been unused for {days} or more\n"),
     });
     crate::output::stdout(out.as_bytes())?;
     Ok(())

@@ -5,7 +5,7 @@ use crate::cli::{PolicyCommand, StoreArgs};
 pub(crate) async fn run(store: &StoreArgs, command: PolicyCommand) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
     let out = match command {
-        PolicyCommand::Show => memfs.policy().await?.to_string(),
+        PolicyCommand::Show => show(&*memfs.policy().await?),
         PolicyCommand::Set { key, value } => changed(&memfs.set_policy(&key, &value).await?, &key),
         PolicyCommand::Unset { key } => changed(&memfs.unset_policy(&key).await?, &key),
     };
@@ -13,8 +13,16 @@ pub(crate) async fn run(store: &StoreArgs, command: PolicyCommand) -> anyhow::Re
     Ok(())
 }
 
+/// One `KEY  VALUE` line per setting, keys aligned; control characters in a value (a custom
+/// rule may hold a newline) escaped so each setting stays on its line.
+fn show(policy: &memfs::Policy) -> String {
+    let settings = policy.settings();
+    let width = settings.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    settings.iter().map(|(k, v)| format!("{k:<width$}  {}\n", memfs::history::one_line(v))).collect()
+}
+
 fn changed(c: &memfs::PolicyChanged, key: &str) -> String {
-    let value = c.policy.get(key).unwrap_or_else(|_| "(removed)".to_owned());
+    let value = c.policy.get(key).map_or_else(|_| "(removed)".to_owned(), |v| memfs::history::one_line(&v));
     match c.generation {
         Some(g) => format!("{key} = {value} (commit @{g})\n"),
         None => format!("{key} = {value} (unchanged, nothing committed)\n"),

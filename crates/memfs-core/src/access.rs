@@ -21,21 +21,27 @@ pub struct Access {
     pub id: ObjectId,
 }
 
-/// `tree` with each accessed file's last-access day raised to `day`; `Ok(None)` if nothing
-/// changes (the files are gone, changed, or already marked). `Err(need)` asks for a directory.
-pub fn touch(tree: &Tree, accesses: &[Access], day: Day, resolver: &dyn Resolver) -> Result<Option<Tree>, Need> {
+/// `tree` with each accessed file's last-access day raised to `day`, and how many files that
+/// changed; `Ok(None)` if none (the files are gone, changed, or already marked). `Err(need)`
+/// asks for a directory.
+pub fn touch(
+    tree: &Tree,
+    accesses: &[Access],
+    day: Day,
+    resolver: &dyn Resolver,
+) -> Result<Option<(Tree, usize)>, Need> {
     let mut root = tree.root().clone();
-    let mut changed = false;
+    let mut changed = 0;
     for access in accesses {
         if access.path.is_root() {
             continue;
         }
         if let Some(new_root) = touch_in(&root, access.path.components(), access.id, day, resolver)? {
             root = new_root;
-            changed = true;
+            changed += 1;
         }
     }
-    Ok(changed.then(|| Tree::from_root(root)))
+    Ok((changed > 0).then(|| (Tree::from_root(root), changed)))
 }
 
 fn touch_in(

@@ -291,27 +291,46 @@ impl Cx<'_> {
         (FileRef { id, size: content.len() as u64, accessed: self.today }, NewBlob { id, content })
     }
 
-    /// Runs the sensitive-data filter over text about to be written to `path`.
-    fn screen(&self, path: &str, text: &str) -> Step<Screened> {
-        let unchanged = || Screened { text: text.to_owned(), note: None, redacted: false };
+    /// Runs the sensitive-data filter over a write to `path` that turns `old` into `new`.
+    ///
+    /// The whole new content is scanned, and the findings that touch the changed region count:
+    /// a secret completed by an edit (half written before, half now) is caught, and one that
+    /// was already there and is left alone is not reported again. Redaction replaces each such
+    /// finding whole, even the part that was there before.
+    fn screen(&self, path: &str, old: &str, new: String) -> Step<Screened> {
         if self.policy.sensitive == SensitiveMode::Off {
-            return Ok(unchanged());
+            return Ok(Screened { text: new, note: None, redacted: false });
         }
-        let findings = sensitive::scan(text, &self.policy.rules);
+        let changed = changed_region(old, &new);
+        let findings: Vec<sensitive::Finding> = sensitive::scan(&new, &self.policy.rules)
+            .into_iter()
+            .filter(|f| match changed.is_empty() {
+                true => f.range.start < changed.start && f.range.end > changed.start,
+                false => f.range.start < changed.end && f.range.end > changed.start,
+            })
+            .collect();
         if findings.is_empty() {
-            return Ok(unchanged());
+            return Ok(Screened { text: new, note: None, redacted: false });
         }
-        let summary = sensitive::summary(text, &findings);
+        let summary = sensitive::summary(&new, &findings);
         match self.policy.sensitive {
-            SensitiveMode::Off => Ok(unchanged()),
-            SensitiveMode::Warn => Ok(Screened { note: Some(render::sensitive_warning(&summary)), ..unchanged() }),
+            SensitiveMode::Off => unreachable!("handled above"),
+            SensitiveMode::Warn => {
+                Ok(Screened { text: new, note: Some(render::sensitive_warning(&summary)), redacted: false })
+            }
             SensitiveMode::Redact => Ok(Screened {
-                text: sensitive::redact(text, &findings),
+                text: sensitive::redact(&new, &findings),
                 note: Some(render::sensitive_redacted(&summary)),
                 redacted: true,
             }),
             SensitiveMode::Reject => Err(ToolError::SensitiveRejected { path: path.to_owned(), summary }.into()),
         }
+    }
+
+    /// `text` with whatever the filter finds in it on its own redacted: what history records
+    /// of a redacted write's text fields.
+    fn redacted_field(&self, text: &str) -> String {
+        sensitive::redact(text, &sensitive::scan(text, &self.policy.rules))
     }
 
     /// Refuses a write to `path` that makes the tree `after` break a size limit it did not
@@ -410,7 +429,7 @@ impl Cx<'_> {
         if let Found::Node(_) = self.lookup(p.components())? {
             return Err(ToolError::AlreadyExists { path: path.to_owned() }.into());
         }
-        let screened = self.screen(path, file_text)?;
+        let screened = self.screen(path, "", file_text.to_owned())?;
         let applied =
             screened.redacted.then(|| Command::Create { path: path.to_owned(), file_text: screened.text.clone() });
         let (file, blob) = self.new_blob(screened.text);
@@ -459,14 +478,20 @@ impl Cx<'_> {
             })
         };
         // The SDK's errors come first; the filter only sees a replacement that would happen.
-        let (mut new_content, mut line) = replace(new_str)?;
-        let screened = self.screen(path, new_str)?;
+        let (new_content, mut line) = replace(new_str)?;
+        let screened = self.screen(path, &content, new_content)?;
         let mut applied = None;
         if screened.redacted {
-            (new_content, line) = replace(&screened.text)?;
-            let new_str = Some(screened.text.clone());
-            applied = Some(Command::StrReplace { path: path.to_owned(), old_str: old_str.to_owned(), new_str });
+            // Redaction may have joined lines (a key block becomes one marker) before the edit.
+            let start = changed_region(&content, &screened.text).start;
+            line = line.min(screened.text[..start].matches('\n').count());
+            applied = Some(Command::StrReplace {
+                path: path.to_owned(),
+                old_str: self.redacted_field(old_str),
+                new_str: Some(self.redacted_field(new_str)),
+            });
         }
+        let new_content = screened.text;
         let snippet = text::snippet(&new_content, line);
         let mutation = self.write_file(&p, old_size, new_content, applied)?;
         Ok(Outcome::mutated(with_note(render::replaced(&snippet), screened.note), mutation))
@@ -478,15 +503,14 @@ impl Cx<'_> {
             text::insert(&content, insert_line, text)
                 .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })
         };
-        let mut new_content = insert(insert_text)?;
-        let screened = self.screen(path, insert_text)?;
-        let mut applied = None;
-        if screened.redacted {
-            new_content = insert(&screened.text)?;
-            let insert_text = screened.text.clone();
-            applied = Some(Command::Insert { path: path.to_owned(), insert_line, insert_text });
-        }
-        let mutation = self.write_file(&p, old_size, new_content, applied)?;
+        let new_content = insert(insert_text)?;
+        let screened = self.screen(path, &content, new_content)?;
+        let applied = screened.redacted.then(|| Command::Insert {
+            path: path.to_owned(),
+            insert_line,
+            insert_text: self.redacted_field(insert_text),
+        });
+        let mutation = self.write_file(&p, old_size, screened.text, applied)?;
         Ok(Outcome::mutated(with_note(render::inserted(path), screened.note), mutation))
     }
 
@@ -538,6 +562,24 @@ impl Cx<'_> {
         let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
         Ok(Outcome::mutated(render::renamed(old_path, new_path), mutation))
     }
+}
+
+/// The byte range of `new` that differs from `old`: what is left after their common prefix
+/// and common suffix (empty, at the point of change, for a pure deletion).
+fn changed_region(old: &str, new: &str) -> std::ops::Range<usize> {
+    let prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    let room = old.len().min(new.len()) - prefix;
+    let suffix = old.bytes().rev().zip(new.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
+    // On character boundaries, so the range can slice `new`.
+    let mut start = prefix;
+    while !new.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = new.len() - suffix;
+    while !new.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end.max(start)
 }
 
 /// A success message with the filter's note, if any, after a blank line.

@@ -57,14 +57,15 @@ impl Memfs {
         }
     }
 
-    /// `tree` with the last-access days of `accesses` raised to `today` (`None`: no change).
+    /// `tree` with the last-access days of `accesses` raised to `today`, and how many files
+    /// changed (`None`: none).
     pub(crate) async fn touched(
         &self,
         tree: &Tree,
         accesses: &[Access],
         today: Day,
         fetched: &mut Fetched<'_>,
-    ) -> Result<Option<Tree>, Error> {
+    ) -> Result<Option<(Tree, usize)>, Error> {
         if accesses.is_empty() {
             return Ok(None);
         }
@@ -87,17 +88,17 @@ impl Memfs {
         for attempt in 1..=MAX_ATTEMPTS {
             let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
             let mut fetched = Fetched::new(self.repository().as_ref());
-            let Some(tree) = self.touched(&head.tree, &accesses, today, &mut fetched).await? else {
+            let Some((tree, files)) = self.touched(&head.tree, &accesses, today, &mut fetched).await? else {
                 self.recorded(&accesses);
                 return Ok(0);
             };
             let mutation = Mutation { tree, changes: Vec::new(), blobs: Vec::new(), applied: None };
-            let command = serde_json::json!({"command": "record-access", "files": accesses.len()}).to_string();
+            let command = serde_json::json!({"command": "record-access", "files": files}).to_string();
             let info = CommitInfo { actor: self.actor().to_owned(), command, changes: Vec::new() };
             match self.repository().commit(&head, &mutation, info).await {
                 Ok(_) => {
                     self.recorded(&accesses);
-                    return Ok(accesses.len());
+                    return Ok(files);
                 }
                 Err(StoreError::Conflict) => backoff(attempt).await,
                 Err(e) => return Err(self.store_error(e)),

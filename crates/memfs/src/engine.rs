@@ -225,7 +225,7 @@ impl Memfs {
             };
             // Reads not yet recorded ride along with this commit.
             let accesses = self.pending_accesses();
-            if let Some(tree) = self.touched(&mutation.tree, &accesses, today, &mut fetched).await? {
+            if let Some((tree, _)) = self.touched(&mutation.tree, &accesses, today, &mut fetched).await? {
                 mutation.tree = tree;
             }
             let info = CommitInfo {

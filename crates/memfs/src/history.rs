@@ -32,7 +32,7 @@ use crate::error::{Error, error_chain};
 #[derive(Debug, Clone)]
 pub enum Shown {
     /// `show REV`: the commit.
-    Commit(CommitRecord),
+    Commit(Box<CommitRecord>),
     /// `show REV:PATH` of a file: its content.
     File(Arc<[u8]>),
     /// `show REV:PATH` of a directory: its entries, directories with a trailing `/`.
@@ -117,7 +117,7 @@ impl Memfs {
             None => (spec, None),
         };
         let record = self.resolve(rev).await?;
-        let Some(path) = path else { return Ok(Shown::Commit(record)) };
+        let Some(path) = path else { return Ok(Shown::Commit(Box::new(record))) };
         let p = memfs_core::MemoryPath::parse(path)?;
         match self.node_at(&record.tree(), p.components()).await? {
             None => Err(Error::NotFound { path: p.normalized(), rev: rev.to_owned() }),
@@ -289,7 +289,7 @@ impl Memfs {
                 .collect();
             let mut fetched = Fetched::new(self.repository().as_ref());
             let tree = match self.touched(&planned.tree, &accesses, self.today(), &mut fetched).await? {
-                Some(tree) => tree,
+                Some((tree, _)) => tree,
                 None => planned.tree.clone(),
             };
             let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
@@ -395,16 +395,22 @@ pub fn command_summary(command: &str) -> String {
     }
 }
 
+/// `s` with control characters (a newline in an actor name or a policy value) escaped, so
+/// that one entry stays on its lines and cannot imitate another.
+pub fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// A commit as `memfs log` prints it: `@GEN ID12 TIME ACTOR SUMMARY`, then one indented line
 /// per change. An empty actor shows as `-`.
 pub fn log_entry(c: &CommitRecord) -> String {
-    let actor = if c.actor.is_empty() { "-" } else { c.actor.as_str() };
+    let actor = if c.actor.is_empty() { "-".to_owned() } else { one_line(&c.actor) };
     let mut out = format!(
         "@{} {} {} {actor} {}\n",
         c.generation,
         c.short_id(),
         format_time(c.time_ms),
-        command_summary(&c.command)
+        one_line(&command_summary(&c.command))
     );
     for change in &c.changes {
         let _ = writeln!(out, "  {}", change_line(change));

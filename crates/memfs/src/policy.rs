@@ -25,8 +25,12 @@ impl Memfs {
 
     /// Sets one policy key (see [`Policy::set`]) as a commit.
     pub async fn set_policy(&self, key: &str, value: &str) -> Result<PolicyChanged, Error> {
+        // History records the value as it reads back (`64KiB` is recorded as `65536`).
+        let mut probe = Policy::default();
+        probe.set(key, value)?;
+        let value = probe.get(key)?;
         let command = serde_json::json!({"command": "policy", "set": key, "value": value}).to_string();
-        self.change_policy(command, |p| p.set(key, value)).await
+        self.change_policy(command, |p| p.set(key, &value)).await
     }
 
     /// Puts one policy key back to its default, or removes a custom rule, as a commit.

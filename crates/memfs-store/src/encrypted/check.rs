@@ -211,7 +211,7 @@ impl EncryptedRepository {
 
         // Recorded totals against the pages.
         let mut claimed: Vec<(ObjectId, (Totals, String))> = claimed.into_iter().collect();
-        claimed.sort_by(|a, b| a.0.cmp(&b.0));
+        claimed.sort_by_key(|c| c.0);
         for (id, (said, context)) in claimed {
             if let Some(actual) = page_totals(&id, &leaf_totals, &index_pages, 0)
                 && actual != said
