@@ -327,12 +327,6 @@ impl Cx<'_> {
         }
     }
 
-    /// `text` with whatever the filter finds in it on its own redacted: what history records
-    /// of a redacted write's text fields.
-    fn redacted_field(&self, text: &str) -> String {
-        sensitive::redact(text, &sensitive::scan(text, &self.policy.rules))
-    }
-
     /// Refuses a write to `path` that makes the tree `after` break a size limit it did not
     /// already break: a file or a store over a lowered limit may still shrink.
     fn check_limits(&self, path: &str, after: &Tree, old_size: u64, new_size: u64) -> Step<()> {
@@ -482,14 +476,11 @@ impl Cx<'_> {
         let screened = self.screen(path, &content, new_content)?;
         let mut applied = None;
         if screened.redacted {
+            let (old_part, new_part) = applied_edit(&content, &screened.text);
             // Redaction may have joined lines (a key block becomes one marker) before the edit.
             let start = changed_region(&content, &screened.text).start;
             line = line.min(screened.text[..start].matches('\n').count());
-            applied = Some(Command::StrReplace {
-                path: path.to_owned(),
-                old_str: self.redacted_field(old_str),
-                new_str: Some(self.redacted_field(new_str)),
-            });
+            applied = Some(Command::StrReplace { path: path.to_owned(), old_str: old_part, new_str: Some(new_part) });
         }
         let new_content = screened.text;
         let snippet = text::snippet(&new_content, line);
@@ -508,7 +499,7 @@ impl Cx<'_> {
         let applied = screened.redacted.then(|| Command::Insert {
             path: path.to_owned(),
             insert_line,
-            insert_text: self.redacted_field(insert_text),
+            insert_text: applied_edit(&content, &screened.text).1,
         });
         let mutation = self.write_file(&p, old_size, screened.text, applied)?;
         Ok(Outcome::mutated(with_note(render::inserted(path), screened.note), mutation))
@@ -556,12 +547,26 @@ impl Cx<'_> {
         if new.starts_with(&old) {
             return Err(ToolError::RenameIntoItself { old_path: old_path.into(), new_path: new_path.into() }.into());
         }
+        // Renaming a file is using it: it starts its unused period again.
+        let node = match node {
+            Node::File(f) => Node::File(FileRef { accessed: f.accessed.max(self.today), ..f }),
+            dir => dir,
+        };
         let without = self.set(self.tree, old.components(), None)?;
         let tree = self.set(&without, new.components(), Some(node))?;
         let changes = vec![Change::Renamed { from: old.normalized(), to: new.normalized() }];
         let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
         Ok(Outcome::mutated(render::renamed(old_path, new_path), mutation))
     }
+}
+
+/// What a redacted edit is recorded as in history: the changed part of the old content and
+/// what the (redacted) new content has in its place. Recording the fields as sent would keep
+/// the part of a secret that the edit completed; these hold nothing the file does not.
+fn applied_edit(old: &str, new: &str) -> (String, String) {
+    let region = changed_region(old, new);
+    let old_end = old.len() - (new.len() - region.end);
+    (old[region.start..old_end].to_owned(), new[region].to_owned())
 }
 
 /// The byte range of `new` that differs from `old`: what is left after their common prefix

@@ -15,7 +15,8 @@ use crate::text;
 pub(crate) fn file(path: &str, lines: &[&str], first: usize, max: u64) -> String {
     let full = render::file_view(path, &text::numbered(lines, first));
     let max = usize::try_from(max).unwrap_or(usize::MAX);
-    if full.chars().count() <= max {
+    // Nothing selected is never cut (the policy's minimum leaves room for any header).
+    if full.chars().count() <= max || lines.is_empty() {
         return full;
     }
     let last_asked = first + lines.len() - 1;

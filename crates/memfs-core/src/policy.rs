@@ -33,16 +33,19 @@ use thiserror::Error;
 
 use crate::sensitive::{CustomRule, CustomRuleError};
 
-/// Default largest file, in bytes: 1 MiB, hundreds of pages of notes.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 20;
+/// Default largest file, in bytes: 16 MiB. Far above any memory file, and above the largest
+/// file the SDK's own tests write (the 999,999-line boundary, 5 MB), so that the SDK's answers
+/// stay reachable; pagination is what keeps a large file out of the context.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 << 20;
 /// Default largest store, in bytes of file content: 1 GiB.
 pub const DEFAULT_MAX_STORE_BYTES: u64 = 1 << 30;
 /// Default most files in a store.
 pub const DEFAULT_MAX_FILES: u64 = 100_000;
 /// Default most characters one `view` returns: the memory tool's guidance.
 pub const DEFAULT_VIEW_MAX_CHARS: u64 = 16_000;
-/// Fewest characters a view may be cut to: room for the header, a line and the note.
-pub const MIN_VIEW_MAX_CHARS: u64 = 1_000;
+/// Fewest characters a view may be cut to: room for a listing's header, which names a path of
+/// up to 4,096 bytes twice, and its note, so that no answer ever exceeds the maximum.
+pub const MIN_VIEW_MAX_CHARS: u64 = 10_000;
 
 /// The prefix of custom-rule keys: `rule.NAME`.
 pub const RULE_PREFIX: &str = "rule.";
@@ -204,7 +207,7 @@ impl Policy {
             "max-store-bytes" => self.max_store_bytes = parse_size(value).ok_or_else(|| invalid(SIZE_EXPECTED))?,
             "max-files" => self.max_files = parse_count(value).ok_or_else(|| invalid(COUNT_EXPECTED))?,
             "view-max-chars" => {
-                let expected = "a whole number of characters, at least 1000, or `none` for no limit";
+                let expected = "a whole number of characters, at least 10000, or `none` for no limit";
                 let n = parse_count(value).ok_or_else(|| invalid(expected))?;
                 if n.is_some_and(|n| n < MIN_VIEW_MAX_CHARS) {
                     return Err(invalid(expected));
@@ -380,8 +383,9 @@ mod tests {
             Some("invalid value `99999999999GiB` for max-file-bytes")
         );
         assert_eq!(
-            err("view-max-chars", "999"),
-            "invalid value `999` for view-max-chars: a whole number of characters, at least 1000, or `none` for no limit"
+            err("view-max-chars", "9999"),
+            "invalid value `9999` for view-max-chars: a whole number of characters, at least 10000, or `none` for no \
+             limit"
         );
         assert_eq!(err("sensitive", "loud"), "invalid value `loud` for sensitive: off, warn, redact or reject");
         assert_eq!(
@@ -405,7 +409,7 @@ mod tests {
         assert_eq!(back, p);
         assert_eq!(
             p.to_string(),
-            "max-file-bytes       1048576\nmax-store-bytes      1073741824\nmax-files            none\n\
+            "max-file-bytes       16777216\nmax-store-bytes      1073741824\nmax-files            none\n\
              view-max-chars       16000\nsensitive            warn\nexpire-unused-after  90d\nrule.a               aaa\n\
              rule.b               bbb\n"
         );

@@ -227,8 +227,9 @@ impl ToolError {
                  file (max-file-bytes). Nothing was written."
             ),
             ToolError::TooManyFiles { path, files, limit } => format!(
-                "Cannot create {path}: the store holds {files} files and its limit is {limit} files (max-files). \
-                 Nothing was written."
+                "Cannot create {path}: the store holds {} and its limit is {} (max-files). Nothing was written.",
+                files_count(*files),
+                files_count(*limit)
             ),
             ToolError::StoreFull { path, now, after, limit } => format!(
                 "Cannot write {path}: the store would hold {after} bytes of files (it holds {now}), over its limit \
@@ -236,6 +237,10 @@ impl ToolError {
             ),
         }
     }
+}
+
+fn files_count(n: u64) -> String {
+    if n == 1 { "1 file".to_owned() } else { format!("{n} files") }
 }
 
 fn prefix(spec: bool) -> &'static str {
