@@ -31,7 +31,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::sensitive::{CustomRule, CustomRuleError};
+use crate::sensitive::{self, CustomRule, CustomRuleError, Detector};
 
 /// Default largest file, in bytes: 16 MiB. Far above any memory file, and above the largest
 /// file the SDK's own tests write (the 999,999-line boundary, 5 MB), so that the SDK's answers
@@ -159,6 +159,12 @@ pub enum PolicyError {
     /// A custom rule that does not compile or is not allowed.
     #[error(transparent)]
     Rule(#[from] CustomRuleError),
+    /// A custom rule that matches the `[REDACTED:…]` markers redaction writes.
+    #[error("custom rule \"{name}\": the pattern matches the [REDACTED:…] markers that redaction writes")]
+    RuleMatchesMarkers {
+        /// The rule's name.
+        name: String,
+    },
     /// `rule.NAME` names no rule.
     #[error("no custom rule named `{name}`")]
     NoSuchRule {
@@ -231,6 +237,18 @@ impl Policy {
             }
             _ => {
                 let rule = CustomRule::new(rule_name(key)?, value)?;
+                // A rule that finds the markers would find what redaction just wrote.
+                let markers: String = Detector::BUILTIN
+                    .iter()
+                    .map(|d| format!("[REDACTED:{d}] "))
+                    .chain([format!("[REDACTED:custom:{}]", rule.name())])
+                    .collect();
+                if sensitive::scan(&markers, std::slice::from_ref(&rule))
+                    .iter()
+                    .any(|f| matches!(f.detector, Detector::Custom(_)))
+                {
+                    return Err(PolicyError::RuleMatchesMarkers { name: rule.name().to_owned() });
+                }
                 self.rules.retain(|r| r.name() != rule.name());
                 self.rules.push(rule);
                 self.rules.sort_by(|a, b| a.name().cmp(b.name()));
@@ -394,6 +412,14 @@ mod tests {
         );
         assert!(err("colour", "red").starts_with("unknown policy key `colour`"));
         assert_eq!(err("rule.x", "a*"), "custom rule \"x\": the pattern can match the empty string");
+        assert_eq!(
+            err("rule.x", "REDACTED"),
+            "custom rule \"x\": the pattern matches the [REDACTED:…] markers that redaction writes"
+        );
+        assert_eq!(
+            err("rule.y", r"custom:\w+"),
+            "custom rule \"y\": the pattern matches the [REDACTED:…] markers that redaction writes"
+        );
         assert_eq!(Policy::default().unset("rule.x").unwrap_err().to_string(), "no custom rule named `x`");
     }
 
