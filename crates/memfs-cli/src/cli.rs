@@ -100,13 +100,15 @@ pub(crate) enum Commands {
     /// The policy is stored encrypted with the store and applies to every client. Each change
     /// is a commit (see `memfs log`). Keys:
     ///
-    ///   max-file-bytes N|none             largest file (default 1 MiB); sizes take KiB, MiB, GiB, KB, MB, GB
+    ///   max-file-bytes N|none             largest file (default 16 MiB)
     ///   max-store-bytes N|none            largest total of file contents (default 1 GiB)
     ///   max-files N|none                  most files (default 100000)
-    ///   view-max-chars N|none             most characters one view returns (default 16000, at least 1000)
+    ///   view-max-chars N|none             most characters one view returns (default 16000, at least 10000)
     ///   sensitive off|warn|redact|reject  what a write containing a secret gets (default warn)
     ///   expire-unused-after Nd|off        expire files unused for N days on their own (default off)
     ///   rule.NAME REGEX                   a custom sensitive-data detector, marked [REDACTED:custom:NAME]
+    ///
+    /// Sizes take the suffixes KiB, MiB, GiB, KB, MB and GB (`64KiB`).
     #[command(subcommand, verbatim_doc_comment)]
     Policy(PolicyCommand),
     /// Remove files nobody has read or written for a while, as one commit.

@@ -6,11 +6,15 @@ mod concurrency;
 mod crash;
 #[path = "cli/exec.rs"]
 mod exec;
+#[path = "cli/expire.rs"]
+mod expire;
 #[path = "cli/history.rs"]
 mod history;
 #[path = "cli/keys.rs"]
 mod keys;
 #[path = "cli/leak.rs"]
 mod leak;
+#[path = "cli/policy.rs"]
+mod policy;
 #[path = "cli/support.rs"]
 mod support;

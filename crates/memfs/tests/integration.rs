@@ -14,13 +14,21 @@
 #[path = "integration/support.rs"]
 mod support;
 
+#[path = "integration/expiration.rs"]
+mod expiration;
+#[path = "integration/pagination.rs"]
+mod pagination;
 #[path = "integration/protocol.rs"]
 mod protocol;
+#[path = "integration/safeguards.rs"]
+mod safeguards;
 #[path = "integration/safety.rs"]
 mod safety;
 #[path = "integration/sdk_python.rs"]
 mod sdk_python;
 #[path = "integration/sdk_typescript.rs"]
 mod sdk_typescript;
+#[path = "integration/sensitive_filter.rs"]
+mod sensitive_filter;
 #[path = "integration/spec_page.rs"]
 mod spec_page;
