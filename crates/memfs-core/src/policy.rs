@@ -334,10 +334,11 @@ fn digits(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// The stored form: plain values, rules as name → pattern. Absent fields take their defaults,
-/// so a policy object written before a setting existed still reads.
+/// The stored form: plain values, rules as name → pattern. Absent fields take their defaults
+/// (a limit written as `null` is no limit; an absent one is the default limit), so a policy
+/// object written before a setting existed still reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 struct PolicyData {
     max_file_bytes: Option<u64>,
     max_store_bytes: Option<u64>,
@@ -346,6 +347,12 @@ struct PolicyData {
     sensitive: SensitiveMode,
     rules: BTreeMap<String, String>,
     expire_unused_after_days: Option<u32>,
+}
+
+impl Default for PolicyData {
+    fn default() -> Self {
+        PolicyData::from(Policy::default())
+    }
 }
 
 impl From<Policy> for PolicyData {
@@ -421,6 +428,16 @@ mod tests {
             "custom rule \"y\": the pattern matches the [REDACTED:…] markers that redaction writes"
         );
         assert_eq!(Policy::default().unset("rule.x").unwrap_err().to_string(), "no custom rule named `x`");
+    }
+
+    #[test]
+    fn absent_fields_take_their_defaults() {
+        let p: Policy = serde_json::from_str(r#"{"sensitive": "redact", "max_files": null}"#).unwrap();
+        let mut want = Policy::default();
+        want.sensitive = SensitiveMode::Redact;
+        want.max_files = None;
+        assert_eq!(p, want);
+        assert!(serde_json::from_str::<Policy>(r#"{"colour": "red"}"#).is_err());
     }
 
     #[test]

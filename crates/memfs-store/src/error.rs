@@ -79,9 +79,12 @@ pub enum Error {
     /// A memfs store already exists here.
     #[error("a memfs store already exists here")]
     AlreadyInitialized,
-    /// The store was written by a newer memfs.
+    /// The store was written in another format: by a newer memfs, or by an older one (there
+    /// is no migration between the formats so far; no released store uses an older one).
     #[error(
-        "the store uses format version {version}, and this memfs reads format version 2 only (a newer store needs a newer memfs)"
+        "the store uses format version {version}, and this memfs reads format version {} only ({})",
+        crate::FORMAT_VERSION,
+        if *version > crate::FORMAT_VERSION { "a newer store needs a newer memfs" } else { "an older store needs the memfs that wrote it" }
     )]
     UnsupportedFormat {
         /// The version found.

@@ -13,8 +13,8 @@
 //! falls in (and rarely a neighbour) plus one page per index level. The encoder rebuilds every
 //! page of a changed directory in memory, which is CPU work proportional to its entries; only
 //! pages the store does not already hold are written. With one-in-eight boundaries and pages
-//! of 2 to 32 entries, a 10-entry directory is one or two pages, a 10,000-entry one three
-//! levels, and a `create` writes about 1.5 times the bytes in a 100 × 100 tree that it writes
+//! of 2 to 16 entries, a 10-entry directory is one or two pages, a 10,000-entry one three
+//! levels, and a `create` writes about 1.7 times the bytes in a 100 × 100 tree that it writes
 //! in a 10 × 10 one (`tests/store/scale.rs`).
 //!
 //! The name hash is keyed (the tree address key, over a prefix no stored object starts with),
