@@ -16,5 +16,7 @@ mod keys;
 mod leak;
 #[path = "cli/policy.rs"]
 mod policy;
+#[path = "cli/policy_exec.rs"]
+mod policy_exec;
 #[path = "cli/support.rs"]
 mod support;
