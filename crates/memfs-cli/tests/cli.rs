@@ -18,5 +18,7 @@ mod leak;
 mod policy;
 #[path = "cli/policy_exec.rs"]
 mod policy_exec;
+#[path = "cli/purge.rs"]
+mod purge;
 #[path = "cli/support.rs"]
 mod support;

@@ -77,7 +77,7 @@ impl SensitiveMode {
     }
 }
 
-/// A store's policy. See the [module docs](self).
+/// A store's policy: the settings the module documentation describes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "PolicyData", into = "PolicyData")]
 pub struct Policy {
@@ -433,9 +433,7 @@ mod tests {
     #[test]
     fn absent_fields_take_their_defaults() {
         let p: Policy = serde_json::from_str(r#"{"sensitive": "redact", "max_files": null}"#).unwrap();
-        let mut want = Policy::default();
-        want.sensitive = SensitiveMode::Redact;
-        want.max_files = None;
+        let want = Policy { sensitive: SensitiveMode::Redact, max_files: None, ..Policy::default() };
         assert_eq!(p, want);
         assert!(serde_json::from_str::<Policy>(r#"{"colour": "red"}"#).is_err());
     }

@@ -45,10 +45,12 @@ mod check;
 mod gc;
 mod history;
 mod keys;
+mod purge;
 
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
+pub use purge::{PurgeError, PurgeReport};
 
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 3;

@@ -28,7 +28,7 @@ mod rollback;
 
 pub use encrypted::{
     Backend, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, EncryptedRepository, FORMAT_VERSION, GcOptions,
-    GcReport, OpenOptions, Problem,
+    GcReport, OpenOptions, Problem, PurgeError, PurgeReport,
 };
 pub use error::Error;
 pub use progress::Progress;

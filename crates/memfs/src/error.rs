@@ -92,6 +92,21 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// `purge` of `/memories` itself.
+    #[error("cannot purge /memories itself: name a file or directory below it")]
+    PurgeRoot,
+    /// `purge` of a path no stored commit holds.
+    #[error("nothing to purge: {path} is not in the tree, in its kept history or in any other stored commit")]
+    NothingToPurge {
+        /// The path, normalised.
+        path: String,
+    },
+    /// `purge` refused for another reason.
+    #[error("cannot purge: {reason}")]
+    Purge {
+        /// Why.
+        reason: String,
+    },
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),

@@ -31,6 +31,7 @@ pub mod history;
 mod keys;
 mod policy;
 pub mod protocol;
+mod purge;
 mod url;
 
 pub use access::FLUSH_AFTER;
@@ -40,5 +41,7 @@ pub use expire::{Expired, format_day, parse_day, parse_days};
 pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
+pub use memfs_store::PurgeReport;
 pub use policy::PolicyChanged;
+pub use purge::render_purged;
 pub use url::redact;

@@ -1,0 +1,288 @@
+//! `memfs purge` end to end on a local folder store: before, the file's text is in history
+//! (`show`, `log --json`) and its content objects are in the log's files; after, neither
+//! history nor any byte of the store folder holds a trace of it, `check --read-data` passes,
+//! and every other object is still there. The content objects are found in the log with the
+//! independent reader of `support.rs`, by their sealed size (content + 32 bytes: a 16-byte
+//! header and a 16-byte tag, docs/FORMAT.md), which the texts below make unique.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{LogEntry, all_segments, assert_text, log_entries, log_segments, text};
+
+const PASSPHRASE: &str = "purge test passphrase";
+
+/// What sealing adds to a content (docs/FORMAT.md, "Sealed objects").
+const SEAL_OVERHEAD: usize = 32;
+
+/// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`.
+struct Store {
+    root: tempfile::TempDir,
+}
+
+impl Store {
+    fn new() -> Self {
+        let store = Store { root: tempfile::tempdir().expect("temp dir") };
+        let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+        assert!(out.status.success(), "init: {}", text(&out.stderr));
+        store
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.root.path().join("store")
+    }
+
+    fn memfs(&self) -> Command {
+        let root = self.root.path();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_TODAY"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("HOME", root.join("home"))
+            .env("XDG_DATA_HOME", root.join("data"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .env("XDG_STATE_HOME", root.join("state"))
+            .env("MEMFS_PASSPHRASE", PASSPHRASE)
+            .env("MEMFS_STORE", format!("file://{}", self.dir().display()))
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.memfs().args(args).output().expect("run memfs")
+    }
+
+    /// Runs a command that must succeed without a word on stderr; returns stdout.
+    #[track_caller]
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
+        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
+        text(&out.stdout)
+    }
+
+    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
+    #[track_caller]
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stdout {}", text(&out.stdout));
+        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
+        text(&out.stderr)
+    }
+
+    /// Runs tool inputs through `memfs exec` as `actor`; every answer must be a success.
+    fn exec(&self, actor: &str, lines: &[Value]) {
+        let mut child = self
+            .memfs()
+            .args(["--actor", actor, "exec"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memfs exec");
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success(), "exec: {}", text(&out.stderr));
+        for answer in text(&out.stdout).lines() {
+            let v: Value = serde_json::from_str(answer).expect("JSON answer");
+            assert_eq!(v["is_error"], false, "{answer}");
+        }
+    }
+
+    /// The commits, newest first, as `log --json` gives them.
+    fn commits(&self) -> Vec<Value> {
+        self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
+    }
+
+    /// Every live object of the log, by record path (`objects/ab/ab…`), read independently.
+    fn objects(&self) -> BTreeMap<String, LogEntry> {
+        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
+    }
+
+    /// Every byte of every file in the store folder.
+    fn raw_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut stack = vec![self.dir()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read a folder").flatten() {
+                let path = entry.path();
+                match path.is_dir() {
+                    true => stack.push(path),
+                    false => bytes.extend(std::fs::read(&path).expect("read a file")),
+                }
+            }
+        }
+        bytes
+    }
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// The one object of the log whose sealed size is that of `content`.
+#[track_caller]
+fn object_of(objects: &BTreeMap<String, LogEntry>, content: &str) -> String {
+    let size = (content.len() + SEAL_OVERHEAD) as u64;
+    let found: Vec<&String> = objects.iter().filter(|(_, e)| e.size() == size).map(|(p, _)| p).collect();
+    assert_eq!(found.len(), 1, "exactly one object of {size} bytes: {found:?}");
+    found[0].clone()
+}
+
+/// The first line of a log entry.
+fn header(commits: &[Value], generation: u64, actor: &str, summary: &str) -> String {
+    let c = commits.iter().find(|c| c["generation"] == generation).expect("the commit");
+    let id = c["id"].as_str().expect("id");
+    format!("@{generation} {} {} {actor} {summary}\n", &id[..12], c["time"].as_str().expect("time"))
+}
+
+/// A text of exactly `len` bytes starting with `marker`.
+fn padded(marker: &str, len: usize) -> String {
+    format!("{marker} {}", "x".repeat(len - marker.len() - 1))
+}
+
+#[test]
+fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
+    let s = Store::new();
+    let v1 = padded("SECRET-ONE", 1000);
+    let v2 = padded("SECRET-TWO", 3000);
+    let v3 = padded("SECRET-THREE", 5000);
+    // Edited after the rename: found by following the rename, not by its content.
+    let four = padded("SECRET-FOUR", 2000);
+    let v4 = format!("{four}{}", &v2["SECRET-TWO".len()..]);
+    let notes = padded("NOTES", 7000);
+    let secret = "/memories/secret.md";
+    s.exec(
+        "alice",
+        &[
+            json!({"command": "create", "path": secret, "file_text": v1}),
+            json!({"command": "create", "path": "/memories/notes.md", "file_text": notes}),
+            // The whole of v1 becomes v2.
+            json!({"command": "str_replace", "path": secret, "old_str": v1, "new_str": v2}),
+            json!({"command": "rename", "old_path": secret, "new_path": "/memories/old/secret.md"}),
+            json!({"command": "str_replace", "path": "/memories/old/secret.md", "old_str": "SECRET-TWO", "new_str": four}),
+            json!({"command": "create", "path": "/memories/copy.md", "file_text": v1}),
+            json!({"command": "create", "path": secret, "file_text": v3}),
+        ],
+    );
+
+    // Before: in history, and in the log's files.
+    assert_text("show @1", &s.ok(&["show", &format!("@1:{secret}")]), &v1);
+    assert_text("show @4", &s.ok(&["show", "@4:/memories/old/secret.md"]), &v2);
+    assert_text("show @5", &s.ok(&["show", "@5:/memories/old/secret.md"]), &v4);
+    let log = s.ok(&["log", "--json"]);
+    assert!(["SECRET-ONE", "SECRET-TWO", "SECRET-THREE", "SECRET-FOUR", secret].iter().all(|t| log.contains(t)));
+    let before = s.objects();
+    let held: Vec<String> = [&v1, &v2, &v3, &v4].iter().map(|v| object_of(&before, v)).collect();
+    let notes_object = object_of(&before, &notes);
+    let notes_sealed = before[&notes_object].bytes();
+    let raw = s.raw_bytes();
+    for name in held.iter().chain([&notes_object]) {
+        assert!(contains(&raw, name), "{name} is in the log");
+    }
+
+    // Keep every segment through a hard link, to count the bytes compaction found.
+    let kept = s.root.path().join("segments before purge");
+    std::fs::create_dir(&kept).expect("create a folder");
+    let segments = all_segments(&s.dir());
+    for (n, file) in &segments {
+        std::fs::hard_link(file, kept.join(n.to_string())).expect("link a segment");
+    }
+    let out = s.ok(&["--actor", "eraser", "purge", secret]);
+    let after = s.objects();
+    let deleted: Vec<&String> = before.keys().filter(|p| !after.contains_key(*p)).collect();
+    let deleted_bytes: u64 = deleted.iter().map(|p| before[*p].size()).sum();
+    let log_before: u64 =
+        segments.iter().map(|(n, _)| std::fs::metadata(kept.join(n.to_string())).expect("stat").len()).sum();
+    let compacted = log_segments(&s.dir());
+    assert_eq!(compacted.len(), 1, "one compacted segment");
+    let log_after = std::fs::metadata(&compacted[0]).expect("stat").len();
+    assert_text(
+        "purge",
+        &out,
+        &format!(
+            "@8: purged /memories/secret.md\n  D /memories/copy.md\n  D /memories/old\n  D /memories/secret.md\n\
+             removed 4 versions from 7 of 7 commits (7 rewritten)\n\
+             deleted: {} objects ({deleted_bytes} bytes)\n\
+             compacted the log: {log_before} bytes before, {log_after} bytes after\n\
+             verified: none of the 4 content objects remains, nor any of the 7 replaced commits\n",
+            deleted.len()
+        ),
+    );
+
+    // After: the objects that held the content are gone from the log and from every byte of
+    // the folder; the unrelated file's object is untouched.
+    for name in &held {
+        assert!(deleted.contains(&name), "{name} deleted");
+    }
+    assert!(after.contains_key(&notes_object) && after[&notes_object].bytes() == notes_sealed);
+    assert!(after.values().all(|e| e.size() != (v1.len() + SEAL_OVERHEAD) as u64));
+    let raw = s.raw_bytes();
+    for name in &deleted {
+        let id = name.rsplit('/').next().expect("an id");
+        assert!(!contains(&raw, id), "{id} is gone from the store folder");
+    }
+    for name in after.keys() {
+        assert!(contains(&raw, name), "{name} is still in the log");
+    }
+
+    // History: the same generations, no trace of the file but the purge commit's path.
+    assert_text(
+        "show @1",
+        &s.fails(&["show", &format!("@1:{secret}")]),
+        "memfs: /memories/secret.md does not exist at @1\n",
+    );
+    assert_text("notes at @2", &s.ok(&["show", "@2:/memories/notes.md"]), &notes);
+    assert_text("notes now", &s.ok(&["show", "HEAD:/memories/notes.md"]), &notes);
+    assert_text("tree now", &s.ok(&["show", "HEAD:/memories"]), "notes.md\n");
+    let c = s.commits();
+    let expected = [
+        header(&c, 8, "eraser", "purge /memories/secret.md")
+            + "  D /memories/copy.md\n  D /memories/old\n  D /memories/secret.md\n",
+        header(&c, 7, "alice", "purged"),
+        header(&c, 6, "alice", "purged"),
+        header(&c, 5, "alice", "purged"),
+        header(&c, 4, "alice", "purged"),
+        header(&c, 3, "alice", "purged"),
+        header(&c, 2, "alice", "create /memories/notes.md") + "  A /memories/notes.md\n",
+        header(&c, 1, "alice", "purged"),
+    ]
+    .concat();
+    assert_text("log", &s.ok(&["log"]), &expected);
+    for commit in &c {
+        let line = commit.to_string();
+        assert!(!line.contains("SECRET-"), "{line}");
+        if commit["generation"] != 8 {
+            assert!(!line.contains("secret.md") && !line.contains("copy.md") && !line.contains("/old"), "{line}");
+        }
+    }
+    assert_eq!(c[0]["command"], json!({"command": "purge", "path": secret, "versions": 4}));
+
+    assert_text(
+        "check",
+        &s.ok(&["check", "--read-data"]),
+        "checked 8 commits (@1 to @8), 2 directories, 1 file (7000 bytes, read and verified)\nno problems found\n",
+    );
+    let gc = s.ok(&["gc", "--grace", "0"]);
+    assert!(gc.contains("\ndeleted: 0 objects (0 bytes)\n") && gc.ends_with("pending: 0 objects\n"), "{gc}");
+
+    // Nothing left to purge; the root is refused.
+    assert_text(
+        "again",
+        &s.fails(&["purge", secret]),
+        "memfs: nothing to purge: /memories/secret.md is not in the tree, in its kept history or in any other \
+         stored commit\n",
+    );
+    assert_text(
+        "root",
+        &s.fails(&["purge", "/memories/"]),
+        "memfs: cannot purge /memories itself: name a file or directory below it\n",
+    );
+    assert_text("outside", &s.fails(&["purge", "/etc"]), "memfs: path \"/etc\" does not start with /memories\n");
+    assert_eq!(s.commits().len(), 8, "failed purges commit nothing");
+}
