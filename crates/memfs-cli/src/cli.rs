@@ -120,9 +120,11 @@ pub(crate) enum Commands {
     Expire(ExpireArgs),
     /// Erase a file from the live tree and from all history (right to erasure).
     ///
-    /// Every version the path ever held, and every other path holding the same content, is
-    /// removed from every commit, along with the commands that carried its text; then the
-    /// objects that held it are deleted at once, and memfs checks that none remains.
+    /// Every version the path ever held (followed through renames), and every other path
+    /// holding the same content, is removed from every kept commit, along with the commands
+    /// that carried its text; then the objects that held it are deleted at once, a local
+    /// folder's log is compacted, and memfs checks that none remains (exit status 1 if one
+    /// does). Only the new purge commit still names the path.
     Purge(PurgeArgs),
 }
 
