@@ -236,6 +236,9 @@ impl EncryptedRepository {
 
     /// Opens an existing store with a passphrase or key file.
     pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
+        if !local_log_exists(&backend) {
+            return Err(Error::NotInitialized);
+        }
         let conn = connect(backend)?;
         let keys = Self::read_keys(conn.store.as_ref()).await?;
         let id = decode_store_id(&keys.store_id)?;
@@ -245,6 +248,9 @@ impl EncryptedRepository {
 
     /// Whether a store exists at this backend.
     pub async fn exists(backend: Backend) -> Result<bool, Error> {
+        if !local_log_exists(&backend) {
+            return Ok(false);
+        }
         let store = connect(backend)?.store;
         match store.head(&Path::from(KEYS_PATH)).await {
             Ok(_) => Ok(true),
@@ -471,6 +477,15 @@ struct PlannedDirs {
 fn head_id() -> ObjectId {
     // The head has no content address; a fixed id still binds its kind in the AEAD.
     ObjectId::from_bytes([0; 32])
+}
+
+/// Whether a local folder holds a log (always `true` for other backends). Opening a log creates
+/// its folder, so a folder without one is no store, and looking must not leave one behind.
+fn local_log_exists(backend: &Backend) -> bool {
+    match backend {
+        Backend::Local(dir) => dir.join("log").is_dir(),
+        _ => true,
+    }
 }
 
 /// Parses `memfs.keys`, refusing another format or version.

@@ -530,3 +530,30 @@ Sizes take the suffixes KiB, MiB, GiB, KB, MB and GB (`64KiB`).",
     let mut p = memfs::Policy::default();
     assert!(p.set("view-max-chars", "9999").is_err() && p.set("view-max-chars", "10000").is_ok());
 }
+
+/// Reading from a folder that holds no store says so and leaves no folder behind (opening a
+/// local log creates its folder, so the check comes first).
+#[test]
+fn a_missing_store_is_reported_and_not_created() {
+    let s = Store::new();
+    let missing = s.dir().with_file_name("missing");
+    for args in [&["policy", "show"][..], &["log"], &["expire", "--unused-for", "1d"]] {
+        let out = s
+            .memfs(None)
+            .arg("--store")
+            .arg(format!("file://{}", missing.display()))
+            .args(args)
+            .output()
+            .expect("run memfs");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_text(
+            "stderr",
+            &text(&out.stderr),
+            &format!(
+                "memfs: store file://{}: no memfs store here (run `memfs init` to create one)\n",
+                missing.display()
+            ),
+        );
+        assert!(!missing.exists(), "{args:?} created {}", missing.display());
+    }
+}
