@@ -164,7 +164,8 @@ impl EncryptedRepository {
         doomed.sort();
 
         // 4. Record. The doomed objects' bytes first, to put back any a racing writer uses.
-        let saved = self.save(&doomed).await?;
+        let ids: Vec<ObjectId> = doomed.iter().map(|(id, _)| *id).collect();
+        let saved = self.save(&ids).await?;
         self.write_gc_state(state_version.as_ref(), &GcStateObject { horizon, pending }).await?;
 
         if saved.is_empty() {
@@ -247,9 +248,10 @@ impl EncryptedRepository {
     }
 
     /// The sealed bytes of objects about to be deleted (those already gone are skipped).
-    async fn save(&self, doomed: &[(ObjectId, u64)]) -> Result<HashMap<ObjectId, Bytes>, Error> {
-        let fetched: Vec<_> = stream::iter(doomed.iter())
-            .map(|(id, _)| async move {
+    /// Purge's fenced deletion uses it too.
+    pub(super) async fn save(&self, ids: &[ObjectId]) -> Result<HashMap<ObjectId, Bytes>, Error> {
+        let fetched: Vec<_> = stream::iter(ids.iter())
+            .map(|id| async move {
                 let path = object_path(id);
                 match self.store.get(&path).await {
                     Ok(r) => r.bytes().await.map(|b| Some((*id, b))).map_err(|e| Error::backend("read", &path, e)),
@@ -264,7 +266,12 @@ impl EncryptedRepository {
     }
 
     /// Deletes objects; returns those deleted (or already gone), or the first failure.
-    async fn delete_objects(&self, mut ids: Vec<ObjectId>, progress: &dyn Progress) -> Result<Vec<ObjectId>, Error> {
+    /// Purge's fenced deletion uses it too.
+    pub(super) async fn delete_objects(
+        &self,
+        mut ids: Vec<ObjectId>,
+        progress: &dyn Progress,
+    ) -> Result<Vec<ObjectId>, Error> {
         ids.sort();
         stream::iter(ids)
             .map(|id| async move {
@@ -314,7 +321,12 @@ impl EncryptedRepository {
     }
 
     /// Writes the saved sealed bytes of `ids` back (objects still present are left alone).
-    async fn put_back(&self, ids: &HashSet<ObjectId>, saved: &HashMap<ObjectId, Bytes>) -> Result<(), Error> {
+    /// Every id must be in `saved`: gc and purge only put back what they saved.
+    pub(super) async fn put_back(
+        &self,
+        ids: &HashSet<ObjectId>,
+        saved: &HashMap<ObjectId, Bytes>,
+    ) -> Result<(), Error> {
         stream::iter(ids.iter())
             .map(|id| async move {
                 let path = object_path(id);
@@ -528,7 +540,7 @@ mod tests {
         // A writer commits content equal to an object gc is deleting right now.
         run(&repo, json!({"command": "create", "path": "/memories/again.txt", "file_text": "zzz"})).await;
         let id = repo.address(b"zzz");
-        let saved = repo.save(&[(id, 0)]).await.unwrap();
+        let saved = repo.save(&[id]).await.unwrap();
         repo.store.delete(&object_path(&id)).await.unwrap();
 
         let deleted = repo.fence(head, version, 0, &mut marked, &saved).await.unwrap();

@@ -1,0 +1,98 @@
+//! The fenced deletion of a purge: what writers on the new head use is marked and spared,
+//! and the head is re-sealed after deleting so that a writer that reused a deleted object
+//! fails its swap. Reading, deleting and putting back sealed bytes are gc's
+//! ([`EncryptedRepository::save`], [`EncryptedRepository::delete_objects`],
+//! [`EncryptedRepository::put_back`]): the same operations on the same objects.
+//!
+//! gc's own fence and marking stay gc's: purge marks through its [`Graph`], which it reads
+//! again after the deletion to say where contents were stored again, and when writers keep
+//! winning it reports the deletion undone (everything put back, nothing deleted) where gc
+//! fails with [`Error::FenceFailed`].
+
+use std::collections::{HashMap, HashSet};
+
+use bytes::Bytes;
+use memfs_core::ObjectId;
+
+use super::graph::Graph;
+use crate::encrypted::EncryptedRepository;
+use crate::error::Error;
+use crate::format::HeadObject;
+use crate::head::HeadVersion;
+
+/// How many times the fence after the deletion is tried before the purge puts everything
+/// back and reports the deletion undone.
+const FENCE_ATTEMPTS: u32 = 32;
+
+impl EncryptedRepository {
+    /// Reads the head and marks the commits made since the last mark (back to the first one
+    /// already marked): their policies and every object of their trees. gc's `mark_new` marks
+    /// the same, but purge keeps the pages it reads in `graph` (see the module documentation).
+    pub(super) async fn mark_since(
+        &self,
+        horizon: u64,
+        graph: &mut Graph,
+        marked: &mut HashSet<ObjectId>,
+    ) -> Result<(HeadObject, HeadVersion), Error> {
+        let Some((head, version)) = self.read_head().await? else {
+            return Err(Error::Corrupt { object: "head".into(), reason: "it disappeared during purge".into() });
+        };
+        let mut walk = self.walk(Some(head.commit), head.generation, horizon);
+        let mut roots = Vec::new();
+        while let Some(c) = walk.next().await? {
+            if !marked.insert(c.oid) {
+                break;
+            }
+            marked.extend(c.policy);
+            roots.push(c.root);
+        }
+        self.read_trees(roots.clone(), true, graph, &()).await?;
+        graph.reach(roots, marked);
+        Ok((head, version))
+    }
+
+    /// Deletes the saved objects no marked commit uses, then re-seals the head by
+    /// compare-and-swap against `version`: a writer that read the head before that and reused
+    /// a deleted object fails its own swap. If a writer committed first, puts everything back,
+    /// marks its commits, deletes again and tries again. Returns the objects left deleted
+    /// (none if writers kept winning: everything is back then).
+    pub(super) async fn delete_fenced(
+        &self,
+        mut head: HeadObject,
+        mut version: HeadVersion,
+        horizon: u64,
+        graph: &mut Graph,
+        marked: &mut HashSet<ObjectId>,
+        saved: &HashMap<ObjectId, Bytes>,
+    ) -> Result<HashSet<ObjectId>, Error> {
+        let mut deleted: HashSet<ObjectId> = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
+        self.delete_objects(deleted.iter().copied().collect(), &()).await?;
+        for _ in 0..FENCE_ATTEMPTS {
+            match self.head.swap(&version, self.seal_head(&head)?).await {
+                Ok(()) => return Ok(deleted),
+                Err(Error::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+            self.put_back(&deleted, saved).await?;
+            (head, version) = self.mark_since(horizon, graph, marked).await?;
+            deleted = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
+            self.delete_objects(deleted.iter().copied().collect(), &()).await?;
+        }
+        self.put_back(&deleted, saved).await?;
+        Ok(HashSet::new())
+    }
+
+    /// Drops deleted objects from this client's cache.
+    pub(super) fn forget(&self, ids: &HashSet<ObjectId>) {
+        let mut cache = self.cache();
+        for id in ids {
+            cache.dirs.remove(id);
+            cache.pages.remove(id);
+            cache.commits.remove(id);
+            cache.policies.remove(id);
+            if let Some(blob) = cache.blobs.remove(id) {
+                cache.blob_bytes = cache.blob_bytes.saturating_sub(blob.len());
+            }
+        }
+    }
+}
