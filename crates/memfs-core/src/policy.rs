@@ -321,7 +321,8 @@ fn parse_size(value: &str) -> Option<Option<u64>> {
     digits(value).map(Some)
 }
 
-fn parse_days(value: &str) -> Option<u32> {
+/// A number of days as the policy and `memfs expire` write it (`90d`, at least `1d`).
+pub fn parse_days(value: &str) -> Option<u32> {
     let n = digits(value.strip_suffix('d')?)?;
     u32::try_from(n).ok().filter(|&n| n > 0)
 }

@@ -81,12 +81,15 @@ pub struct Totals {
     pub bytes: u64,
 }
 
-impl Totals {
-    fn add(&mut self, t: Totals) {
+impl std::ops::AddAssign for Totals {
+    /// Saturating: counts read from storage never overflow into a panic.
+    fn add_assign(&mut self, t: Totals) {
         self.files = self.files.saturating_add(t.files);
         self.bytes = self.bytes.saturating_add(t.bytes);
     }
+}
 
+impl Totals {
     fn sub(&mut self, t: Totals) {
         self.files = self.files.saturating_sub(t.files);
         self.bytes = self.bytes.saturating_sub(t.bytes);
@@ -212,7 +215,7 @@ impl Dir {
     }
 
     pub(crate) fn insert(&mut self, name: Name, node: Node) {
-        self.totals.add(node.totals());
+        self.totals += node.totals();
         if let Some(old) = self.entries.insert(name, node) {
             self.totals.sub(old.totals());
         }

@@ -125,9 +125,3 @@ pub fn format_day(day: Day) -> String {
         .checked_add(jiff::Span::new().days(i64::from(day)))
         .map_or_else(|_| format!("day {day}"), |d| d.to_string())
 }
-
-/// `days` days as the policy and `memfs expire` write it (`90d`).
-pub fn parse_days(s: &str) -> Option<Day> {
-    let n: Day = s.strip_suffix('d')?.parse().ok()?;
-    (n > 0 && s.bytes().take(s.len() - 1).all(|b| b.is_ascii_digit())).then_some(n)
-}

@@ -186,8 +186,7 @@ impl EncryptedRepository {
                 report.dirs += 1;
                 let sum = leaf_totals.entry(id).or_default();
                 for (_, node) in &entries {
-                    let t = node.totals();
-                    (sum.files, sum.bytes) = (sum.files.saturating_add(t.files), sum.bytes.saturating_add(t.bytes));
+                    *sum += node.totals();
                 }
                 for (name, node) in entries {
                     let child = format!("{path}/{name}");
@@ -296,8 +295,7 @@ fn page_totals(
     }
     let mut sum = Totals::default();
     for p in index.get(page)? {
-        let t = page_totals(p, leaves, index, depth + 1)?;
-        (sum.files, sum.bytes) = (sum.files.saturating_add(t.files), sum.bytes.saturating_add(t.bytes));
+        sum += page_totals(p, leaves, index, depth + 1)?;
     }
     Some(sum)
 }
