@@ -74,7 +74,7 @@ impl Memfs {
         let store = crate::url::redact(url);
         let credential =
             options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
-        let repo_options = StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone() };
+        let repo_options = StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone(), ..Default::default() };
         let repo = EncryptedRepository::open(backend, credential, repo_options)
             .await
             .map_err(|source| Error::Store { store, source })?;
@@ -91,7 +91,7 @@ impl Memfs {
             }
             Location::Persistent(backend) => backend,
         };
-        let options = StoreOpenOptions { state_dir: None, display: store.clone() };
+        let options = StoreOpenOptions { state_dir: None, display: store.clone(), ..Default::default() };
         EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
             .await
             .map_err(|source| Error::Store { store, source })?;

@@ -23,7 +23,7 @@ pub(crate) fn credential() -> Credential {
 }
 
 fn options(state_dir: Option<&Path>) -> OpenOptions {
-    OpenOptions { state_dir: state_dir.map(Path::to_path_buf), display: "test-store".into() }
+    OpenOptions { state_dir: state_dir.map(Path::to_path_buf), display: "test-store".into(), ..Default::default() }
 }
 
 /// Creates a store on `backend`.
