@@ -220,10 +220,25 @@ Times (restore --at):
 /// Which store, and how to unlock it. Shared by every command.
 #[derive(Debug, Args)]
 pub(crate) struct StoreArgs {
-    /// The store: file:///absolute/path (an encrypted folder) or memory:// (ephemeral, for the
-    /// life of the process). Default: the local store in $XDG_DATA_HOME/memfs/default.
+    /// The store: file:///absolute/path (an encrypted folder), s3://bucket/prefix,
+    /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the
+    /// process). Default: the local store in $XDG_DATA_HOME/memfs/default.
+    ///
+    /// Cloud stores read the usual environment variables (AWS_*, GOOGLE_*, AZURE_*); see
+    /// docs/CLOUD.md for AWS, GCS, Azure, R2 and MinIO.
     #[arg(long, global = true, env = "MEMFS_STORE", value_name = "URL")]
     pub(crate) store: Option<String>,
+
+    /// An option of a cloud store, as KEY=VALUE (repeatable; wins over the environment), such
+    /// as aws_endpoint=https://…, aws_region=eu-west-1, timeout=30s, max_retries=4. An unknown
+    /// key is refused. Values are never printed.
+    #[arg(long = "store-option", global = true, value_name = "KEY=VALUE", value_parser = parse_store_option)]
+    pub(crate) store_options: Vec<(String, String)>,
+
+    /// A tenant's namespace: its own store, with its own master key, under PREFIX/ns/NAME of
+    /// the store URL. Each namespace is created with `memfs init`.
+    #[arg(long, global = true, env = "MEMFS_NAMESPACE", value_name = "NAME")]
+    pub(crate) namespace: Option<String>,
 
     /// Read the passphrase from the first line of this file. (Or set MEMFS_PASSPHRASE.)
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "key_file")]
@@ -331,4 +346,12 @@ pub(crate) struct GcArgs {
     /// Delete an unreachable object only once it has been pending this long.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub(crate) grace: u64,
+}
+
+/// Parses `KEY=VALUE` for --store-option; the message names the key only.
+fn parse_store_option(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+        _ => Err("expected KEY=VALUE, as in aws_region=eu-west-1".to_owned()),
+    }
 }

@@ -21,7 +21,7 @@ pub(crate) fn new_key_file(path: &Path) -> anyhow::Result<KeyFile> {
 pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> {
     let (url, _) = store::url(args)?;
     if Memfs::exists(&url).await? {
-        bail!("a memfs store already exists at {}", memfs::redact(&url));
+        bail!("a memfs store already exists at {url}");
     }
     let kdf = KdfParams::new(init.kdf_memory_kib, init.kdf_iterations, init.kdf_parallelism)?;
     let credential = match &args.key_file {
@@ -32,7 +32,7 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
         },
     };
     Memfs::init(&url, &credential, kdf).await?;
-    eprintln!("memfs: created a new encrypted store at {}", memfs::redact(&url));
+    eprintln!("memfs: created a new encrypted store at {url}");
     if let Some(path) = &args.key_file {
         eprintln!("memfs: its key file is {} (keep it safe: without it the store cannot be read)", path.display());
     }

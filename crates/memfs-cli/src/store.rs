@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use memfs::{Credential, KeyFile, Memfs, OpenOptions};
+use memfs::{Credential, KeyFile, Location, Memfs, OpenOptions};
 
 use crate::cli::StoreArgs;
 
@@ -28,12 +28,21 @@ pub(crate) fn state_dir() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("memfs"))
 }
 
-/// The store URL: `--store`, `MEMFS_STORE`, or the default store.
-pub(crate) fn url(args: &StoreArgs) -> anyhow::Result<(String, bool)> {
-    match &args.store {
-        Some(url) => Ok((url.clone(), false)),
-        None => Ok((file_url(&default_store_dir()?), true)),
+/// The store: `--store` (or `MEMFS_STORE`, or the default store), with `--store-option`s
+/// and `--namespace`; and whether it is the default store.
+pub(crate) fn url(args: &StoreArgs) -> anyhow::Result<(Location, bool)> {
+    let (url, is_default) = match &args.store {
+        Some(url) => (url.clone(), false),
+        None => (file_url(&default_store_dir()?), true),
+    };
+    let mut location = Location::new(url);
+    for (key, value) in &args.store_options {
+        location = location.option(key, value);
     }
+    if let Some(ns) = &args.namespace {
+        location = location.namespace(ns);
+    }
+    Ok((location, is_default))
 }
 
 fn file_url(path: &Path) -> String {
@@ -109,7 +118,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
             }
         };
         Memfs::init(&url, &credential, memfs::KdfParams::DEFAULT).await?;
-        eprintln!("memfs: created a new encrypted store at {}", default_store_dir()?.display());
+        eprintln!("memfs: created a new encrypted store at {url}");
     }
     let credential = credential(args, is_default)?;
     let options =

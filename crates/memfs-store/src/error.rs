@@ -116,7 +116,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// A backend failure. A message that carries a URL's query string (where an Azure SAS
+    /// token travels) is kept only as scrubbed text.
     pub(crate) fn backend(op: &'static str, path: &object_store::path::Path, source: object_store::Error) -> Self {
+        let text = chain(&source);
+        let scrubbed = crate::cloud::scrub_queries(&text);
+        let source = if scrubbed == text {
+            source
+        } else {
+            object_store::Error::Generic { store: "object store", source: Box::new(Scrubbed(scrubbed)) }
+        };
         Error::Backend { op, path: path.to_string(), source: Box::new(source) }
     }
 
@@ -124,3 +133,30 @@ impl Error {
         Error::Io { path: path.display().to_string(), source }
     }
 }
+
+/// An error's message followed by its sources', joined by `: `.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = s.source();
+    }
+    out
+}
+
+/// A backend error's text with secrets removed, standing in for the original.
+#[derive(Debug)]
+struct Scrubbed(String);
+
+impl std::fmt::Display for Scrubbed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Scrubbed {}

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod cloud;
 pub mod conformance;
 mod encrypted;
 mod error;

@@ -10,7 +10,7 @@ use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, OpenOpti
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::url::Location;
+use crate::url::{Location, Target};
 
 /// How to open a store.
 #[derive(Default)]
@@ -62,34 +62,38 @@ impl Memfs {
         Ok(Memfs::with_encrypted(Arc::new(repo), dialect))
     }
 
-    /// Opens the store a URL names (`memory://`, `file:///path`). A persistent store needs
+    /// Opens the store at `location` (a URL such as `file:///path`, `s3://bucket/prefix` or
+    /// `memory://`, or a [`Location`] with options and a namespace). A persistent store needs
     /// `options.credential`; it must exist (see [`Memfs::init`]).
-    pub async fn open(url: &str, options: OpenOptions) -> Result<Self, Error> {
-        let backend = match crate::url::parse(url)? {
-            Location::Memory => {
+    pub async fn open(location: impl Into<Location>, options: OpenOptions) -> Result<Self, Error> {
+        let location = location.into();
+        let backend = match location.target()? {
+            Target::Memory => {
                 return Ok(Memfs::ephemeral(options.dialect)?.with_actor(options.actor).with_today(options.today));
             }
-            Location::Persistent(backend) => backend,
+            Target::Persistent(backend) => backend,
         };
-        let store = crate::url::redact(url);
+        let store = location.to_string();
         let credential =
             options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
-        let repo_options = StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone(), ..Default::default() };
+        let repo_options =
+            StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone(), ..Default::default() };
         let repo = EncryptedRepository::open(backend, credential, repo_options)
             .await
             .map_err(|source| Error::Store { store, source })?;
         Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor).with_today(options.today))
     }
 
-    /// Creates a new persistent store at `url`, with one key slot for `credential` (a
-    /// passphrase slot uses `kdf`). Refuses if a store exists there.
-    pub async fn init(url: &str, credential: &Credential, kdf: KdfParams) -> Result<(), Error> {
-        let store = crate::url::redact(url);
-        let backend = match crate::url::parse(url)? {
-            Location::Memory => {
+    /// Creates a new persistent store at `location`, with a new random master key and one key
+    /// slot for `credential` (a passphrase slot uses `kdf`). Refuses if a store exists there.
+    pub async fn init(location: impl Into<Location>, credential: &Credential, kdf: KdfParams) -> Result<(), Error> {
+        let location = location.into();
+        let store = location.to_string();
+        let backend = match location.target()? {
+            Target::Memory => {
                 return Err(Error::StoreUrl { url: store, reason: "a memory:// store needs no init".into() });
             }
-            Location::Persistent(backend) => backend,
+            Target::Persistent(backend) => backend,
         };
         let options = StoreOpenOptions { state_dir: None, display: store.clone(), ..Default::default() };
         EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
@@ -98,13 +102,14 @@ impl Memfs {
         Ok(())
     }
 
-    /// Whether a persistent store exists at `url` (always `true` for `memory://`).
-    pub async fn exists(url: &str) -> Result<bool, Error> {
-        match crate::url::parse(url)? {
-            Location::Memory => Ok(true),
-            Location::Persistent(backend) => EncryptedRepository::exists(backend)
+    /// Whether a persistent store exists at `location` (always `true` for `memory://`).
+    pub async fn exists(location: impl Into<Location>) -> Result<bool, Error> {
+        let location = location.into();
+        match location.target()? {
+            Target::Memory => Ok(true),
+            Target::Persistent(backend) => EncryptedRepository::exists(backend)
                 .await
-                .map_err(|source| Error::Store { store: crate::url::redact(url), source }),
+                .map_err(|source| Error::Store { store: location.to_string(), source }),
         }
     }
 

@@ -19,6 +19,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A cloud store's options are wrong (an unknown key, an invalid value).
+    #[error("store {store}: {source}")]
+    StoreConfig {
+        /// Which store, redacted.
+        store: String,
+        /// What is wrong; never an option's value.
+        source: memfs_store::cloud::ConfigError,
+    },
     /// A persistent store was opened without a passphrase or key file.
     #[error(
         "store {store} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)"

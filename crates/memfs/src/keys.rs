@@ -6,29 +6,36 @@ use memfs_store::{Backend, EncryptedRepository};
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::url::{Location, parse, redact};
+use crate::url::{Location, Target};
 
-fn backend(url: &str) -> Result<Backend, Error> {
-    match parse(url)? {
-        Location::Memory => {
-            Err(Error::StoreUrl { url: redact(url), reason: "a memory:// store has no key slots".into() })
+fn backend(location: &Location) -> Result<Backend, Error> {
+    match location.target()? {
+        Target::Memory => {
+            Err(Error::StoreUrl { url: location.to_string(), reason: "a memory:// store has no key slots".into() })
         }
-        Location::Persistent(backend) => Ok(backend),
+        Target::Persistent(backend) => Ok(backend),
     }
 }
 
-fn store_error(url: &str) -> impl FnOnce(memfs_store::Error) -> Error + '_ {
-    move |source| Error::Store { store: redact(url), source }
+fn store_error(location: &Location) -> impl FnOnce(memfs_store::Error) -> Error + '_ {
+    move |source| Error::Store { store: location.to_string(), source }
 }
 
 impl Memfs {
-    /// The key slots of the store at `url`: id and kind.
-    pub async fn key_slots(url: &str) -> Result<Vec<(SlotId, SlotKind)>, Error> {
+    /// The key slots of the store at `location`: id and kind.
+    pub async fn key_slots(location: impl Into<Location>) -> Result<Vec<(SlotId, SlotKind)>, Error> {
+        let url = &location.into();
         EncryptedRepository::key_slots(backend(url)?).await.map_err(store_error(url))
     }
 
     /// Adds a slot for `new` (a passphrase slot uses `kdf`), unlocking with `unlock`.
-    pub async fn add_key(url: &str, unlock: &Credential, new: &Credential, kdf: KdfParams) -> Result<SlotId, Error> {
+    pub async fn add_key(
+        location: impl Into<Location>,
+        unlock: &Credential,
+        new: &Credential,
+        kdf: KdfParams,
+    ) -> Result<SlotId, Error> {
+        let url = &location.into();
         EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
             slots.add_slot(master, id, new, kdf)
         })
@@ -37,7 +44,8 @@ impl Memfs {
     }
 
     /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed.
-    pub async fn remove_key(url: &str, unlock: &Credential, slot: SlotId) -> Result<(), Error> {
+    pub async fn remove_key(location: impl Into<Location>, unlock: &Credential, slot: SlotId) -> Result<(), Error> {
+        let url = &location.into();
         EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, _, _| slots.remove_slot(slot))
             .await
             .map_err(store_error(url))

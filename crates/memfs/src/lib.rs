@@ -44,4 +44,4 @@ pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
 pub use memfs_store::PurgeReport;
 pub use policy::PolicyChanged;
 pub use purge::render_purged;
-pub use url::redact;
+pub use url::{Location, redact};

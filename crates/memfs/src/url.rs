@@ -1,34 +1,182 @@
-//! Store URLs: which backend a URL names, and redaction for messages.
+//! Store locations: a URL, options for its backend and a namespace; redaction for messages.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use memfs_store::Backend;
+use memfs_store::cloud::{self, CloudUrl};
 
 use crate::error::Error;
 
-/// What a store URL names.
-pub(crate) enum Location {
+/// Where a store is: a URL, options for its backend, and an optional namespace (a tenant).
+///
+/// URLs: `file:///absolute/path` (an encrypted folder), `memory://` (ephemeral),
+/// `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`. A cloud store takes
+/// options from the usual environment variables (`AWS_…`, `GOOGLE_…`, `AZURE_…`) and from
+/// [`Location::option`], which wins; an unknown option key is refused (see
+/// [`memfs_store::cloud`]).
+///
+/// A namespace is a store of its own under `PREFIX/ns/NAME/`, created with its own random
+/// master key: tenants share a bucket and nothing else.
+///
+/// ```
+/// use memfs::Location;
+///
+/// let location = Location::new("s3://team-bucket/memories")
+///     .option("aws_region", "eu-west-1")
+///     .option("aws_secret_access_key", "never-printed")
+///     .namespace("alice");
+/// assert_eq!(location.to_string(), "s3://team-bucket/memories (namespace alice)");
+/// assert_eq!(format!("{location:?}"), r#"Location("s3://team-bucket/memories", options [aws_region, aws_secret_access_key], namespace Some("alice"))"#);
+/// ```
+#[derive(Clone, Default)]
+pub struct Location {
+    url: String,
+    options: Vec<(String, String)>,
+    namespace: Option<String>,
+}
+
+impl Location {
+    /// A location from a URL, with no options and no namespace.
+    pub fn new(url: impl Into<String>) -> Self {
+        Location { url: url.into(), options: Vec::new(), namespace: None }
+    }
+
+    /// Adds a backend option (`--store-option key=value`).
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Selects a namespace (a tenant's own store under the URL's prefix).
+    pub fn namespace(mut self, name: impl Into<String>) -> Self {
+        self.namespace = Some(name.into());
+        self
+    }
+
+    /// The URL as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The backend this location names.
+    pub(crate) fn target(&self) -> Result<Target, Error> {
+        let bad = |reason: &str| Error::StoreUrl { url: redact(&self.url), reason: reason.to_owned() };
+        if let Some(ns) = &self.namespace {
+            check_namespace(ns).map_err(|reason| bad(&reason))?;
+        }
+        let no_options = |scheme: &str| {
+            if self.options.is_empty() {
+                Ok(())
+            } else {
+                Err(bad(&format!("{scheme}:// stores take no --store-option")))
+            }
+        };
+        match self.url.split_once("://") {
+            Some(("memory", rest)) if rest.is_empty() || rest == "/" => {
+                no_options("memory")?;
+                if self.namespace.is_some() {
+                    return Err(bad("a memory:// store has no namespaces"));
+                }
+                Ok(Target::Memory)
+            }
+            Some(("memory", _)) => Err(bad("a memory:// store takes no path")),
+            Some(("file", rest)) => {
+                no_options("file")?;
+                let mut path = PathBuf::from(percent_decode(rest));
+                if !path.is_absolute() {
+                    return Err(bad("a file:// URL needs an absolute path, as in file:///home/me/memories"));
+                }
+                if let Some(ns) = &self.namespace {
+                    path = path.join("ns").join(ns);
+                }
+                Ok(Target::Persistent(Backend::Local(path)))
+            }
+            Some(("s3" | "gs" | "az", _)) => {
+                let mut url = CloudUrl::parse(&self.url).map_err(|e| bad(&e.to_string()))?;
+                if let Some(ns) = &self.namespace {
+                    url.prefix = [url.prefix.as_str(), "ns", ns]
+                        .iter()
+                        .filter(|s| !s.is_empty())
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("/");
+                }
+                let store = cloud::build(&url, &self.options, std::env::vars())
+                    .map_err(|source| Error::StoreConfig { store: self.to_string(), source })?;
+                Ok(Target::Persistent(Backend::ObjectStore(store)))
+            }
+            Some((scheme, _)) => Err(bad(&format!(
+                "the `{scheme}` scheme is not supported; use file://, memory://, s3://, gs:// or az://"
+            ))),
+            None => Err(bad("expected SCHEME://…, for example file:///path/to/store, s3://bucket/prefix or memory://")),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    /// The URL, redacted, and the namespace; never an option.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(&self.url))?;
+        if let Some(ns) = &self.namespace {
+            write!(f, " (namespace {ns})")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Location {
+    /// Option keys only: values may be credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&str> = self.options.iter().map(|(k, _)| k.as_str()).collect();
+        write!(f, "Location({:?}, options [{}], namespace {:?})", redact(&self.url), keys.join(", "), self.namespace)
+    }
+}
+
+impl From<&str> for Location {
+    fn from(url: &str) -> Self {
+        Location::new(url)
+    }
+}
+
+impl From<&String> for Location {
+    fn from(url: &String) -> Self {
+        Location::new(url.as_str())
+    }
+}
+
+impl From<String> for Location {
+    fn from(url: String) -> Self {
+        Location::new(url)
+    }
+}
+
+impl From<&Location> for Location {
+    fn from(location: &Location) -> Self {
+        location.clone()
+    }
+}
+
+/// What a location names.
+pub(crate) enum Target {
     /// `memory://`: ephemeral, random key.
     Memory,
     /// A backend that holds a persistent store.
     Persistent(Backend),
 }
 
-/// Parses a store URL: `memory://` or `file:///absolute/path`.
-pub(crate) fn parse(url: &str) -> Result<Location, Error> {
-    let bad = |reason: &str| Error::StoreUrl { url: redact(url), reason: reason.to_owned() };
-    match url.split_once("://") {
-        Some(("memory", rest)) if rest.is_empty() || rest == "/" => Ok(Location::Memory),
-        Some(("memory", _)) => Err(bad("a memory:// store takes no path")),
-        Some(("file", rest)) => {
-            let path = PathBuf::from(percent_decode(rest));
-            if !path.is_absolute() {
-                return Err(bad("a file:// URL needs an absolute path, as in file:///home/me/memories"));
-            }
-            Ok(Location::Persistent(Backend::Local(path)))
-        }
-        Some((scheme, _)) => Err(bad(&format!("the `{scheme}` scheme is not supported yet; use file:// or memory://"))),
-        None => Err(bad("expected SCHEME://…, for example file:///path/to/store or memory://")),
+/// A namespace is 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit.
+fn check_namespace(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && name.as_bytes()[0].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "namespace {name:?} is not valid: use 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit"
+        ))
     }
 }
 
@@ -65,19 +213,51 @@ mod tests {
         assert_eq!(redact("memory://"), "memory://");
     }
 
+    fn err(location: Location) -> String {
+        location.target().err().unwrap().to_string()
+    }
+
     #[test]
     fn parses_and_refuses() {
-        let err = |u: &str| parse(u).err().unwrap().to_string();
         assert_eq!(
-            err("ftp://user:pw@host/x"),
-            "unsupported store URL ftp://****@host/x: the `ftp` scheme is not supported yet; use file:// or memory://"
+            err("ftp://user:pw@host/x".into()),
+            "unsupported store URL ftp://****@host/x: the `ftp` scheme is not supported; use file://, memory://, s3://, gs:// or az://"
         );
         assert_eq!(
-            err("file://relative/x"),
+            err("file://relative/x".into()),
             "unsupported store URL file://relative/x: a file:// URL needs an absolute path, as in file:///home/me/memories"
         );
-        assert!(matches!(parse("memory://"), Ok(Location::Memory)));
-        assert!(matches!(parse("file:///tmp/x"), Ok(Location::Persistent(Backend::Local(_)))));
-        assert!(parse("nonsense").is_err());
+        assert_eq!(
+            err("s3://AKIA:wJalr@bucket/x".into()),
+            "unsupported store URL s3://****@bucket/x: credentials do not belong in the URL; use the environment or --store-option (they are never printed)"
+        );
+        assert_eq!(
+            err(Location::new("file:///tmp/x").option("aws_region", "x")),
+            "unsupported store URL file:///tmp/x: file:// stores take no --store-option"
+        );
+        assert_eq!(
+            err(Location::new("s3://b/p").option("aws_secret_acess_key", "TOPSECRET")),
+            "store s3://b/p: unknown store option `aws_secret_acess_key` for s3:// stores (object_store ignores unknown keys; memfs refuses them). Keys look like aws_endpoint, aws_region, aws_access_key_id, aws_allow_http, plus memfs's max_retries, retry_timeout and retry_backoff"
+        );
+        assert!(matches!(Location::new("memory://").target(), Ok(Target::Memory)));
+        assert!(matches!(Location::new("file:///tmp/x").target(), Ok(Target::Persistent(Backend::Local(_)))));
+        assert!(Location::new("nonsense").target().is_err());
+    }
+
+    #[test]
+    fn namespaces() {
+        let Ok(Target::Persistent(Backend::Local(path))) = Location::new("file:///srv/m").namespace("team-a").target()
+        else {
+            panic!("a local namespace")
+        };
+        assert_eq!(path, PathBuf::from("/srv/m/ns/team-a"));
+        assert_eq!(
+            err(Location::new("file:///srv/m").namespace("../b")),
+            "unsupported store URL file:///srv/m: namespace \"../b\" is not valid: use 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit"
+        );
+        assert_eq!(
+            err(Location::new("memory://").namespace("a")),
+            "unsupported store URL memory://: a memory:// store has no namespaces"
+        );
     }
 }
