@@ -259,6 +259,11 @@ pub(crate) struct ExecArgs {
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
     #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
     pub(crate) dialect: Dialect,
+
+    /// At the end, print on stderr what the session did: commands, commits, and conflicts
+    /// (races for the head lost to another writer, each re-run on the new head).
+    #[arg(long)]
+    pub(crate) stats: bool,
 }
 
 #[derive(Debug, Args)]

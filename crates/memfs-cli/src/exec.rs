@@ -19,6 +19,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()>
         if tokio::task::block_in_place(|| stdin.read_line(&mut line)).context("reading stdin")? == 0 {
             // Last-access days of the session's reads that no commit carried yet.
             memfs.flush().await?;
+            if args.stats {
+                let s = memfs.stats();
+                eprintln!("memfs: {} commands, {} commits, {} conflicts retried", s.commands, s.commits, s.conflicts);
+            }
             return Ok(());
         }
         let text = line.strip_suffix('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).unwrap_or(&line);

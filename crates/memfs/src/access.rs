@@ -97,10 +97,14 @@ impl Memfs {
             let info = CommitInfo { actor: self.actor().to_owned(), command, changes: Vec::new() };
             match self.repository().commit(&head, &mutation, info).await {
                 Ok(_) => {
+                    self.committed();
                     self.recorded(&accesses);
                     return Ok(files);
                 }
-                Err(StoreError::Conflict) => backoff(attempt).await,
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
                 Err(e) => return Err(self.store_error(e)),
             }
         }

@@ -1,6 +1,7 @@
 //! The engine: runs commands against a repository.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -52,6 +53,26 @@ pub struct Memfs {
     pub(crate) pending: Mutex<crate::access::Pending>,
     /// The last day automatic expiration ran in this process.
     pub(crate) auto_expired: Mutex<Option<Day>>,
+    /// What this handle did, for [`Memfs::stats`].
+    stats: Counters,
+}
+
+/// What a [`Memfs`] handle did since it was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Commands executed (`execute`, `call`), answered or not.
+    pub commands: u64,
+    /// Commits this handle made (mutations, recorded last-access days, expirations).
+    pub commits: u64,
+    /// Times a command lost the race for the head and ran again on the new one.
+    pub conflicts: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    commands: AtomicU64,
+    commits: AtomicU64,
+    conflicts: AtomicU64,
 }
 
 impl Memfs {
@@ -128,6 +149,7 @@ impl Memfs {
             today: None,
             pending: Mutex::default(),
             auto_expired: Mutex::new(None),
+            stats: Counters::default(),
         }
     }
 
@@ -160,6 +182,25 @@ impl Memfs {
     /// The actor recorded with every commit.
     pub fn actor(&self) -> &str {
         &self.actor
+    }
+
+    /// What this handle did since it was opened: commands, commits, conflicts retried.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            commands: self.stats.commands.load(Ordering::Relaxed),
+            commits: self.stats.commits.load(Ordering::Relaxed),
+            conflicts: self.stats.conflicts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts a commit this handle made.
+    pub(crate) fn committed(&self) {
+        self.stats.commits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a lost race for the head.
+    pub(crate) fn conflicted(&self) {
+        self.stats.conflicts.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The default dialect.
@@ -198,6 +239,7 @@ impl Memfs {
     /// a lost race it runs again against the new head, so its answer is the one it would have
     /// had, had it come second.
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
+        self.stats.commands.fetch_add(1, Ordering::Relaxed);
         self.expire_automatically().await?;
         let today = self.today();
         let mut fetched = Fetched::new(self.repo.as_ref());
@@ -241,10 +283,14 @@ impl Memfs {
             };
             match self.repo.commit(&head, &mutation, info).await {
                 Ok(_) => {
+                    self.committed();
                     self.recorded(&accesses);
                     return Ok(outcome.result);
                 }
-                Err(StoreError::Conflict) => backoff(attempt).await,
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
                 Err(e) => return Err(self.store_error(e)),
             }
         }

@@ -51,8 +51,14 @@ impl Memfs {
                 .to_string();
             let info = CommitInfo { actor: self.actor().to_owned(), command, changes };
             match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => return Ok(Expired { files, generation: Some(generation) }),
-                Err(StoreError::Conflict) => backoff(attempt).await,
+                Ok(generation) => {
+                    self.committed();
+                    return Ok(Expired { files, generation: Some(generation) });
+                }
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
                 Err(e) => return Err(self.store_error(e)),
             }
         }

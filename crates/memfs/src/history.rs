@@ -295,8 +295,14 @@ impl Memfs {
             let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
             let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
             match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => return Ok((Some(generation), planned)),
-                Err(StoreError::Conflict) => backoff(attempt).await,
+                Ok(generation) => {
+                    self.committed();
+                    return Ok((Some(generation), planned));
+                }
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
                 Err(e) => return Err(self.store_error(e)),
             }
         }

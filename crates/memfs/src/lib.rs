@@ -35,7 +35,7 @@ mod purge;
 mod url;
 
 pub use access::FLUSH_AFTER;
-pub use engine::{Memfs, OpenOptions};
+pub use engine::{Memfs, OpenOptions, Stats};
 pub use error::{Error, error_chain};
 pub use expire::{Expired, format_day, parse_day};
 pub use memfs_core::{Command, Dialect, ToolResult};

@@ -54,8 +54,14 @@ impl Memfs {
             }
             let info = CommitInfo { actor: self.actor().to_owned(), command: command.clone(), changes: Vec::new() };
             match repo.set_policy(&head, &policy, info).await {
-                Ok(generation) => return Ok(PolicyChanged { policy: Arc::new(policy), generation: Some(generation) }),
-                Err(StoreError::Conflict) => backoff(attempt).await,
+                Ok(generation) => {
+                    self.committed();
+                    return Ok(PolicyChanged { policy: Arc::new(policy), generation: Some(generation) });
+                }
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
                 Err(e) => return Err(self.store_error(e)),
             }
         }
