@@ -90,6 +90,12 @@ pub enum Error {
         /// The version found.
         version: u64,
     },
+    /// The object store does not honour conditional writes (found by [`crate::probe`]).
+    #[error("this object store cannot hold a memfs store safely: {check}; concurrent writers could lose updates")]
+    Unsafe {
+        /// Which check failed.
+        check: &'static str,
+    },
     /// The storage backend failed.
     #[error("storage {op} of {path} failed")]
     Backend {

@@ -22,6 +22,7 @@ mod format;
 mod head;
 pub mod log_store;
 mod pages;
+pub mod probe;
 mod progress;
 mod repository;
 mod revision;

@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use memfs_core::{Command, Context, Day, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots};
-use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository};
+use memfs_store::{
+    Backend, CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository,
+};
 use serde_json::Value;
 
 use crate::error::Error;
@@ -106,7 +108,9 @@ impl Memfs {
     }
 
     /// Creates a new persistent store at `location`, with a new random master key and one key
-    /// slot for `credential` (a passphrase slot uses `kdf`). Refuses if a store exists there.
+    /// slot for `credential` (a passphrase slot uses `kdf`). Refuses if a store exists there,
+    /// and refuses an object store that does not honour conditional writes
+    /// ([`memfs_store::probe`]).
     pub async fn init(location: impl Into<Location>, credential: &Credential, kdf: KdfParams) -> Result<(), Error> {
         let location = location.into();
         let store = location.to_string();
@@ -116,6 +120,12 @@ impl Memfs {
             }
             Target::Persistent(backend) => backend,
         };
+        // A service that ignores preconditions would lose updates silently: refuse it first.
+        if let Backend::ObjectStore(objects) = &backend {
+            memfs_store::probe::conditional_writes(objects.as_ref())
+                .await
+                .map_err(|source| Error::Store { store: store.clone(), source })?;
+        }
         let options = StoreOpenOptions { state_dir: None, display: store.clone(), ..Default::default() };
         EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
             .await
