@@ -10,7 +10,7 @@ use crate::support::Mem;
 
 /// A store with a few files, two levels of directories and a hidden file.
 async fn seeded(dialect: Dialect) -> Mem {
-    let m = Mem::new(dialect);
+    let m = Mem::new(dialect).await;
     m.create("/memories/a.txt", "alpha\n").await;
     m.create("/memories/dir/b.txt", "beta").await;
     m.create("/memories/dir/sub/c.txt", "gamma").await;
@@ -127,7 +127,7 @@ async fn percent_encoded_traversal() {
 #[tokio::test]
 async fn a_percent_sign_alone_is_fine() {
     for dialect in DIALECTS {
-        let m = Mem::new(dialect);
+        let m = Mem::new(dialect).await;
         m.create("/memories/100%.md", "ok").await;
         m.create("/memories/%41.md", "A").await;
         m.assert_snapshot(&[r#"/memories/%41.md = "A""#, r#"/memories/100%.md = "ok""#]).await;
@@ -167,7 +167,7 @@ async fn name_longer_than_255_bytes() {
     refuse_everywhere(&long, &format!("Invalid path {long}: a file or directory name is longer than 255 bytes")).await;
     // 255 bytes is accepted.
     for dialect in DIALECTS {
-        let m = Mem::new(dialect);
+        let m = Mem::new(dialect).await;
         let name = "n".repeat(255);
         m.create(&format!("/memories/{name}"), "ok").await;
         m.assert_snapshot(&[&format!("/memories/{name} = \"ok\"")]).await;
@@ -189,7 +189,7 @@ async fn path_longer_than_4096_bytes() {
     let far_too_long = format!("/memories/{}", "a/".repeat(5000));
     refuse_everywhere(&far_too_long, "Invalid path: it is 10010 bytes long, the limit is 4096 bytes").await;
     for dialect in DIALECTS {
-        let m = Mem::new(dialect);
+        let m = Mem::new(dialect).await;
         m.create(&path, "deep").await;
         m.assert_content(&path, "deep").await;
     }

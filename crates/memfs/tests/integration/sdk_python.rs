@@ -22,8 +22,8 @@ use serde_json::json;
 
 use crate::support::Mem;
 
-fn mem() -> Mem {
-    Mem::new(Dialect::PythonSdk)
+async fn mem() -> Mem {
+    Mem::new(Dialect::PythonSdk).await
 }
 
 const EMPTY_ROOT: &str =
@@ -34,7 +34,7 @@ const EMPTY_ROOT: &str =
 /// Item 2, `test_create`.
 #[tokio::test]
 async fn create() {
-    let m = mem();
+    let m = mem().await;
     m.ok(
         json!({"command": "create", "path": "/memories/test_file.txt", "file_text": "Hello, World!"}),
         "File created successfully at: /memories/test_file.txt",
@@ -51,7 +51,7 @@ async fn create() {
 /// Item 3, `test_create_nested_directories`.
 #[tokio::test]
 async fn create_nested_directories() {
-    let m = mem();
+    let m = mem().await;
     m.ok(
         json!({"command": "create", "path": "/memories/deep/nested/file.txt", "file_text": "Nested file"}),
         "File created successfully at: /memories/deep/nested/file.txt",
@@ -74,7 +74,7 @@ async fn create_nested_directories() {
 /// Item 4, `test_create_error_if_file_already_exists`.
 #[tokio::test]
 async fn create_error_if_file_already_exists() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/existing.txt", "Original").await;
     m.err(
         json!({"command": "create", "path": "/memories/existing.txt", "file_text": "New"}),
@@ -89,7 +89,7 @@ async fn create_error_if_file_already_exists() {
 /// Item 5, `test_view_file`.
 #[tokio::test]
 async fn view_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/view_test.txt", "Line 1\nLine 2\nLine 3").await;
     m.ok(
         json!({"command": "view", "path": "/memories/view_test.txt"}),
@@ -101,7 +101,7 @@ async fn view_file() {
 /// Item 6, `test_view_directory` (the suite checks four substrings; this is the whole answer).
 #[tokio::test]
 async fn view_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/file1.txt", "File 1").await;
     m.create("/memories/dir/file2.txt", "File 2").await;
     m.ok(
@@ -115,7 +115,7 @@ async fn view_directory() {
 /// Item 7, `test_view_file_with_range`.
 #[tokio::test]
 async fn view_file_with_range() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/range_test.txt", "Line 1\nLine 2\nLine 3\nLine 4\nLine 5").await;
     m.ok(
         json!({"command": "view", "path": "/memories/range_test.txt", "view_range": [2, 4]}),
@@ -127,7 +127,7 @@ async fn view_file_with_range() {
 /// Item 8, `test_view_error_for_non_existent_file`.
 #[tokio::test]
 async fn view_error_for_non_existent_file() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "view", "path": "/memories/nonexistent.txt"}),
         "The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
@@ -138,7 +138,7 @@ async fn view_error_for_non_existent_file() {
 /// Item 9, `test_view_error_for_files_with_too_many_lines`: `"\n".join(["line"] * 1000000)`.
 #[tokio::test]
 async fn view_error_for_files_with_too_many_lines() {
-    let m = mem();
+    let m = mem().await;
     let text = vec!["line"; 1_000_000].join("\n");
     m.create("/memories/large_file.txt", &text).await;
     m.err(
@@ -159,7 +159,7 @@ async fn view_error_for_files_with_too_many_lines() {
 /// Item 10, `test_str_replace`.
 #[tokio::test]
 async fn str_replace() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Line 1\nOld Text\nLine 3").await;
     m.ok(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "Old Text", "new_str": "New Text"}),
@@ -173,7 +173,7 @@ async fn str_replace() {
 /// Item 11, `test_str_replace_error_when_string_not_found`.
 #[tokio::test]
 async fn str_replace_error_when_string_not_found() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Hello, World!").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "NotFound", "new_str": "x"}),
@@ -186,7 +186,7 @@ async fn str_replace_error_when_string_not_found() {
 /// Item 12, `test_str_replace_error_when_string_appears_multiple_times`.
 #[tokio::test]
 async fn str_replace_error_when_string_appears_multiple_times() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Hello\nMiddle\nHello").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "Hello", "new_str": "Hi"}),
@@ -199,7 +199,7 @@ async fn str_replace_error_when_string_appears_multiple_times() {
 /// Item 13, `test_str_replace_error_for_non_existent_file`.
 #[tokio::test]
 async fn str_replace_error_for_non_existent_file() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/nonexistent.txt", "old_str": "a", "new_str": "b"}),
         "The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
@@ -213,7 +213,7 @@ async fn str_replace_error_for_non_existent_file() {
 /// Item 14, `test_insert`: the result always ends with a newline.
 #[tokio::test]
 async fn insert() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/insert_test.txt", "Line 1\nLine 2").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/insert_test.txt", "insert_line": 1, "insert_text": "Inserted Line"}),
@@ -226,7 +226,7 @@ async fn insert() {
 /// Item 15, `test_insert_at_beginning_of_file`.
 #[tokio::test]
 async fn insert_at_beginning_of_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/insert_test.txt", "Line 1\nLine 2").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/insert_test.txt", "insert_line": 0, "insert_text": "First Line"}),
@@ -239,7 +239,7 @@ async fn insert_at_beginning_of_file() {
 /// Item 16, `test_insert_at_end_of_file`.
 #[tokio::test]
 async fn insert_at_end_of_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/insert_test.txt", "Line 1\nLine 2").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/insert_test.txt", "insert_line": 2, "insert_text": "Last Line"}),
@@ -252,7 +252,7 @@ async fn insert_at_end_of_file() {
 /// Item 17, `test_insert_error_for_non_existent_file`.
 #[tokio::test]
 async fn insert_error_for_non_existent_file() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "insert", "path": "/memories/nonexistent.txt", "insert_line": 0, "insert_text": "x"}),
         "The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
@@ -264,7 +264,7 @@ async fn insert_error_for_non_existent_file() {
 /// Item 18, `test_insert_error_for_invalid_insert_line`.
 #[tokio::test]
 async fn insert_error_for_invalid_insert_line() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/insert_test.txt", "Line 1\nLine 2").await;
     m.err(
         json!({"command": "insert", "path": "/memories/insert_test.txt", "insert_line": 10, "insert_text": "x"}),
@@ -279,7 +279,7 @@ async fn insert_error_for_invalid_insert_line() {
 /// Item 19, `test_delete`.
 #[tokio::test]
 async fn delete() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/delete_me.txt", "x").await;
     m.ok(
         json!({"command": "delete", "path": "/memories/delete_me.txt"}),
@@ -293,7 +293,7 @@ async fn delete() {
 /// Item 20, `test_delete_directory`.
 #[tokio::test]
 async fn delete_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/subdir/file.txt", "x").await;
     m.ok(json!({"command": "delete", "path": "/memories/subdir"}), "Successfully deleted /memories/subdir").await;
     m.assert_snapshot(&[]).await;
@@ -302,7 +302,7 @@ async fn delete_directory() {
 /// Item 21, `test_delete_error_when_file_not_found`.
 #[tokio::test]
 async fn delete_error_when_file_not_found() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "delete", "path": "/memories/nonexistent.txt"}),
         "The path /memories/nonexistent.txt does not exist",
@@ -313,7 +313,7 @@ async fn delete_error_when_file_not_found() {
 /// Item 22, `test_delete_not_allow_deleting_memories_directory` (other spellings: `safety`).
 #[tokio::test]
 async fn delete_not_allow_deleting_memories_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/keep.txt", "keep").await;
     m.err(json!({"command": "delete", "path": "/memories"}), "Cannot delete the /memories directory itself").await;
     m.assert_snapshot(&[r#"/memories/keep.txt = "keep""#]).await;
@@ -324,7 +324,7 @@ async fn delete_not_allow_deleting_memories_directory() {
 /// Item 23, `test_rename`.
 #[tokio::test]
 async fn rename() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/old_name.txt", "Original content").await;
     m.ok(
         json!({"command": "rename", "old_path": "/memories/old_name.txt", "new_path": "/memories/new_name.txt"}),
@@ -337,7 +337,7 @@ async fn rename() {
 /// Item 24, `test_rename_to_nested_path`.
 #[tokio::test]
 async fn rename_to_nested_path() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/file.txt", "Content").await;
     m.ok(
         json!({"command": "rename", "old_path": "/memories/file.txt", "new_path": "/memories/nested/dir/file.txt"}),
@@ -351,7 +351,7 @@ async fn rename_to_nested_path() {
 /// Item 25, `test_rename_error_when_source_not_found`.
 #[tokio::test]
 async fn rename_error_when_source_not_found() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "rename", "old_path": "/memories/nonexistent.txt", "new_path": "/memories/new.txt"}),
         "The path /memories/nonexistent.txt does not exist",
@@ -363,7 +363,7 @@ async fn rename_error_when_source_not_found() {
 /// Item 26, `test_rename_error_when_destination_exists`.
 #[tokio::test]
 async fn rename_error_when_destination_exists() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/file1.txt", "one").await;
     m.create("/memories/file2.txt", "two").await;
     m.err(
@@ -379,7 +379,7 @@ async fn rename_error_when_destination_exists() {
 /// Item 27, `test_path_validation_reject_paths_not_starting_with_memories`.
 #[tokio::test]
 async fn path_validation_reject_paths_not_starting_with_memories() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "create", "path": "/invalid/path.txt", "file_text": "x"}),
         "Path must start with /memories, got: /invalid/path.txt",
@@ -393,7 +393,7 @@ async fn path_validation_reject_paths_not_starting_with_memories() {
 /// Item 28, `test_path_validation_reject_paths_trying_to_escape_memories`.
 #[tokio::test]
 async fn path_validation_reject_paths_trying_to_escape_memories() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "create", "path": "/memories/../../../etc/passwd", "file_text": "x"}),
         "Path /memories/../../../etc/passwd would escape /memories directory",
@@ -407,13 +407,13 @@ async fn path_validation_reject_paths_trying_to_escape_memories() {
 /// The first view of an empty store is a listing, not an error.
 #[tokio::test]
 async fn view_empty_root() {
-    mem().ok(json!({"command": "view", "path": "/memories"}), EMPTY_ROOT).await;
+    mem().await.ok(json!({"command": "view", "path": "/memories"}), EMPTY_ROOT).await;
 }
 
 /// 2.10.0 reads raw UTF-8: a `\r` stays at the end of its line.
 #[tokio::test]
 async fn view_keeps_carriage_returns() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/crlf.txt", "x\r\ny\r\n").await;
     m.ok(
         json!({"command": "view", "path": "/memories/crlf.txt"}),
@@ -425,7 +425,7 @@ async fn view_keeps_carriage_returns() {
 /// `insert` splits on `\n` only (CR kept) and counts lines without the empty tail.
 #[tokio::test]
 async fn insert_keeps_carriage_returns_and_counts_split_lines() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/crlf.txt", "x\r\ny\r\n").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/crlf.txt", "insert_line": 1, "insert_text": "mid\n\n"}),
@@ -451,7 +451,7 @@ async fn insert_keeps_carriage_returns_and_counts_split_lines() {
 /// Line counts and results of `insert` on the reference's examples.
 #[tokio::test]
 async fn insert_line_counting() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/nl.txt", "a\nb\n").await;
     for line in [3, -1] {
         m.err(
@@ -494,7 +494,7 @@ async fn insert_line_counting() {
 /// `node_modules` listed, grandchild directories listed but not descended.
 #[tokio::test]
 async fn listing_order_sizes_and_filters() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/a.txt", "x\r\nmid\ny\r\n").await;
     m.create("/memories/dir/node_modules/m.js", "m").await;
     m.create("/memories/node_modules/x/y.js", "yy").await;
@@ -533,7 +533,7 @@ async fn listing_order_sizes_and_filters() {
 /// The reference's listing-order example.
 #[tokio::test]
 async fn listing_order_code_points() {
-    let m = mem();
+    let m = mem().await;
     for name in [
         "é.txt",
         "~t.txt",
@@ -580,7 +580,7 @@ async fn listing_order_code_points() {
 /// Files: empty file, trailing slash echoed, a space-only name that does not exist.
 #[tokio::test]
 async fn view_file_edges() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/empty.txt", "").await;
     m.ok(
         json!({"command": "view", "path": "/memories/empty.txt"}),
@@ -608,7 +608,7 @@ async fn view_file_edges() {
 /// Every `view_range` edge of §3.2 on `"line1\nline2\nline3\n"` (4 lines); none is an error.
 #[tokio::test]
 async fn view_range_edges() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/r.txt", "line1\nline2\nline3\n").await;
     let header = "Here's the content of /memories/r.txt with line numbers:\n";
     let all = "     1\tline1\n     2\tline2\n     3\tline3\n     4\t";
@@ -636,7 +636,7 @@ async fn view_range_edges() {
 /// Snippet windows: two lines either side of the first changed line, from the new content.
 #[tokio::test]
 async fn str_replace_snippet_windows() {
-    let m = mem();
+    let m = mem().await;
     let ten: Vec<String> = (1..=10).map(|i| format!("L{i}")).collect();
     m.create("/memories/ten.txt", &ten.join("\n")).await;
     m.ok(
@@ -665,7 +665,7 @@ async fn str_replace_snippet_windows() {
 /// multi-line `old_str`; `$` and `\1` are literal.
 #[tokio::test]
 async fn str_replace_matching_edges() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/ab.txt", "ab ab\ncd").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/ab.txt", "old_str": "ab", "new_str": "X"}),
@@ -710,7 +710,7 @@ async fn str_replace_matching_edges() {
 /// `str_replace` and `insert` on a directory: "is not a file".
 #[tokio::test]
 async fn edits_on_a_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/f.txt", "a").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/dir", "old_str": "a", "new_str": "b"}),
@@ -728,7 +728,7 @@ async fn edits_on_a_directory() {
 /// `create` never overwrites: not a directory, not the root.
 #[tokio::test]
 async fn create_over_directory_and_root() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/f.txt", "a").await;
     m.err(json!({"command": "create", "path": "/memories/dir", "file_text": "x"}), "File /memories/dir already exists")
         .await;
@@ -740,7 +740,7 @@ async fn create_over_directory_and_root() {
 /// source, the same path, and the root as destination.
 #[tokio::test]
 async fn rename_precedence() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/B.txt", "b").await;
     m.err(
         json!({"command": "rename", "old_path": "/memories/zz", "new_path": "/memories/B.txt"}),
@@ -763,7 +763,7 @@ async fn rename_precedence() {
 /// Directories rename with their whole subtree and delete recursively.
 #[tokio::test]
 async fn rename_and_delete_directories() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/d1/a.txt", "a").await;
     m.create("/memories/d1/sub/b.txt", "b").await;
     m.ok(
@@ -786,7 +786,7 @@ async fn rename_and_delete_directories() {
 /// Paths are echoed as sent but act on the normalised location.
 #[tokio::test]
 async fn paths_are_echoed_verbatim() {
-    let m = mem();
+    let m = mem().await;
     m.ok(
         json!({"command": "create", "path": "/memories//sub/./a.txt", "file_text": "A"}),
         "File created successfully at: /memories//sub/./a.txt",
@@ -805,7 +805,7 @@ async fn paths_are_echoed_verbatim() {
 /// An integral float is a valid line number, as in the SDK.
 #[tokio::test]
 async fn insert_line_integral_float() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/a.txt", "a\nb").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/a.txt", "insert_line": 1.0, "insert_text": "one"}),
@@ -820,7 +820,7 @@ async fn insert_line_integral_float() {
 /// them), so the SDK's answer is reproducible for them.
 #[tokio::test]
 async fn insert_line_beyond_i64() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/a.txt", "Line 1\nLine 2").await;
     for line in [u64::MAX, 1 << 63] {
         m.err(
@@ -835,7 +835,7 @@ async fn insert_line_beyond_i64() {
 /// A `view_range` bound outside `i64` is applied as 2.10.0 applies any bound: a clamped slice.
 #[tokio::test]
 async fn view_range_beyond_i64() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/a.txt", "Line 1\nLine 2").await;
     m.ok(
         json!({"command": "view", "path": "/memories/a.txt", "view_range": [1, u64::MAX]}),

@@ -29,8 +29,8 @@ use serde_json::json;
 
 use crate::support::Mem;
 
-fn mem() -> Mem {
-    Mem::new(Dialect::Spec)
+async fn mem() -> Mem {
+    Mem::new(Dialect::Spec).await
 }
 
 const EMPTY_ROOT: &str = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories";
@@ -40,7 +40,7 @@ const EMPTY_ROOT: &str = "Here're the files and directories up to 2 levels deep 
 /// TS 1, 'should create a file successfully'.
 #[tokio::test]
 async fn create_a_file() {
-    let m = mem();
+    let m = mem().await;
     m.ok(
         json!({"command": "create", "path": "/memories/test_file.txt", "file_text": "Hello, World!"}),
         "File created successfully at: /memories/test_file.txt",
@@ -52,7 +52,7 @@ async fn create_a_file() {
 /// TS 2, 'should create nested directories'.
 #[tokio::test]
 async fn create_nested_directories() {
-    let m = mem();
+    let m = mem().await;
     m.ok(
         json!({"command": "create", "path": "/memories/deep/nested/file.txt", "file_text": "Nested file"}),
         "File created successfully at: /memories/deep/nested/file.txt",
@@ -69,7 +69,7 @@ async fn create_nested_directories() {
 /// TS 3, 'should error if file already exists'.
 #[tokio::test]
 async fn create_error_if_file_already_exists() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/existing.txt", "Original").await;
     m.err(
         json!({"command": "create", "path": "/memories/existing.txt", "file_text": "New"}),
@@ -84,7 +84,7 @@ async fn create_error_if_file_already_exists() {
 /// TS 4, 'should view a file with line numbers'.
 #[tokio::test]
 async fn view_a_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/view_test.txt", "Line 1\nLine 2\nLine 3").await;
     m.ok(
         json!({"command": "view", "path": "/memories/view_test.txt"}),
@@ -96,7 +96,7 @@ async fn view_a_file() {
 /// TS 5, 'should view a directory' (TS checks substrings; sizes in the page's format).
 #[tokio::test]
 async fn view_a_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/file1.txt", "File 1").await;
     m.create("/memories/dir/file2.txt", "File 2").await;
     m.ok(
@@ -110,7 +110,7 @@ async fn view_a_directory() {
 /// TS 6, 'should view file with range'.
 #[tokio::test]
 async fn view_file_with_range() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/range_test.txt", "Line 1\nLine 2\nLine 3\nLine 4\nLine 5").await;
     m.ok(
         json!({"command": "view", "path": "/memories/range_test.txt", "view_range": [2, 4]}),
@@ -123,6 +123,7 @@ async fn view_file_with_range() {
 #[tokio::test]
 async fn view_error_for_non_existent_file() {
     mem()
+        .await
         .err(
             json!({"command": "view", "path": "/memories/nonexistent.txt"}),
             "The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
@@ -134,7 +135,7 @@ async fn view_error_for_non_existent_file() {
 /// `node_modules` directory directly still lists its content.
 #[tokio::test]
 async fn node_modules_filtered_at_any_depth() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/node_modules/pkg/index.js", "x").await;
     m.create("/memories/node_modules/top.js", "x").await;
     m.create("/memories/app/node_modules", "a file named node_modules").await;
@@ -159,7 +160,7 @@ async fn node_modules_filtered_at_any_depth() {
 /// TS 9, 'should replace string in file'.
 #[tokio::test]
 async fn replace_string_in_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Line 1\nOld Text\nLine 3").await;
     m.ok(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "Old Text", "new_str": "New Text"}),
@@ -173,7 +174,7 @@ async fn replace_string_in_file() {
 /// TS 10, 'should throw error when string not found'.
 #[tokio::test]
 async fn replace_string_not_found() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Hello, World!").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "NotFound", "new_str": "x"}),
@@ -185,7 +186,7 @@ async fn replace_string_not_found() {
 /// TS 11, 'should throw error when string appears multiple times'.
 #[tokio::test]
 async fn replace_string_appears_multiple_times() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/replace_test.txt", "Hello\nMiddle\nHello").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/replace_test.txt", "old_str": "Hello", "new_str": "Hi"}),
@@ -199,6 +200,7 @@ async fn replace_string_appears_multiple_times() {
 #[tokio::test]
 async fn replace_in_non_existent_file() {
     mem()
+        .await
         .err(
             json!({"command": "str_replace", "path": "/memories/nonexistent.txt", "old_str": "a", "new_str": "b"}),
             "Error: The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
@@ -212,7 +214,7 @@ async fn replace_in_non_existent_file() {
 /// algorithm: the file ends with a newline), which conflicts with TS (no newline added).
 #[tokio::test]
 async fn insert_success_message() {
-    let m = mem();
+    let m = mem().await;
     for (line, text, after) in [
         (1, "Inserted Line", "Line 1\nInserted Line\nLine 2\n"),
         (0, "First Line", "First Line\nLine 1\nLine 2\n"),
@@ -236,7 +238,7 @@ async fn insert_success_message() {
 /// TS 17, 'should throw error for invalid insert_line' (TS's wording is the page's).
 #[tokio::test]
 async fn insert_invalid_insert_line() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/insert_test.txt", "Line 1\nLine 2").await;
     m.err(
         json!({"command": "insert", "path": "/memories/insert_test.txt", "insert_line": 10, "insert_text": "x"}),
@@ -251,7 +253,7 @@ async fn insert_invalid_insert_line() {
 /// TS 18, 'should delete a file'.
 #[tokio::test]
 async fn delete_a_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/delete_me.txt", "x").await;
     m.ok(
         json!({"command": "delete", "path": "/memories/delete_me.txt"}),
@@ -264,7 +266,7 @@ async fn delete_a_file() {
 /// TS 19, 'should delete a directory'.
 #[tokio::test]
 async fn delete_a_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/subdir/file.txt", "x").await;
     m.ok(json!({"command": "delete", "path": "/memories/subdir"}), "Successfully deleted /memories/subdir").await;
     m.assert_snapshot(&[]).await;
@@ -275,6 +277,7 @@ async fn delete_a_directory() {
 #[tokio::test]
 async fn delete_not_found() {
     mem()
+        .await
         .err(
             json!({"command": "delete", "path": "/memories/nonexistent.txt"}),
             "Error: The path /memories/nonexistent.txt does not exist",
@@ -286,7 +289,7 @@ async fn delete_not_found() {
 /// answers the SDK's, without a prefix, in both dialects).
 #[tokio::test]
 async fn delete_root_refused() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/keep.txt", "keep").await;
     m.err(json!({"command": "delete", "path": "/memories"}), "Cannot delete the /memories directory itself").await;
     m.assert_snapshot(&[r#"/memories/keep.txt = "keep""#]).await;
@@ -297,7 +300,7 @@ async fn delete_root_refused() {
 /// TS 22, 'should rename a file'.
 #[tokio::test]
 async fn rename_a_file() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/old_name.txt", "Original content").await;
     m.ok(
         json!({"command": "rename", "old_path": "/memories/old_name.txt", "new_path": "/memories/new_name.txt"}),
@@ -310,7 +313,7 @@ async fn rename_a_file() {
 /// TS 23, 'should rename to a nested path'.
 #[tokio::test]
 async fn rename_to_nested_path() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/file.txt", "Content").await;
     m.ok(
         json!({"command": "rename", "old_path": "/memories/file.txt", "new_path": "/memories/nested/dir/file.txt"}),
@@ -324,7 +327,7 @@ async fn rename_to_nested_path() {
 /// TS 24, 'should throw error when source not found'.
 #[tokio::test]
 async fn rename_source_not_found() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "rename", "old_path": "/memories/nonexistent.txt", "new_path": "/memories/new.txt"}),
         "Error: The path /memories/nonexistent.txt does not exist",
@@ -336,7 +339,7 @@ async fn rename_source_not_found() {
 /// TS 25, 'should throw error when destination exists'.
 #[tokio::test]
 async fn rename_destination_exists() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/file1.txt", "one").await;
     m.create("/memories/file2.txt", "two").await;
     m.err(
@@ -352,7 +355,7 @@ async fn rename_destination_exists() {
 /// TS 26, 'should reject paths not starting with /memories'.
 #[tokio::test]
 async fn reject_paths_not_starting_with_memories() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "create", "path": "/invalid/path.txt", "file_text": "x"}),
         "Path must start with /memories, got: /invalid/path.txt",
@@ -364,7 +367,7 @@ async fn reject_paths_not_starting_with_memories() {
 /// TS 27, 'should reject paths trying to escape /memories'.
 #[tokio::test]
 async fn reject_paths_trying_to_escape() {
-    let m = mem();
+    let m = mem().await;
     m.err(
         json!({"command": "create", "path": "/memories/../../../etc/passwd", "file_text": "x"}),
         "Path /memories/../../../etc/passwd would escape /memories directory",
@@ -376,7 +379,7 @@ async fn reject_paths_trying_to_escape() {
 /// TS 29, 'should reject path traversal to a sibling prefix-matching directory'.
 #[tokio::test]
 async fn reject_traversal_to_sibling_prefix_directory() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/a.txt", "a").await;
     m.err(
         json!({"command": "view", "path": "/memories/../memories_backup/secret.txt"}),

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::support::{Mem, listing_header};
 
-fn mem() -> Mem {
-    Mem::new(Dialect::Spec)
+async fn mem() -> Mem {
+    Mem::new(Dialect::Spec).await
 }
 
 const HEADER: &str =
@@ -21,7 +21,7 @@ const HEADER: &str =
 /// The worked example's listing: `1.5K` and `2.0K` files, `4.0K` for the directory.
 #[tokio::test]
 async fn listing_example() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/customer_service_guidelines.xml", &"g".repeat(1536)).await;
     m.create("/memories/refund_policies.xml", &"r".repeat(2048)).await;
     m.ok(
@@ -35,13 +35,13 @@ async fn listing_example() {
 /// "The first view of /memories on an empty store is not an error": header plus one line.
 #[tokio::test]
 async fn empty_store_listing() {
-    mem().ok(json!({"command": "view", "path": "/memories"}), &format!("{HEADER}\n4.0K\t/memories")).await;
+    mem().await.ok(json!({"command": "view", "path": "/memories"}), &format!("{HEADER}\n4.0K\t/memories")).await;
 }
 
 /// The worked example's file view (the page cuts it with `...` after four lines).
 #[tokio::test]
 async fn file_view_example() {
-    let m = mem();
+    let m = mem().await;
     let text = "<guidelines>\n<addressing_customers>\n- Always address customers by their first name\n\
                 - Use empathetic language\n</addressing_customers>\n</guidelines>\n";
     m.create("/memories/customer_service_guidelines.xml", text).await;
@@ -59,7 +59,7 @@ async fn file_view_example() {
 /// The "Example output" of the file view: width 6, right-aligned, tab, 1-indexed.
 #[tokio::test]
 async fn line_number_format_example() {
-    let m = mem();
+    let m = mem().await;
     let lines: Vec<String> = (1..=100)
         .map(|i| match i {
             1 => "Hello World".to_owned(),
@@ -88,7 +88,7 @@ async fn line_number_format_example() {
 /// exactly 999,999 is shown, the last number using all six columns.
 #[tokio::test]
 async fn line_limit_boundary() {
-    let m = mem();
+    let m = mem().await;
     // 999,999 elements after split('\n'): accepted.
     m.create("/memories/ok.txt", &format!("{}line", "line\n".repeat(999_998))).await;
     m.ok(
@@ -116,6 +116,7 @@ async fn line_limit_boundary() {
 #[tokio::test]
 async fn view_missing() {
     mem()
+        .await
         .err(
             json!({"command": "view", "path": "/memories/notes.txt"}),
             "The path /memories/notes.txt does not exist. Please provide a valid path.",
@@ -127,7 +128,7 @@ async fn view_missing() {
 /// `python-sdk` dialect lists `node_modules` (and also hides dot names).
 #[tokio::test]
 async fn hidden_and_node_modules_excluded() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/node_modules/lib.js", "x").await;
     m.create("/memories/proj/node_modules/dep/index.js", "x").await;
     m.create("/memories/proj/src.rs", "fn").await;
@@ -154,7 +155,7 @@ async fn hidden_and_node_modules_excluded() {
 /// "Shows human-readable sizes (for example, 5.5K, 1.2M)"; directories `4.0K`.
 #[tokio::test]
 async fn human_readable_sizes() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/five.txt", &"5".repeat(5632)).await;
     m.create("/memories/mega.bin", &"m".repeat(1_234_567)).await;
     m.create("/memories/small.txt", "hello").await;
@@ -174,7 +175,7 @@ async fn human_readable_sizes() {
 /// The page's create example, then "Error: File {path} already exists".
 #[tokio::test]
 async fn create_example() {
-    let m = mem();
+    let m = mem().await;
     let text = "Meeting notes:\n- Discussed project timeline\n- Next steps defined\n";
     m.ok(
         json!({"command": "create", "path": "/memories/notes.txt", "file_text": text}),
@@ -197,7 +198,7 @@ async fn create_example() {
 /// The page's str_replace example: "The memory file has been edited." and a snippet.
 #[tokio::test]
 async fn str_replace_example() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/preferences.txt", "Name: Ada\nFavorite color: blue\nFood: pasta\n").await;
     m.ok(
         json!({"command": "str_replace", "path": "/memories/preferences.txt", "old_str": "Favorite color: blue", "new_str": "Favorite color: green"}),
@@ -212,7 +213,7 @@ async fn str_replace_example() {
 /// duplicate; nothing changes.
 #[tokio::test]
 async fn str_replace_errors() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/preferences.txt", "blue\nred\nblue\n").await;
     m.err(
         json!({"command": "str_replace", "path": "/memories/preferences.txt", "old_str": "blue", "new_str": "green"}),
@@ -240,7 +241,7 @@ async fn str_replace_errors() {
 /// `new_str` is optional on the page: omitted (or null), `old_str` is deleted.
 #[tokio::test]
 async fn str_replace_without_new_str_deletes() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/preferences.txt", "Favorite color: blue\nFood: pasta").await;
     m.ok(
         json!({"command": "str_replace", "path": "/memories/preferences.txt", "old_str": " blue"}),
@@ -263,7 +264,7 @@ async fn str_replace_without_new_str_deletes() {
 /// The page's insert example: after line 2.
 #[tokio::test]
 async fn insert_example() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/todo.txt", "- Task one\n- Task two\n- Task three\n").await;
     m.ok(
         json!({"command": "insert", "path": "/memories/todo.txt", "insert_line": 2, "insert_text": "- Review memory tool documentation\n"}),
@@ -292,7 +293,7 @@ async fn insert_example() {
 /// the range error with the page's wording.
 #[tokio::test]
 async fn insert_errors() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/dir/todo.txt", "Line 1\nLine 2").await;
     m.err(
         json!({"command": "insert", "path": "/memories/todo.txt", "insert_line": 0, "insert_text": "x"}),
@@ -321,7 +322,7 @@ async fn insert_errors() {
 /// The page's delete example; directories are deleted recursively; missing is an error.
 #[tokio::test]
 async fn delete_example() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/old_file.txt", "old").await;
     m.create("/memories/archive/2024/notes.txt", "n").await;
     m.create("/memories/keep.txt", "k").await;
@@ -341,7 +342,7 @@ async fn delete_example() {
 /// The page's rename example, then its two errors; directories rename too.
 #[tokio::test]
 async fn rename_example() {
-    let m = mem();
+    let m = mem().await;
     m.create("/memories/draft.txt", "draft").await;
     m.ok(
         json!({"command": "rename", "old_path": "/memories/draft.txt", "new_path": "/memories/final.txt"}),
@@ -378,7 +379,7 @@ async fn rename_example() {
 /// Errors carry `is_error: true` with the page's example content.
 #[tokio::test]
 async fn error_example() {
-    let m = mem();
+    let m = mem().await;
     let result = m.call(json!({"command": "delete", "path": "/memories/notes.txt"})).await;
     assert_text!(result.content, "Error: The path /memories/notes.txt does not exist");
     assert!(result.is_error);

@@ -1,7 +1,7 @@
 //! Shared helpers: exact text assertions and a store wrapper that checks results and reads
 //! the tree back.
 
-use memfs::{Dialect, Memfs, ToolResult};
+use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions, ToolResult};
 use serde_json::{Value, json};
 
 /// Compares two strings exactly; on a mismatch panics with both in full, escaped, plus the
@@ -33,10 +33,12 @@ macro_rules! assert_text {
     };
 }
 
-/// A fresh `memory://` store answering in one dialect.
+/// A fresh, empty store answering in one dialect, on the backend `MEMFS_TEST_BACKEND` names.
 pub(crate) struct Mem {
     pub(crate) fs: Memfs,
     pub(crate) dialect: Dialect,
+    /// The folder of a `local` store, removed on drop.
+    _dir: Option<tempfile::TempDir>,
 }
 
 /// The view header of a directory listing, per dialect.
@@ -61,11 +63,48 @@ fn show_input(input: &Value) -> String {
 }
 
 impl Mem {
-    /// An empty store.
-    pub(crate) fn new(dialect: Dialect) -> Self {
-        let fs = Memfs::ephemeral(dialect).expect("memory:// opens");
+    /// An empty store on the backend `MEMFS_TEST_BACKEND` names: `memory` (the default),
+    /// `local` (an encrypted folder), `s3` (`MEMFS_TEST_S3_ENDPOINT`, `MEMFS_TEST_S3_BUCKET`)
+    /// or `azure` (`AZURITE_BLOB_STORAGE_URL`, `MEMFS_TEST_AZURE_CONTAINER`); the cloud ones
+    /// under a fresh random prefix. `scripts/test.sh` runs this suite on each of them.
+    pub(crate) async fn new(dialect: Dialect) -> Self {
+        let backend = std::env::var("MEMFS_TEST_BACKEND").unwrap_or_else(|_| "memory".into());
+        let (location, dir) = match backend.as_str() {
+            "memory" => {
+                let fs = Memfs::ephemeral(dialect).expect("memory:// opens");
+                assert_eq!(fs.dialect(), dialect);
+                return Mem { fs, dialect, _dir: None };
+            }
+            "local" => {
+                let dir = tempfile::tempdir().expect("a temporary folder");
+                (Location::new(format!("file://{}", dir.path().join("store").display())), Some(dir))
+            }
+            "s3" => {
+                let var = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("MEMFS_TEST_BACKEND=s3 needs {v}"));
+                let url = format!("s3://{}/suite/{}", var("MEMFS_TEST_S3_BUCKET"), random_name());
+                let location = Location::new(url)
+                    .option("aws_endpoint", var("MEMFS_TEST_S3_ENDPOINT"))
+                    .option("aws_allow_http", "true")
+                    .option("aws_region", "us-east-1")
+                    .option("aws_access_key_id", "test")
+                    .option("aws_secret_access_key", "test")
+                    .option("max_retries", "2");
+                (location, None)
+            }
+            "azure" => {
+                let var = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("MEMFS_TEST_BACKEND=azure needs {v}"));
+                var("AZURITE_BLOB_STORAGE_URL");
+                let url = format!("az://{}/suite/{}", var("MEMFS_TEST_AZURE_CONTAINER"), random_name());
+                (Location::new(url).option("azure_storage_use_emulator", "true").option("max_retries", "2"), None)
+            }
+            other => panic!("MEMFS_TEST_BACKEND={other:?}: expected memory, local, s3 or azure"),
+        };
+        let key = || Credential::KeyFile(KeyFile::from_bytes([0x42; 32]));
+        Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("the test store initialises");
+        let options = OpenOptions { dialect, credential: Some(key()), ..Default::default() };
+        let fs = Memfs::open(&location, options).await.expect("the test store opens");
         assert_eq!(fs.dialect(), dialect);
-        Mem { fs, dialect }
+        Mem { fs, dialect, _dir: dir }
     }
 
     /// Runs one input in the store's dialect.
@@ -192,4 +231,11 @@ impl Mem {
         let actual = self.snapshot().await;
         check_text("tree snapshot", &actual, &expected.join("\n"));
     }
+}
+
+/// 16 random hex digits, for a fresh prefix in a shared bucket.
+fn random_name() -> String {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).expect("random bytes");
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
