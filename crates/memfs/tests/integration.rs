@@ -6,7 +6,10 @@
 //! - `sdk_typescript`: the TypeScript SDK suite's cases that apply, `spec` dialect;
 //! - `spec_page`: the documentation page's examples and strings, `spec` dialect;
 //! - `safety`: refused paths, root guards, malformed input, both dialects, tree unchanged;
-//! - `protocol`: the `memfs exec` line protocol.
+//! - `protocol`: the `memfs exec` line protocol;
+//! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes.
+//!
+//! `MEMFS_TEST_BACKEND` (memory, local, s3, azure) picks the backend of the command suites.
 //!
 //! Every comparison is exact and prints both sides in full, with escapes, on a mismatch.
 
@@ -32,3 +35,5 @@ mod sdk_typescript;
 mod sensitive_filter;
 #[path = "integration/spec_page.rs"]
 mod spec_page;
+#[path = "integration/tenants.rs"]
+mod tenants;

@@ -69,36 +69,16 @@ impl Mem {
     /// under a fresh random prefix. `scripts/test.sh` runs this suite on each of them.
     pub(crate) async fn new(dialect: Dialect) -> Self {
         let backend = std::env::var("MEMFS_TEST_BACKEND").unwrap_or_else(|_| "memory".into());
-        let (location, dir) = match backend.as_str() {
-            "memory" => {
-                let fs = Memfs::ephemeral(dialect).expect("memory:// opens");
-                assert_eq!(fs.dialect(), dialect);
-                return Mem { fs, dialect, _dir: None };
-            }
-            "local" => {
-                let dir = tempfile::tempdir().expect("a temporary folder");
-                (Location::new(format!("file://{}", dir.path().join("store").display())), Some(dir))
-            }
-            "s3" => {
-                let var = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("MEMFS_TEST_BACKEND=s3 needs {v}"));
-                let url = format!("s3://{}/suite/{}", var("MEMFS_TEST_S3_BUCKET"), random_name());
-                let location = Location::new(url)
-                    .option("aws_endpoint", var("MEMFS_TEST_S3_ENDPOINT"))
-                    .option("aws_allow_http", "true")
-                    .option("aws_region", "us-east-1")
-                    .option("aws_access_key_id", "test")
-                    .option("aws_secret_access_key", "test")
-                    .option("max_retries", "2");
-                (location, None)
-            }
-            "azure" => {
-                let var = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("MEMFS_TEST_BACKEND=azure needs {v}"));
-                var("AZURITE_BLOB_STORAGE_URL");
-                let url = format!("az://{}/suite/{}", var("MEMFS_TEST_AZURE_CONTAINER"), random_name());
-                (Location::new(url).option("azure_storage_use_emulator", "true").option("max_retries", "2"), None)
-            }
-            other => panic!("MEMFS_TEST_BACKEND={other:?}: expected memory, local, s3 or azure"),
-        };
+        if backend == "memory" {
+            let fs = Memfs::ephemeral(dialect).expect("memory:// opens");
+            assert_eq!(fs.dialect(), dialect);
+            return Mem { fs, dialect, _dir: None };
+        }
+        let (location, dir) = persistent_location(&backend).unwrap_or_else(|| {
+            panic!(
+                "MEMFS_TEST_BACKEND={backend:?}: expected memory, local, or s3/azure with the emulators' variables set"
+            )
+        });
         let key = || Credential::KeyFile(KeyFile::from_bytes([0x42; 32]));
         Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("the test store initialises");
         let options = OpenOptions { dialect, credential: Some(key()), ..Default::default() };
@@ -231,6 +211,54 @@ impl Mem {
         let actual = self.snapshot().await;
         check_text("tree snapshot", &actual, &expected.join("\n"));
     }
+}
+
+/// A fresh location on a persistent backend: `local` (a temporary folder, returned too),
+/// `s3` (moto: `MEMFS_TEST_S3_ENDPOINT`, `MEMFS_TEST_S3_BUCKET`) or `azure` (Azurite:
+/// `AZURITE_BLOB_STORAGE_URL`, `MEMFS_TEST_AZURE_CONTAINER`), the cloud ones under a random
+/// prefix. `None` if the backend's variables are not set.
+pub(crate) fn persistent_location(backend: &str) -> Option<(Location, Option<tempfile::TempDir>)> {
+    let var = |v: &str| std::env::var(v).ok();
+    match backend {
+        "local" => {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            Some((Location::new(format!("file://{}", dir.path().join("store").display())), Some(dir)))
+        }
+        "s3" => {
+            let url = format!("s3://{}/suite/{}", var("MEMFS_TEST_S3_BUCKET")?, random_name());
+            let location = Location::new(url)
+                .option("aws_endpoint", var("MEMFS_TEST_S3_ENDPOINT")?)
+                .option("aws_allow_http", "true")
+                .option("aws_region", "us-east-1")
+                .option("aws_access_key_id", "test")
+                .option("aws_secret_access_key", "test")
+                .option("max_retries", "2");
+            Some((location, None))
+        }
+        "azure" => {
+            var("AZURITE_BLOB_STORAGE_URL")?;
+            let url = format!("az://{}/suite/{}", var("MEMFS_TEST_AZURE_CONTAINER")?, random_name());
+            Some((Location::new(url).option("azure_storage_use_emulator", "true").option("max_retries", "2"), None))
+        }
+        other => panic!("unknown test backend {other:?}"),
+    }
+}
+
+/// The persistent backends to run a test on: `local` always; `s3` and `azure` when the
+/// emulators' variables are set. With `MEMFS_TEST_CLOUD=required` (as `scripts/test.sh`
+/// sets), a missing variable fails the test instead of skipping the backend.
+pub(crate) fn persistent_backends() -> Vec<&'static str> {
+    let mut out = vec!["local"];
+    for (backend, var) in [("s3", "MEMFS_TEST_S3_ENDPOINT"), ("azure", "AZURITE_BLOB_STORAGE_URL")] {
+        if std::env::var(var).is_ok() {
+            out.push(backend);
+        } else if std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required") {
+            panic!("MEMFS_TEST_CLOUD=required but {var} is not set");
+        } else {
+            eprintln!("skipping the {backend} backend: {var} is not set (scripts/emulators.sh sets it)");
+        }
+    }
+    out
 }
 
 /// 16 random hex digits, for a fresh prefix in a shared bucket.
