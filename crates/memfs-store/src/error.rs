@@ -96,6 +96,42 @@ pub enum Error {
         /// Which check failed.
         check: &'static str,
     },
+    /// The bucket or container does not exist.
+    #[error("the bucket or container does not exist (memfs does not create buckets or containers)")]
+    NoBucket {
+        /// The backend's error.
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// The service refused the credentials (or they lack a permission).
+    #[error("the store refused the credentials ({op} of {path}): check them and their permissions (docs/CLOUD.md)")]
+    AccessDenied {
+        /// What was being done.
+        op: &'static str,
+        /// The object's path in the store.
+        path: String,
+        /// The backend's error.
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// No credentials were given, and none were found where the cloud's client looks.
+    #[error("no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md)")]
+    NoCredentials {
+        /// The backend's error.
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// The endpoint did not answer (after the retries).
+    #[error("cannot reach the store's endpoint ({op} of {path}): check the endpoint and the network")]
+    Unreachable {
+        /// What was being done.
+        op: &'static str,
+        /// The object's path in the store.
+        path: String,
+        /// The backend's error.
+        #[source]
+        source: Box<object_store::Error>,
+    },
     /// The storage backend failed.
     #[error("storage {op} of {path} failed")]
     Backend {
@@ -130,14 +166,66 @@ impl Error {
         let source = if scrubbed == text {
             source
         } else {
-            object_store::Error::Generic { store: "object store", source: Box::new(Scrubbed(scrubbed)) }
+            object_store::Error::Generic { store: "object store", source: Box::new(Scrubbed(scrubbed.clone())) }
         };
-        Error::Backend { op, path: path.to_string(), source: Box::new(source) }
+        let (path, source) = (path.to_string(), Box::new(source));
+        match classify(&source, &scrubbed) {
+            Some(Class::NoBucket) => Error::NoBucket { source },
+            Some(Class::AccessDenied) => Error::AccessDenied { op, path, source },
+            Some(Class::NoCredentials) => Error::NoCredentials { source },
+            Some(Class::Unreachable) => Error::Unreachable { op, path, source },
+            None => Error::Backend { op, path, source },
+        }
     }
 
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io { path: path.display().to_string(), source }
     }
+}
+
+/// What a backend failure means for the user, when it is one of the common set-up mistakes.
+enum Class {
+    NoBucket,
+    AccessDenied,
+    NoCredentials,
+    Unreachable,
+}
+
+/// Recognises a missing bucket, refused or missing credentials and an unreachable endpoint,
+/// from the error's kind and (for what `object_store` reports as generic) its text.
+fn classify(e: &object_store::Error, text: &str) -> Option<Class> {
+    // The services' error codes: S3 and compatibles, Azure, GCS.
+    const NO_BUCKET: [&str; 4] = [
+        "NoSuchBucket",
+        "ContainerNotFound",
+        "The specified container does not exist",
+        "The specified bucket does not exist",
+    ];
+    if NO_BUCKET.iter().any(|m| text.contains(m)) {
+        return Some(Class::NoBucket);
+    }
+    match e {
+        object_store::Error::Unauthenticated { .. } | object_store::Error::PermissionDenied { .. } => {
+            return Some(Class::AccessDenied);
+        }
+        object_store::Error::Generic { .. } => {}
+        _ => return None,
+    }
+    // No key given: the client asked the cloud's instance metadata service, which is absent.
+    if text.contains("169.254.169.254") || text.contains("metadata.google.internal") {
+        return Some(Class::NoCredentials);
+    }
+    const REFUSED: [&str; 5] =
+        ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AuthenticationFailed", "AuthorizationFailure", "AccessDenied"];
+    if REFUSED.iter().any(|m| text.contains(m)) {
+        return Some(Class::AccessDenied);
+    }
+    const UNREACHABLE: [&str; 5] =
+        ["error sending request", "Connection refused", "dns error", "tcp connect error", "operation timed out"];
+    if UNREACHABLE.iter().any(|m| text.contains(m)) {
+        return Some(Class::Unreachable);
+    }
+    None
 }
 
 /// An error's message followed by its sources', joined by `: `.

@@ -219,7 +219,7 @@ fn bogus_store_is_refused() {
     assert_text(
         "stderr",
         &text(&out.stderr),
-        "memfs: unsupported store URL bogus://x: the `bogus` scheme is not supported yet; use file:// or memory://\n",
+        "memfs: unsupported store URL bogus://x: the `bogus` scheme is not supported; use file://, memory://, s3://, gs:// or az://\n",
     );
 }
 
