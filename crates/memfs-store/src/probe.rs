@@ -30,6 +30,16 @@ pub async fn conditional_writes(store: &dyn ObjectStore) -> Result<(), Error> {
     result
 }
 
+/// Lists the store's top level: `Ok` if the bucket exists and the credentials may list it;
+/// otherwise the error says which of the two (or that the endpoint is unreachable). Used to
+/// explain a store that looks empty: a missing bucket reads like a missing store.
+pub async fn list_top(store: &dyn ObjectStore) -> Result<(), Error> {
+    match store.list_with_delimiter(None).await {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::backend("list", &Path::from(""), e)),
+    }
+}
+
 async fn run(store: &dyn ObjectStore, path: &Path) -> Result<(), Error> {
     // Distinct random contents: on S3 an ETag is the content's MD5, and equal bytes would make
     // a stale version look current.

@@ -101,9 +101,22 @@ impl Memfs {
             options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
         let repo_options =
             StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone(), ..Default::default() };
-        let repo = EncryptedRepository::open(backend, credential, repo_options)
-            .await
-            .map_err(|source| Error::Store { store, source })?;
+        let objects = match &backend {
+            Backend::ObjectStore(objects) => Some(objects.clone()),
+            _ => None,
+        };
+        let repo = match EncryptedRepository::open(backend, credential, repo_options).await {
+            Ok(repo) => repo,
+            // A missing bucket reads like a missing store: say which it is.
+            Err(StoreError::NotInitialized) => {
+                let source = match &objects {
+                    Some(objects) => memfs_store::probe::list_top(objects.as_ref()).await.err(),
+                    None => None,
+                };
+                return Err(Error::Store { store, source: source.unwrap_or(StoreError::NotInitialized) });
+            }
+            Err(source) => return Err(Error::Store { store, source }),
+        };
         Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor).with_today(options.today))
     }
 
