@@ -31,7 +31,13 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
             None => prompt_twice()?,
         },
     };
-    Memfs::init(&url, &credential, kdf).await?;
+    if let Err(e) = Memfs::init(&url, &credential, kdf).await {
+        // A key file for a store that was never created would only mislead.
+        if let Some(path) = &args.key_file {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(e.into());
+    }
     eprintln!("memfs: created a new encrypted store at {url}");
     if let Some(path) = &args.key_file {
         eprintln!("memfs: its key file is {} (keep it safe: without it the store cannot be read)", path.display());

@@ -97,40 +97,37 @@ pub enum Error {
         check: &'static str,
     },
     /// The bucket or container does not exist.
-    #[error("the bucket or container does not exist (memfs does not create buckets or containers)")]
+    #[error("the bucket or container does not exist (memfs does not create buckets or containers): {detail}")]
     NoBucket {
-        /// The backend's error.
-        #[source]
-        source: Box<object_store::Error>,
+        /// The service's error code, or the backend's message, scrubbed.
+        detail: String,
     },
     /// The service refused the credentials (or they lack a permission).
-    #[error("the store refused the credentials ({op} of {path}): check them and their permissions (docs/CLOUD.md)")]
+    #[error(
+        "the store refused the credentials ({op} of {path}): {detail}; check them and their permissions (docs/CLOUD.md)"
+    )]
     AccessDenied {
         /// What was being done.
         op: &'static str,
         /// The object's path in the store.
         path: String,
-        /// The backend's error.
-        #[source]
-        source: Box<object_store::Error>,
+        /// The service's error code, or the backend's message, scrubbed.
+        detail: String,
     },
     /// No credentials were given, and none were found where the cloud's client looks.
-    #[error("no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md)")]
-    NoCredentials {
-        /// The backend's error.
-        #[source]
-        source: Box<object_store::Error>,
-    },
+    #[error(
+        "no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md); the cloud's metadata service, tried instead, is not available"
+    )]
+    NoCredentials,
     /// The endpoint did not answer (after the retries).
-    #[error("cannot reach the store's endpoint ({op} of {path}): check the endpoint and the network")]
+    #[error("cannot reach the store's endpoint ({op} of {path}): {detail}")]
     Unreachable {
         /// What was being done.
         op: &'static str,
         /// The object's path in the store.
         path: String,
-        /// The backend's error.
-        #[source]
-        source: Box<object_store::Error>,
+        /// The innermost cause (connection refused, a DNS failure, a timeout), scrubbed.
+        detail: String,
     },
     /// The storage backend failed.
     #[error("storage {op} of {path} failed")]
@@ -168,13 +165,13 @@ impl Error {
         } else {
             object_store::Error::Generic { store: "object store", source: Box::new(Scrubbed(scrubbed.clone())) }
         };
-        let (path, source) = (path.to_string(), Box::new(source));
+        let path = path.to_string();
         match classify(&source, &scrubbed) {
-            Some(Class::NoBucket) => Error::NoBucket { source },
-            Some(Class::AccessDenied) => Error::AccessDenied { op, path, source },
-            Some(Class::NoCredentials) => Error::NoCredentials { source },
-            Some(Class::Unreachable) => Error::Unreachable { op, path, source },
-            None => Error::Backend { op, path, source },
+            Some(Class::NoBucket) => Error::NoBucket { detail: detail(&source, &scrubbed) },
+            Some(Class::AccessDenied) => Error::AccessDenied { op, path, detail: detail(&source, &scrubbed) },
+            Some(Class::NoCredentials) => Error::NoCredentials,
+            Some(Class::Unreachable) => Error::Unreachable { op, path, detail: detail(&source, &scrubbed) },
+            None => Error::Backend { op, path, source: Box::new(source) },
         }
     }
 
@@ -212,7 +209,8 @@ fn classify(e: &object_store::Error, text: &str) -> Option<Class> {
         _ => return None,
     }
     // No key given: the client asked the cloud's instance metadata service, which is absent.
-    if text.contains("169.254.169.254") || text.contains("metadata.google.internal") {
+    const METADATA: [&str; 4] = ["169.254.169.254", "/latest/api/token", "metadata.google.internal", "computeMetadata"];
+    if METADATA.iter().any(|m| text.contains(m)) {
         return Some(Class::NoCredentials);
     }
     const REFUSED: [&str; 5] =
@@ -226,6 +224,26 @@ fn classify(e: &object_store::Error, text: &str) -> Option<Class> {
         return Some(Class::Unreachable);
     }
     None
+}
+
+/// A short account of a backend error: the service's error code if its body names one (as S3
+/// and Azure do, `<Code>NoSuchBucket</Code>`), else the innermost cause's message; scrubbed.
+fn detail(e: &object_store::Error, scrubbed: &str) -> String {
+    if let Some(start) = scrubbed.find("<Code>") {
+        let code = &scrubbed[start + 6..];
+        if let Some(end) = code.find("</Code>") {
+            return format!("the service says {}", &code[..end]);
+        }
+    }
+    let mut inner: &dyn std::error::Error = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    let text = crate::cloud::scrub_queries(&inner.to_string());
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 /// An error's message followed by its sources', joined by `: `.
