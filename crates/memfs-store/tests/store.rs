@@ -6,6 +6,9 @@
 //!   state before or after the interrupted command;
 //! - `abort`: the same with the process aborted at every operation, over a local folder;
 //! - `conformance`: the repository conformance suite on every backend and on the fault wrapper;
+//! - `gcs`: Google Cloud Storage through `object_store`'s GCS client against `gcs_stub`, a
+//!   loopback XML-API stub: conformance, `gs://` configuration, generation preconditions on the
+//!   wire, stale swaps and racing writers;
 //! - `log_store`: `LogStore` answers as `InMemory`, shares a folder between instances, survives
 //!   torn tails at every length, refuses corruption, rolls segments over and compacts;
 //! - `scale`: criterion 3 — objects and bytes one `create` writes at 100 and 10,000 files.
@@ -22,6 +25,10 @@ mod abort;
 mod conformance;
 #[path = "store/crash.rs"]
 mod crash;
+#[path = "store/gcs.rs"]
+mod gcs;
+#[path = "store/gcs_stub.rs"]
+mod gcs_stub;
 #[path = "store/log_store.rs"]
 mod log_store;
 #[path = "store/scale.rs"]
