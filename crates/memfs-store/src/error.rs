@@ -192,11 +192,13 @@ enum Class {
 /// from the error's kind and (for what `object_store` reports as generic) its text.
 fn classify(e: &object_store::Error, text: &str) -> Option<Class> {
     // The services' error codes: S3 and compatibles, Azure, GCS.
-    const NO_BUCKET: [&str; 4] = [
+    const NO_BUCKET: [&str; 5] = [
         "NoSuchBucket",
         "ContainerNotFound",
         "The specified container does not exist",
         "The specified bucket does not exist",
+        // Azurite, for an account it does not know (real Azure fails on the host name).
+        "<Code>ResourceNotFound</Code>",
     ];
     if NO_BUCKET.iter().any(|m| text.contains(m)) {
         return Some(Class::NoBucket);

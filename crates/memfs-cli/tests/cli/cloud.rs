@@ -250,5 +250,26 @@ fn a_session_on_each_cloud_store() {
                 "memfs: store {missing}: the bucket or container does not exist (memfs does not create buckets or containers): the service says {code}\n"
             ),
         );
+
+        if name == "azure" {
+            // Azurite checks SharedKey signatures: a wrong account key is refused, and the
+            // key (a secret) is not printed.
+            let wrong = "V3JvbmdBY2NvdW50S2V5Rm9yQXp1cml0ZVdyb25nQWNjb3VudEtleUZvckF6dXJpdGU=";
+            let mut bad = memfs(home.path());
+            bad.envs(env.iter().map(|(k, v)| (*k, v.as_str()))).args(["--store", &url, "--key-file"]).arg(&key).args([
+                "--store-option",
+                &format!("azure_storage_account_key={wrong}"),
+                "log",
+            ]);
+            let out = run(bad, "");
+            assert!(!text(&out.stderr).contains(wrong), "the key was printed");
+            assert_text(
+                "azure wrong key",
+                &text(&out.stderr),
+                &format!(
+                    "memfs: store {url}: the store refused the credentials (read of memfs.keys): the service says AuthorizationFailure; check them and their permissions (docs/CLOUD.md)\n"
+                ),
+            );
+        }
     }
 }
