@@ -4,9 +4,16 @@
 # It installs what the tests need (a Python virtualenv with the real anthropic==2.10.0 SDK,
 # cargo-deny), builds once, builds the API docs, runs the unit, integration, property and doc
 # tests, the differential test against the real SDK, the lints, the license/ban/source policy
-# and the fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit.
+# and the fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit:
+# the whole script runs under scripts/emulators.sh, which starts moto (S3) and Azurite (Azure)
+# for the cloud tests and stops them when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${MEMFS_TEST_CLOUD:-}" != required ]; then
+    printf '\n==> %s\n' "S3 (moto) and Azure (Azurite) servers on 127.0.0.1"
+    exec scripts/emulators.sh run "$0" "$@"
+fi
 
 step() { printf '\n==> %s\n' "$*"; }
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -32,6 +39,17 @@ else
     cargo test --workspace --locked --no-fail-fast
 fi
 cargo test --workspace --doc --locked
+
+step "The engine's command suite on the local folder, S3 (moto) and Azure (Azurite)"
+for backend in local s3 azure; do
+    echo "-- MEMFS_TEST_BACKEND=$backend"
+    if command -v cargo-nextest >/dev/null 2>&1; then
+        MEMFS_TEST_BACKEND=$backend cargo nextest run -p memfs --test integration --locked --no-fail-fast \
+            --status-level fail --final-status-level fail
+    else
+        MEMFS_TEST_BACKEND=$backend cargo test -p memfs --test integration --locked --no-fail-fast -q
+    fi
+done
 
 step "Differential test against the real Python SDK"
 "$VENV/bin/python" tests/differential/differential.py \
