@@ -9,6 +9,9 @@
 //! - `gcs`: Google Cloud Storage through `object_store`'s GCS client against `gcs_stub`, a
 //!   loopback XML-API stub: conformance, `gs://` configuration, generation preconditions on the
 //!   wire, stale swaps and racing writers;
+//! - `object_conformance`: the object-store semantics memfs relies on (conditional create and
+//!   update, atomic under 16 racers, conditional GET, listing, delete) and the repository suite,
+//!   on memory, the local folder, S3 (moto) and Azure (Azurite) (`backends`);
 //! - `log_store`: `LogStore` answers as `InMemory`, shares a folder between instances, survives
 //!   torn tails at every length, refuses corruption, rolls segments over and compacts;
 //! - `scale`: criterion 3 — objects and bytes one `create` writes at 100 and 10,000 files.
@@ -21,6 +24,8 @@ mod support;
 
 #[path = "store/abort.rs"]
 mod abort;
+#[path = "store/backends.rs"]
+mod backends;
 #[path = "store/conformance.rs"]
 mod conformance;
 #[path = "store/crash.rs"]
@@ -31,5 +36,7 @@ mod gcs;
 mod gcs_stub;
 #[path = "store/log_store.rs"]
 mod log_store;
+#[path = "store/object_conformance.rs"]
+mod object_conformance;
 #[path = "store/scale.rs"]
 mod scale;
