@@ -14,13 +14,20 @@
 //! swaps the head. Objects written by a command that then loses the race are unreachable and
 //! harmless; `gc` removes them.
 //!
+//! Round trips: the head carries a snapshot (format 4) of the commit, its policy and the
+//! tree's top directory pages, so a reader with empty caches answers a file view with two
+//! sequential requests (the head, then the content). Every object read is cached (immutable,
+//! so never stale; optionally also on disk, sealed); the head is read again for every command
+//! with a conditional GET (no body when it has not changed), or not at all within
+//! [`OpenOptions::max_staleness`].
+//!
 //! History (`log`, revisions, past trees), `check` and `gc` live in the submodules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -33,8 +40,9 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode};
 use serde::{Deserialize, Serialize};
 
+use crate::disk_cache::DiskCache;
 use crate::error::Error;
-use crate::format::{self, CommitObject, HeadObject};
+use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion};
 use crate::log_store::LogStore;
 use crate::pages;
@@ -53,7 +61,16 @@ pub use history::CommitRecord;
 pub use purge::{PurgeError, PurgeReport};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 3;
+pub const FORMAT_VERSION: u64 = 4;
+
+/// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
+/// policy and directory pages, as JSON strings (docs/FORMAT.md explains the choice). Readers
+/// accept any size.
+pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
+
+/// The snapshot budget in a local folder, where a read costs no round trip but every head
+/// is a record in the log: the commit, the policy and the first pages only.
+const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 4 << 10;
 
 /// Upper bound on cached file contents, in bytes; immutable objects never go stale.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
@@ -87,6 +104,23 @@ pub struct OpenOptions {
     pub state_dir: Option<PathBuf>,
     /// How the store is named in messages (a redacted URL).
     pub display: String,
+    /// How old the head may be before [`Repository::head`] asks the store again (`None`, the
+    /// default: every call asks, with a conditional GET).
+    ///
+    /// Within the bound, `head` answers from the head this client last read or committed,
+    /// with no request: a reader may then miss what *other* clients committed in the last
+    /// `max_staleness` (a view shows the tree as it was; a file another client created may
+    /// look missing, one it deleted may still show). Its own commits are always seen.
+    /// Writes stay safe: a mutation based on a stale head fails its compare-and-swap, the
+    /// head is read again at once, and the command runs again on the new one, so no update is
+    /// ever lost; it only costs the retry. History, `check`, `gc` and `purge` always read
+    /// the current head.
+    pub max_staleness: Option<Duration>,
+    /// A folder for an on-disk cache of immutable objects (file contents and directory pages),
+    /// kept under `{cache_dir}/{store id}/` as stored: sealed, opened and verified on every
+    /// read; a damaged file is deleted and fetched again. `None` (the default): memory only.
+    /// Bounded to about [`crate::DISK_CACHE_BYTES`] per store (oldest files evicted first).
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Keys of an open store. Zeroized on drop (each field is).
@@ -106,6 +140,15 @@ pub struct EncryptedRepository {
     watermark: Option<Watermark>,
     display: String,
     cache: Mutex<Cache>,
+    /// The head last opened: its sealed bytes and what they hold (its inline objects are in
+    /// the cache), so an unchanged head is not opened twice.
+    parsed_head: Mutex<Option<(Bytes, Arc<HeadObject>)>>,
+    /// See [`OpenOptions::max_staleness`].
+    max_staleness: Option<Duration>,
+    /// Plaintext bytes a commit puts into the head's snapshot.
+    snapshot_budget: usize,
+    /// See [`OpenOptions::cache_dir`].
+    disk: Option<DiskCache>,
     /// The log of a local store, which `gc` compacts.
     log: Option<Arc<LogStore>>,
 }
@@ -121,9 +164,25 @@ struct Cache {
     blob_bytes: usize,
     commits: HashMap<ObjectId, Arc<CommitObject>>,
     policies: HashMap<ObjectId, Arc<Policy>>,
+    /// Plaintexts of directory pages and policies, as stored (verified against their ids):
+    /// what a commit copies into the head's snapshot, and where a directory's pages are
+    /// looked up before they are fetched.
+    plains: HashMap<ObjectId, Arc<[u8]>>,
 }
 
 impl Cache {
+    /// Drops everything known about `id` (an object deleted from the store).
+    fn forget(&mut self, id: &ObjectId) {
+        self.dirs.remove(id);
+        self.pages.remove(id);
+        self.commits.remove(id);
+        self.policies.remove(id);
+        self.plains.remove(id);
+        if let Some(blob) = self.blobs.remove(id) {
+            self.blob_bytes = self.blob_bytes.saturating_sub(blob.len());
+        }
+    }
+
     fn insert_blob(&mut self, id: ObjectId, blob: Arc<[u8]>) {
         if self.blob_bytes + blob.len() > BLOB_CACHE_BYTES {
             self.blobs.clear();
@@ -154,14 +213,16 @@ struct Connection {
     gc_state: Box<dyn HeadStore>,
     keys: Box<dyn HeadStore>,
     log: Option<Arc<LogStore>>,
+    snapshot_budget: usize,
 }
 
 /// Opens the object store and the head and gc-state stores for a backend.
 fn connect(backend: Backend) -> Result<Connection, Error> {
     let conditional = |store: Arc<dyn ObjectStore>, log: Option<Arc<LogStore>>| Connection {
-        head: Box::new(ConditionalHead { store: store.clone(), path: Path::from(HEAD_PATH) }),
-        gc_state: Box::new(ConditionalHead { store: store.clone(), path: Path::from(GC_STATE_PATH) }),
-        keys: Box::new(ConditionalHead { store: store.clone(), path: Path::from(KEYS_PATH) }),
+        head: Box::new(ConditionalHead::new(store.clone(), Path::from(HEAD_PATH))),
+        gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
+        keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
+        snapshot_budget: if log.is_some() { LOCAL_HEAD_SNAPSHOT_BYTES } else { HEAD_SNAPSHOT_BYTES },
         store,
         log,
     };
@@ -230,7 +291,7 @@ impl EncryptedRepository {
     pub fn ephemeral() -> Result<Self, Error> {
         let conn = connect(Backend::Memory)?;
         let master = MasterKey::generate()?;
-        let options = OpenOptions { state_dir: None, display: "memory://".into() };
+        let options = OpenOptions { display: "memory://".into(), ..Default::default() };
         Ok(Self::assemble(conn, &master, String::new(), options))
     }
 
@@ -276,6 +337,7 @@ impl EncryptedRepository {
             tree_address: master.tree_address_key(),
         };
         let watermark = options.state_dir.map(|d| Watermark::new(d, &store_id));
+        let disk = options.cache_dir.as_deref().and_then(|d| DiskCache::new(d, &store_id));
         EncryptedRepository {
             store: conn.store,
             head: conn.head,
@@ -285,6 +347,10 @@ impl EncryptedRepository {
             watermark,
             display: options.display,
             cache: Mutex::new(Cache::default()),
+            parsed_head: Mutex::new(None),
+            max_staleness: options.max_staleness,
+            snapshot_budget: conn.snapshot_budget,
+            disk,
             log: conn.log,
         }
     }
@@ -304,27 +370,184 @@ impl EncryptedRepository {
         Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
     }
 
-    /// Reads and opens the head object, checking it against the rollback watermark; `None`
-    /// before the first commit.
+    /// Reads and opens the current head object, checking it against the rollback watermark;
+    /// `None` before the first commit.
     async fn read_head(&self) -> Result<Option<(HeadObject, HeadVersion)>, Error> {
+        Ok(self.load_head(None).await?.map(|(head, version)| (HeadObject::clone(&head), version)))
+    }
+
+    /// [`EncryptedRepository::read_head`], or within `max_age` the head last read or written
+    /// without a request. Its inline objects are verified and in the cache.
+    async fn load_head(&self, max_age: Option<Duration>) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
         let floor = self.watermark.as_ref().map(Watermark::floor).transpose()?;
-        let Some((bytes, version)) = self.head.read().await? else {
+        let read = match max_age {
+            Some(age) => self.head.read_within(age).await?,
+            None => self.head.read().await?,
+        };
+        let Some((bytes, version)) = read else {
             if let (Some(w), Some(floor)) = (&self.watermark, floor) {
                 w.observe(floor, 0)?;
             }
             return Ok(None);
         };
-        let plain = self
-            .keys
-            .objects
-            .open(ObjectKind::Head, &head_id(), &bytes)
-            .map_err(|e| open_error(e, HEAD_PATH.into()))?;
-        let head: HeadObject =
-            serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        let head = self.open_head(&bytes)?;
         if let (Some(w), Some(floor)) = (&self.watermark, floor) {
             w.observe(floor, head.generation)?;
         }
         Ok(Some((head, version)))
+    }
+
+    fn parsed_head(&self) -> std::sync::MutexGuard<'_, Option<(Bytes, Arc<HeadObject>)>> {
+        // Replaced whole: a poisoned lock is still sound.
+        self.parsed_head.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens sealed head bytes (the ones opened last come from memory), verifies its inline
+    /// objects and puts them into the cache.
+    fn open_head(&self, bytes: &Bytes) -> Result<Arc<HeadObject>, Error> {
+        if let Some((known, head)) = self.parsed_head().as_ref()
+            && known == bytes
+        {
+            return Ok(head.clone());
+        }
+        let plain =
+            self.keys.objects.open(ObjectKind::Head, &head_id(), bytes).map_err(|e| open_error(e, HEAD_PATH.into()))?;
+        let head: HeadObject =
+            serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        self.prime(&head)?;
+        let head = Arc::new(head);
+        *self.parsed_head() = Some((bytes.clone(), head.clone()));
+        Ok(head)
+    }
+
+    /// Verifies every inline object of `head` as [`EncryptedRepository::get_object`] verifies
+    /// a fetched one (the id must be the keyed hash of the plaintext, and the plaintext must
+    /// decode), then caches them: commits and policies decoded, directory pages as
+    /// plaintexts, assembled into directories from the commit's root down.
+    fn prime(&self, head: &HeadObject) -> Result<(), Error> {
+        let mut commits = Vec::new();
+        let mut policies = Vec::new();
+        let mut plains = Vec::new();
+        for object in &head.inline {
+            let plain = object.plain.as_bytes();
+            let kind = match object.kind {
+                InlineKind::Commit => "commit",
+                InlineKind::Policy => "policy",
+                InlineKind::Dir => "directory page",
+            };
+            if !id_eq(&self.keys.tree_address.address(plain), &object.id) {
+                return Err(Error::Corrupt {
+                    object: HEAD_PATH.into(),
+                    reason: format!("its inline {kind} {} does not match its id", object.id.to_hex()),
+                });
+            }
+            let undecodable = |e: serde_json::Error| format::corrupt_named(HEAD_PATH, &format!("inline {kind}"), &e);
+            match object.kind {
+                InlineKind::Commit => {
+                    commits.push((object.id, serde_json::from_slice::<CommitObject>(plain).map_err(undecodable)?));
+                }
+                InlineKind::Policy => {
+                    let policy = serde_json::from_slice::<Policy>(plain).map_err(undecodable)?;
+                    policies.push((object.id, policy));
+                    plains.push((object.id, Arc::<[u8]>::from(plain)));
+                }
+                InlineKind::Dir => plains.push((object.id, Arc::<[u8]>::from(plain))),
+            }
+        }
+        let root = {
+            let mut cache = self.cache();
+            for (id, commit) in commits {
+                cache.commits.entry(id).or_insert_with(|| Arc::new(commit));
+            }
+            for (id, policy) in policies {
+                cache.policies.entry(id).or_insert_with(|| Arc::new(policy));
+            }
+            for (id, plain) in plains {
+                cache.plains.entry(id).or_insert(plain);
+            }
+            cache.commits.get(&head.commit).map(|c| c.tree)
+        };
+        match root {
+            Some(root) => self.prime_dirs(head, root),
+            // The commit was too large for the snapshot: `head` primes after fetching it.
+            None => Ok(()),
+        }
+    }
+
+    /// Assembles and caches the directories of the tree at `root` whose pages are all among
+    /// `head`'s inline objects, breadth-first, as far as they reach.
+    fn prime_dirs(&self, head: &HeadObject, root: ObjectId) -> Result<(), Error> {
+        let inline: HashSet<ObjectId> =
+            head.inline.iter().filter(|o| o.kind == InlineKind::Dir).map(|o| o.id).collect();
+        let mut queue = VecDeque::from([root]);
+        let mut seen = HashSet::new();
+        while let Some(id) = queue.pop_front() {
+            if !inline.contains(&id) || !seen.insert(id) {
+                continue;
+            }
+            let cached = self.cache().dirs.get(&id).cloned();
+            let dir = match cached {
+                Some(dir) => dir,
+                None => {
+                    let Some((dir, pages)) = self.assemble_dir(&id)? else { continue };
+                    let dir = Arc::new(dir);
+                    let mut cache = self.cache();
+                    cache.dirs.insert(id, dir.clone());
+                    cache.pages.insert(id, pages.into());
+                    dir
+                }
+            };
+            queue.extend(dir.entries().filter_map(|(_, node)| match node {
+                Node::Dir(d) => d.id(),
+                Node::File(_) => None,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The objects a commit carries in its head, within the snapshot budget: the commit, its
+    /// policy, then whole directories (all their pages) breadth-first from `root`, from what
+    /// the cache holds. A directory that does not fit is left out with everything below it;
+    /// smaller ones after it still go in.
+    fn snapshot(&self, commit: (ObjectId, &[u8]), policy: Option<ObjectId>, root: ObjectId) -> Vec<InlineObject> {
+        let cache = self.cache();
+        let mut budget = self.snapshot_budget;
+        let mut out = Vec::new();
+        let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], budget: &mut usize| {
+            // Plaintexts are JSON, so UTF-8; anything else is left out.
+            if let Ok(plain) = std::str::from_utf8(plain) {
+                *budget -= inline_size(plain.as_bytes());
+                out.push(InlineObject { kind, id, plain: plain.to_owned() });
+            }
+        };
+        if inline_size(commit.1) <= budget {
+            add(InlineKind::Commit, commit.0, commit.1, &mut budget);
+        }
+        if let Some(plain) = policy.and_then(|p| cache.plains.get(&p))
+            && inline_size(plain) <= budget
+        {
+            add(InlineKind::Policy, policy.expect("looked up"), plain, &mut budget);
+        }
+        let mut queue = VecDeque::from([root]);
+        let mut seen = HashSet::new();
+        while let Some(id) = queue.pop_front() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let (Some(pages), Some(dir)) = (cache.pages.get(&id), cache.dirs.get(&id)) else { continue };
+            let Some(plains) = pages.iter().map(|p| cache.plains.get(p)).collect::<Option<Vec<_>>>() else { continue };
+            if plains.iter().map(|p| inline_size(p)).sum::<usize>() > budget {
+                continue;
+            }
+            for (page, plain) in pages.iter().zip(plains) {
+                add(InlineKind::Dir, *page, plain, &mut budget);
+            }
+            queue.extend(dir.entries().filter_map(|(_, node)| match node {
+                Node::Dir(d) => d.id(),
+                Node::File(_) => None,
+            }));
+        }
+        out
     }
 
     /// Every stored object: id and stored (sealed) size. Names that are not object names
@@ -345,32 +568,75 @@ impl EncryptedRepository {
 
     async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         let path = object_path(&id);
-        let sealed = self.keys.objects.seal(kind, &id, plain)?;
-        match self.store.put_opts(&path, sealed.into(), PutMode::Create.into()).await {
+        let sealed = Bytes::from(self.keys.objects.seal(kind, &id, plain)?);
+        match self.store.put_opts(&path, sealed.clone().into(), PutMode::Create.into()).await {
             // Same id, same plaintext: already stored by an earlier command.
-            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
-            Err(e) => Err(Error::backend("write", &path, e)),
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
+            Err(e) => return Err(Error::backend("write", &path, e)),
         }
+        if let Some(disk) = &self.disk
+            && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
+        {
+            disk.put(&id, &sealed);
+        }
+        Ok(())
     }
 
-    /// Fetches and opens an object of `kind`.
+    /// Fetches and opens an object of `kind` from the store (never from a cache).
     async fn get_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
+        Ok(self.fetch_object(kind, id).await?.1)
+    }
+
+    /// Fetches an object of `kind` from the store: its sealed bytes and its opened plaintext.
+    async fn fetch_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<(Bytes, Vec<u8>), Error> {
         let path = object_path(id);
         let sealed = match self.store.get(&path).await {
             Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
             Err(object_store::Error::NotFound { .. }) => return Err(Error::MissingObject { id: path.to_string() }),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };
-        let plain = self.keys.objects.open(kind, id, &sealed).map_err(|e| open_error(e, path.to_string()))?;
+        let plain = self.open_object(kind, id, &sealed)?;
+        Ok((sealed, plain))
+    }
+
+    /// Opens a sealed object of `kind` and checks that it is what its id says.
+    fn open_object(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
+        let plain = self.keys.objects.open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
         // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
         let expected = match kind {
             ObjectKind::Blob => self.keys.blob_address.address(&plain),
             _ => self.keys.tree_address.address(&plain),
         };
         if !id_eq(&expected, id) {
-            return Err(Error::Corrupt { object: path.to_string(), reason: "content does not match its id".into() });
+            return Err(Error::Corrupt {
+                object: format::object_name(id),
+                reason: "content does not match its id".into(),
+            });
         }
         Ok(plain)
+    }
+
+    /// [`EncryptedRepository::get_object`] through the on-disk cache, if there is one: a
+    /// cached copy is opened and checked the same way, and one that fails is a miss.
+    async fn read_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
+        let Some(disk) = &self.disk else { return self.get_object(kind, id).await };
+        if let Some(sealed) = disk.get(id) {
+            match self.open_object(kind, id, &sealed) {
+                Ok(plain) => return Ok(plain),
+                Err(_) => disk.remove(id),
+            }
+        }
+        let (sealed, plain) = self.fetch_object(kind, id).await?;
+        disk.put(id, &sealed);
+        Ok(plain)
+    }
+
+    /// Drops `id` from this client's caches, in memory and on disk (deleted from the store).
+    fn forget_object(&self, id: &ObjectId) {
+        self.cache().forget(id);
+        if let Some(disk) = &self.disk {
+            disk.remove(id);
+        }
     }
 
     async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
@@ -429,42 +695,96 @@ impl EncryptedRepository {
         let mut level = vec![*id];
         // Index levels until the leaves, each level's pages read at once, kept in order.
         loop {
-            let pages: Vec<format::Page> = try_join_all(level.iter().map(|p| async move {
-                let plain = self.get_object(ObjectKind::Dir, p).await?;
-                format::decode_page(&plain, p)
-            }))
-            .await?;
-            if pages.iter().all(|p| matches!(p, format::Page::Leaf(_))) {
-                let mut entries: Vec<(memfs_core::Name, Node)> = Vec::new();
-                for (page, page_id) in pages.into_iter().zip(&level) {
-                    let format::Page::Leaf(leaf) = page else { unreachable!() };
-                    // Strictly increasing across pages too.
-                    if let (Some((last, _)), Some((first, _))) = (entries.last(), leaf.first())
-                        && last >= first
-                    {
-                        return Err(format::out_of_order(page_id));
-                    }
-                    entries.extend(leaf);
-                }
-                return Ok((Dir::from_entries(entries), page_ids));
-            }
-            let mut below = Vec::new();
-            for (page, page_id) in pages.into_iter().zip(&level) {
-                match page {
-                    format::Page::Index(children) => below.extend(children),
-                    // Leaves and index pages never share a level.
-                    format::Page::Leaf(_) => {
-                        return Err(Error::Corrupt {
-                            object: format::object_name(page_id),
-                            reason: "a leaf page where an index page belongs".into(),
-                        });
-                    }
+            let plains: Vec<Arc<[u8]>> = try_join_all(level.iter().map(|p| self.page(p))).await?;
+            match decode_level(&level, &plains)? {
+                Level::Leaves(entries) => return Ok((Dir::from_entries(entries), page_ids)),
+                Level::Below(below) => {
+                    page_ids.extend(&below);
+                    level = below;
                 }
             }
-            page_ids.extend(&below);
-            level = below;
         }
     }
+
+    /// [`EncryptedRepository::load_dir`] from the cached page plaintexts only; `None` if a
+    /// page is not there.
+    fn assemble_dir(&self, id: &ObjectId) -> Result<Option<(Dir, Vec<ObjectId>)>, Error> {
+        let mut page_ids = vec![*id];
+        let mut level = vec![*id];
+        loop {
+            let plains = {
+                let cache = self.cache();
+                level.iter().map(|p| cache.plains.get(p).cloned()).collect::<Option<Vec<_>>>()
+            };
+            let Some(plains) = plains else { return Ok(None) };
+            match decode_level(&level, &plains)? {
+                Level::Leaves(entries) => return Ok(Some((Dir::from_entries(entries), page_ids))),
+                Level::Below(below) => {
+                    page_ids.extend(&below);
+                    level = below;
+                }
+            }
+        }
+    }
+
+    /// A directory page's plaintext: cached, or read (through the disk cache) and cached.
+    async fn page(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
+        if let Some(plain) = self.cache().plains.get(id) {
+            return Ok(plain.clone());
+        }
+        let plain: Arc<[u8]> = self.read_object(ObjectKind::Dir, id).await?.into();
+        self.cache().plains.insert(*id, plain.clone());
+        Ok(plain)
+    }
+}
+
+/// The bytes a compact JSON plaintext takes as a JSON string in the head: each quote and
+/// backslash is escaped with one more byte (compact JSON has no raw control characters).
+fn inline_size(plain: &[u8]) -> usize {
+    plain.len() + plain.iter().filter(|b| matches!(b, b'"' | b'\\')).count()
+}
+
+/// One level of a directory's pages, decoded.
+enum Level {
+    /// The level was the leaves: every entry, in order.
+    Leaves(Vec<(memfs_core::Name, Node)>),
+    /// The level was index pages: the pages of the next level, in order.
+    Below(Vec<ObjectId>),
+}
+
+/// Decodes the pages of one level (`plains[i]` is page `level[i]`), checking that they are all
+/// of one kind and that entries keep increasing across leaves.
+fn decode_level(level: &[ObjectId], plains: &[Arc<[u8]>]) -> Result<Level, Error> {
+    let pages =
+        level.iter().zip(plains).map(|(id, plain)| format::decode_page(plain, id)).collect::<Result<Vec<_>, _>>()?;
+    if pages.iter().all(|p| matches!(p, format::Page::Leaf(_))) {
+        let mut entries: Vec<(memfs_core::Name, Node)> = Vec::new();
+        for (page, page_id) in pages.into_iter().zip(level) {
+            let format::Page::Leaf(leaf) = page else { unreachable!() };
+            // Strictly increasing across pages too.
+            if let (Some((last, _)), Some((first, _))) = (entries.last(), leaf.first())
+                && last >= first
+            {
+                return Err(format::out_of_order(page_id));
+            }
+            entries.extend(leaf);
+        }
+        return Ok(Level::Leaves(entries));
+    }
+    let mut below = Vec::new();
+    for (page, page_id) in pages.into_iter().zip(level) {
+        match page {
+            format::Page::Index(children) => below.extend(children),
+            // Leaves and index pages never share a level.
+            format::Page::Leaf(_) => {
+                return Err(Error::Corrupt {
+                    object: format::object_name(page_id),
+                    reason: "a leaf page where an index page belongs".into(),
+                });
+            }
+        }
+    }
+    Ok(Level::Below(below))
 }
 
 /// The pages a commit writes, and the directories it made (id, decoded, page ids).
@@ -535,7 +855,7 @@ impl fmt::Display for EncryptedRepository {
 #[async_trait]
 impl Repository for EncryptedRepository {
     async fn head(&self) -> Result<Head, Error> {
-        let Some((head, version)) = self.read_head().await? else {
+        let Some((head, version)) = self.load_head(self.max_staleness).await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
             let anchor = Anchor { version: None, commit: None, policy: None };
             let policy = Arc::new(Policy::default());
@@ -547,6 +867,10 @@ impl Repository for EncryptedRepository {
                 object: "head".into(),
                 reason: "generation does not match its commit".into(),
             });
+        }
+        if !head.inline.iter().any(|o| o.kind == InlineKind::Commit) {
+            // Not in the snapshot (too large): its tree's inline pages are primed only now.
+            self.prime_dirs(&head, commit.tree)?;
         }
         let tree = Tree::from_root(DirRef::stored(commit.tree, Totals { files: commit.files, bytes: commit.bytes }));
         let policy = self.policy_object(commit.policy.as_ref()).await?;
@@ -570,7 +894,7 @@ impl Repository for EncryptedRepository {
         if let Some(b) = self.cache().blobs.get(id) {
             return Ok(b.clone());
         }
-        let blob: Arc<[u8]> = Arc::from(self.get_object(ObjectKind::Blob, id).await?);
+        let blob: Arc<[u8]> = Arc::from(self.read_object(ObjectKind::Blob, id).await?);
         self.cache().insert_blob(*id, blob.clone());
         Ok(blob)
     }
@@ -606,7 +930,9 @@ impl EncryptedRepository {
         let plain = self.get_object(ObjectKind::Policy, id).await?;
         let policy: Policy = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "policy", &e))?;
         let policy = Arc::new(policy);
-        self.cache().policies.insert(*id, policy.clone());
+        let mut cache = self.cache();
+        cache.policies.insert(*id, policy.clone());
+        cache.plains.insert(*id, plain.into());
         Ok(policy)
     }
 
@@ -660,8 +986,12 @@ impl EncryptedRepository {
                 cache.dirs.insert(id, dir);
                 cache.pages.insert(id, pages);
             }
+            for (id, plain) in planned.pages.iter().chain(&extra) {
+                cache.plains.insert(*id, Arc::from(&plain[..]));
+            }
         }
-        let head = self.seal_head(&HeadObject { generation, commit: commit_id })?;
+        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);
+        let head = self.seal_head(&head)?;
         let swapped = match &anchor.version {
             Some(version) => self.head.swap(version, head).await,
             None => self.head.create(head).await,
@@ -684,6 +1014,17 @@ impl EncryptedRepository {
         Ok(generation)
     }
 
+    /// The head naming a new commit, with its snapshot (see [`EncryptedRepository::snapshot`]).
+    fn head_object(
+        &self,
+        generation: u64,
+        commit: (ObjectId, &[u8]),
+        policy: Option<ObjectId>,
+        root: ObjectId,
+    ) -> HeadObject {
+        HeadObject { generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
+    }
+
     /// Whether the stored head names `commit` (false if it cannot be read).
     async fn head_names(&self, commit: &ObjectId) -> bool {
         let Ok(Some((bytes, _))) = self.head.read().await else { return false };
@@ -699,5 +1040,16 @@ mod tests {
     #[tokio::test]
     async fn conformance_memory() {
         crate::conformance::check_repository(&EncryptedRepository::ephemeral().unwrap()).await;
+    }
+
+    #[test]
+    fn inline_size_is_the_length_of_the_json_string() {
+        let command =
+            serde_json::json!({"command": "create", "path": "/memories/é.md", "file_text": "a\tb\n\"q\" \\ \u{1}"});
+        let commit = serde_json::to_vec(&serde_json::json!({"command": command.to_string(), "n": 1})).unwrap();
+        for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit] {
+            let as_string = serde_json::to_string(std::str::from_utf8(plain).unwrap()).unwrap();
+            assert_eq!(inline_size(plain), as_string.len() - 2, "{as_string}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Plaintext layouts of the stored objects, before sealing (format v2, see `docs/FORMAT.md`).
+//! Plaintext layouts of the stored objects, before sealing (format 4, see `docs/FORMAT.md`).
 //!
 //! Every layout is JSON; the sealed envelope around it (`memfs-crypt`) carries the format
 //! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
@@ -192,7 +192,8 @@ pub(crate) struct CommitObject {
     pub(crate) policy: Option<ObjectId>,
 }
 
-/// The head as stored: which commit is newest.
+/// The head as stored: which commit is newest, and a snapshot of the objects a reader with
+/// empty caches needs first (format 4).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeadObject {
@@ -201,6 +202,35 @@ pub(crate) struct HeadObject {
     /// The newest commit.
     #[serde(with = "hex_id")]
     pub(crate) commit: ObjectId,
+    /// Copies of immutable objects (the commit, its policy, the tree's top directory pages in
+    /// breadth-first order), each verified against its id like a fetched object. Possibly
+    /// empty; never a file content.
+    pub(crate) inline: Vec<InlineObject>,
+}
+
+/// An immutable object carried inside the head: its kind, id and plaintext.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct InlineObject {
+    /// Which kind of object.
+    pub(crate) kind: InlineKind,
+    /// Its id, which must be the keyed hash of `plain`.
+    #[serde(with = "hex_id")]
+    pub(crate) id: ObjectId,
+    /// Its plaintext (JSON, carried as a string).
+    pub(crate) plain: String,
+}
+
+/// The kinds of object a head may carry: those named by the tree address key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum InlineKind {
+    /// A commit.
+    Commit,
+    /// A policy.
+    Policy,
+    /// A directory page.
+    Dir,
 }
 
 /// gc's state (sealed as kind Head under its own fixed id): the retention horizon and the

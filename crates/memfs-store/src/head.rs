@@ -6,14 +6,22 @@
 //! Azure implement it; `object_store`'s `LocalFileSystem` does not, so a local folder is a
 //! [`crate::log_store::LogStore`], whose writers append under an exclusive lock and compare
 //! the e_tag there, safe across processes.
+//!
+//! A [`ConditionalHead`] remembers the bytes and version it last read or wrote. A read is a
+//! conditional GET (`If-None-Match` with the remembered ETag): when the object is unchanged the
+//! store answers `NotModified` without a body and the remembered bytes are returned. Within a
+//! caller's staleness bound ([`HeadStore::read_within`]) the remembered bytes are returned with
+//! no request at all; a lost compare-and-swap (or a failed write) makes them stale at once, so
+//! the next read asks the store.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, UpdateVersion};
+use object_store::{GetOptions, ObjectStore, PutMode, PutOptions, PutResult, UpdateVersion};
 
 use crate::error::Error;
 
@@ -32,54 +40,146 @@ impl fmt::Debug for HeadVersion {
     }
 }
 
+impl HeadVersion {
+    fn e_tag(&self) -> Option<&str> {
+        match self {
+            HeadVersion::Object { e_tag, .. } => e_tag.as_deref(),
+        }
+    }
+
+    /// The version a put reported, if it reported one a later compare-and-swap can use.
+    fn from_put(r: &PutResult) -> Option<HeadVersion> {
+        (r.e_tag.is_some() || r.version.is_some())
+            .then(|| HeadVersion::Object { e_tag: r.e_tag.clone(), version: r.version.clone() })
+    }
+}
+
 /// Reads and swaps the head's bytes.
 #[async_trait]
 pub(crate) trait HeadStore: Send + Sync {
     /// The current bytes and their version, or `None` before the first head.
     async fn read(&self) -> Result<Option<(Bytes, HeadVersion)>, Error>;
+    /// What was last read or written, if that was less than `max_age` ago and no write has
+    /// failed since; otherwise [`HeadStore::read`].
+    async fn read_within(&self, max_age: Duration) -> Result<Option<(Bytes, HeadVersion)>, Error>;
     /// Writes the first head; `Conflict` if one exists.
     async fn create(&self, bytes: Bytes) -> Result<(), Error>;
     /// Replaces the head if it is still at `expected`; `Conflict` otherwise.
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error>;
 }
 
+/// What a [`ConditionalHead`] last read or wrote.
+#[derive(Clone)]
+struct Known {
+    /// `None`: there was no object.
+    current: Option<(Bytes, HeadVersion)>,
+    /// When it was read or written; `None` once it may be stale (a write failed or lost).
+    at: Option<Instant>,
+}
+
 /// A head object in an object store with conditional writes.
 pub(crate) struct ConditionalHead {
-    pub(crate) store: Arc<dyn ObjectStore>,
-    pub(crate) path: Path,
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    known: Mutex<Option<Known>>,
+}
+
+impl ConditionalHead {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
+        ConditionalHead { store, path, known: Mutex::new(None) }
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Option<Known>> {
+        // Replaced whole, never left half-written: a poisoned lock is still sound.
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn remember(&self, current: Option<(Bytes, HeadVersion)>) {
+        *self.known() = Some(Known { current, at: Some(Instant::now()) });
+    }
+
+    /// After a write that failed or lost: the remembered object may be stale. Its ETag still
+    /// serves the next conditional read.
+    fn doubt(&self) {
+        if let Some(k) = self.known().as_mut() {
+            k.at = None;
+        }
+    }
+
+    /// After a write that landed: the new bytes, if the store said which version they are.
+    fn wrote(&self, bytes: Bytes, result: &PutResult) {
+        match HeadVersion::from_put(result) {
+            Some(version) => self.remember(Some((bytes, version))),
+            None => *self.known() = None,
+        }
+    }
 }
 
 #[async_trait]
 impl HeadStore for ConditionalHead {
     async fn read(&self) -> Result<Option<(Bytes, HeadVersion)>, Error> {
-        match self.store.get(&self.path).await {
+        let known = self.known().as_ref().and_then(|k| k.current.clone());
+        let mut options = GetOptions::default();
+        if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
+            options.if_none_match = Some(e_tag.to_owned());
+        }
+        let current = match self.store.get_opts(&self.path, options).await {
             Ok(r) => {
                 let version = HeadVersion::Object { e_tag: r.meta.e_tag.clone(), version: r.meta.version.clone() };
                 let bytes = r.bytes().await.map_err(|e| Error::backend("read", &self.path, e))?;
-                Ok(Some((bytes, version)))
+                Some((bytes, version))
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(Error::backend("read", &self.path, e)),
+            // Unchanged since the remembered read or write: no body was sent.
+            Err(object_store::Error::NotModified { .. }) if known.is_some() => known,
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(Error::backend("read", &self.path, e)),
+        };
+        self.remember(current.clone());
+        Ok(current)
+    }
+
+    async fn read_within(&self, max_age: Duration) -> Result<Option<(Bytes, HeadVersion)>, Error> {
+        if let Some(Known { current, at: Some(at) }) = self.known().clone()
+            && at.elapsed() < max_age
+        {
+            return Ok(current);
         }
+        self.read().await
     }
 
     async fn create(&self, bytes: Bytes) -> Result<(), Error> {
-        match self.store.put_opts(&self.path, bytes.into(), PutMode::Create.into()).await {
-            Ok(_) => Ok(()),
-            Err(object_store::Error::AlreadyExists { .. }) => Err(Error::Conflict),
-            Err(e) => Err(Error::backend("create", &self.path, e)),
+        match self.store.put_opts(&self.path, bytes.clone().into(), PutMode::Create.into()).await {
+            Ok(r) => {
+                self.wrote(bytes, &r);
+                Ok(())
+            }
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                self.doubt();
+                Err(Error::Conflict)
+            }
+            Err(e) => {
+                self.doubt();
+                Err(Error::backend("create", &self.path, e))
+            }
         }
     }
 
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error> {
         let HeadVersion::Object { e_tag, version } = expected.clone();
         let opts = PutOptions::from(PutMode::Update(UpdateVersion { e_tag, version }));
-        match self.store.put_opts(&self.path, bytes.into(), opts).await {
-            Ok(_) => Ok(()),
+        match self.store.put_opts(&self.path, bytes.clone().into(), opts).await {
+            Ok(r) => {
+                self.wrote(bytes, &r);
+                Ok(())
+            }
             Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
+                self.doubt();
                 Err(Error::Conflict)
             }
-            Err(e) => Err(Error::backend("swap", &self.path, e)),
+            Err(e) => {
+                self.doubt();
+                Err(Error::backend("swap", &self.path, e))
+            }
         }
     }
 }

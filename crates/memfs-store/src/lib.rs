@@ -15,6 +15,7 @@
 
 pub mod cloud;
 pub mod conformance;
+mod disk_cache;
 mod encrypted;
 mod error;
 pub mod fault;
@@ -28,9 +29,10 @@ mod repository;
 mod revision;
 mod rollback;
 
+pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
     Backend, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, EncryptedRepository, FORMAT_VERSION, GcOptions,
-    GcReport, OpenOptions, Problem, PurgeError, PurgeReport,
+    GcReport, HEAD_SNAPSHOT_BYTES, OpenOptions, Problem, PurgeError, PurgeReport,
 };
 pub use error::Error;
 pub use progress::Progress;

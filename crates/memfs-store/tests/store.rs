@@ -14,6 +14,9 @@
 //!   on memory, the local folder, S3 (moto) and Azure (Azurite) (`backends`);
 //! - `log_store`: `LogStore` answers as `InMemory`, shares a folder between instances, survives
 //!   torn tails at every length, refuses corruption, rolls segments over and compacts;
+//! - `round_trips`: requests per command (a cold file view reads the head and the content, a
+//!   warm one the head only, conditionally, or nothing within a staleness bound), the head's
+//!   snapshot (verified, within its budget), the on-disk cache;
 //! - `scale`: criterion 3 — objects and bytes one `create` writes at 100 and 10,000 files.
 //!
 //! Figures (fault points tried, states checked, objects and bytes per `create`) go to stderr:
@@ -38,5 +41,7 @@ mod gcs_stub;
 mod log_store;
 #[path = "store/object_conformance.rs"]
 mod object_conformance;
+#[path = "store/round_trips.rs"]
+mod round_trips;
 #[path = "store/scale.rs"]
 mod scale;

@@ -277,7 +277,13 @@ impl EncryptedRepository {
             .map(|id| async move {
                 let path = object_path(&id);
                 let r = match self.store.delete(&path).await {
-                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(id),
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                        // Not kept on disk either (a later fetch would fail all the same).
+                        if let Some(disk) = &self.disk {
+                            disk.remove(&id);
+                        }
+                        Ok(id)
+                    }
                     Err(e) => Err(Error::backend("delete", &path, e)),
                 };
                 progress.advance(1);

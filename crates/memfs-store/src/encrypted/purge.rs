@@ -61,7 +61,7 @@ use self::record::{Context, follow, follow_commit_ids, rewrite_changes};
 use self::rewrite::Rewrite;
 use super::{EncryptedRepository, now_ms};
 use crate::error::Error;
-use crate::format::{CommitObject, HeadObject};
+use crate::format::CommitObject;
 use crate::progress::Progress;
 use crate::repository::Head;
 
@@ -295,6 +295,8 @@ impl EncryptedRepository {
         };
         let plain = serde_json::to_vec(&commit).expect("a commit serializes");
         let purge_id = self.keys.tree_address.address(&plain);
+        // The snapshot comes from the new tree only: nothing of the purged path.
+        let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0);
         writes.push((ObjectKind::Commit, purge_id, plain));
         new_ids.insert(purge_id);
         writes.extend(rewrite.new.into_iter().map(|(id, plain)| (ObjectKind::Dir, id, plain)));
@@ -308,7 +310,7 @@ impl EncryptedRepository {
             .buffer_unordered(PARALLEL)
             .try_collect::<Vec<()>>()
             .await?;
-        let head = self.seal_head(&HeadObject { generation, commit: purge_id })?;
+        let head = self.seal_head(&head)?;
         match self.head.swap(version, head).await {
             Ok(()) => {}
             Err(Error::Conflict) => return Err(Error::Conflict.into()),

@@ -82,17 +82,10 @@ impl EncryptedRepository {
         Ok(HashSet::new())
     }
 
-    /// Drops deleted objects from this client's cache.
+    /// Drops deleted objects from this client's caches (in memory and on disk).
     pub(super) fn forget(&self, ids: &HashSet<ObjectId>) {
-        let mut cache = self.cache();
         for id in ids {
-            cache.dirs.remove(id);
-            cache.pages.remove(id);
-            cache.commits.remove(id);
-            cache.policies.remove(id);
-            if let Some(blob) = cache.blobs.remove(id) {
-                cache.blob_bytes = cache.blob_bytes.saturating_sub(blob.len());
-            }
+            self.forget_object(id);
         }
     }
 }

@@ -1,0 +1,401 @@
+//! Round trips: the requests a command costs, counted by `FaultStore`.
+//!
+//! - a cold client (empty caches) answers a file view with two gets: the head, whose snapshot
+//!   carries the commit and the directory pages, then the file's content;
+//! - a warm client reads only the head, with a conditional GET, and nothing at all within a
+//!   staleness bound; a stale client still loses no update (its swap conflicts, it runs again);
+//! - inline objects are verified like fetched ones; the snapshot stays within its budget;
+//! - the on-disk cache serves a new client's contents, and a damaged cache file is a miss.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Tree};
+use memfs_crypt::{MasterKey, ObjectKind};
+use memfs_store::fault::{FaultStore, OpCounts};
+use memfs_store::log_store::LogStore;
+use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, HEAD_SNAPSHOT_BYTES, OpenOptions, Repository};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
+use serde_json::{Value, json};
+
+use crate::support::{credential, init, run, verify};
+
+type Counted = Arc<FaultStore<InMemory>>;
+
+fn counted() -> Counted {
+    Arc::new(FaultStore::new(InMemory::new()))
+}
+
+fn backend(store: &Counted) -> Backend {
+    Backend::ObjectStore(store.clone())
+}
+
+async fn open_with(store: &Counted, options: OpenOptions) -> EncryptedRepository {
+    EncryptedRepository::open(backend(store), &credential(), options).await.unwrap()
+}
+
+/// A new client with empty caches.
+async fn cold(store: &Counted) -> EncryptedRepository {
+    open_with(store, OpenOptions::default()).await
+}
+
+fn stale_ok(bound: Duration) -> OpenOptions {
+    OpenOptions { max_staleness: Some(bound), ..Default::default() }
+}
+
+/// Runs `input` and returns its answer and the operations it cost.
+async fn counting(store: &Counted, repo: &EncryptedRepository, input: Value) -> (String, OpCounts) {
+    let before = store.plan().counts();
+    let result = run(repo, &input).await.unwrap();
+    (result.content, store.plan().counts().since(&before))
+}
+
+fn gets(n: u64) -> OpCounts {
+    OpCounts { get: n, ..OpCounts::default() }
+}
+
+fn view(path: &str) -> Value {
+    json!({"command": "view", "path": path})
+}
+
+fn create(path: &str, text: &str) -> Value {
+    json!({"command": "create", "path": path, "file_text": text})
+}
+
+/// A small tree: a file at the top, two directories, one nested.
+async fn small_tree(store: &Counted) -> EncryptedRepository {
+    let repo = init(backend(store), None).await.unwrap();
+    for (path, text) in [
+        ("/memories/a.md", "alpha\n"),
+        ("/memories/notes/b.md", "beta\n"),
+        ("/memories/notes/deep/c.md", "gamma\n"),
+        ("/memories/people/d.md", "delta\n"),
+    ] {
+        run(&repo, &create(path, text)).await.unwrap();
+    }
+    repo
+}
+
+/// The head's plaintext, opened with the tests' master key.
+async fn head_json(store: &Counted) -> Value {
+    let sealed = store.inner().get(&Path::from("head")).await.unwrap().bytes().await.unwrap();
+    let plain = MasterKey::from_bytes([0x5a; 32])
+        .object_key()
+        .open(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &sealed)
+        .unwrap();
+    serde_json::from_slice(&plain).unwrap()
+}
+
+/// Seals `head` and puts it in place of the stored head.
+async fn replace_head(store: &Counted, head: &Value) {
+    let plain = serde_json::to_vec(head).unwrap();
+    let sealed = MasterKey::from_bytes([0x5a; 32])
+        .object_key()
+        .seal(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &plain)
+        .unwrap();
+    store.inner().put(&Path::from("head"), sealed.into()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cold_file_view_reads_the_head_then_the_content() {
+    let store = counted();
+    small_tree(&store).await;
+    for path in ["/memories/a.md", "/memories/notes/deep/c.md"] {
+        let repo = cold(&store).await;
+        let (answer, cost) = counting(&store, &repo, view(path)).await;
+        assert!(answer.contains("\t"), "{answer}");
+        assert_eq!(cost, gets(2), "{path}: the head, then the content");
+    }
+    // A directory view: everything two levels down is in the head.
+    let repo = cold(&store).await;
+    let (answer, cost) = counting(&store, &repo, view("/memories")).await;
+    assert!(answer.contains("/memories/notes/deep"), "{answer}");
+    assert_eq!(cost, gets(1));
+}
+
+#[tokio::test]
+async fn a_warm_view_is_one_conditional_get() {
+    let store = counted();
+    small_tree(&store).await;
+    let repo = cold(&store).await;
+    counting(&store, &repo, view("/memories/notes/b.md")).await;
+    let (answer, cost) = counting(&store, &repo, view("/memories/notes/b.md")).await;
+    assert!(answer.contains("beta"));
+    assert_eq!(cost, gets(1), "the head, unchanged");
+    // Another client commits: the next view reads the new head (one get) and only what changed.
+    let other = cold(&store).await;
+    run(&other, &create("/memories/notes/e.md", "epsilon\n")).await.unwrap();
+    let (answer, cost) = counting(&store, &repo, view("/memories/notes")).await;
+    assert!(answer.contains("/memories/notes/e.md"), "{answer}");
+    assert_eq!(cost, gets(1), "the new head carries the changed pages");
+    // The writer itself knows the head it wrote.
+    let (_, cost) = counting(&store, &other, view("/memories/notes/e.md")).await;
+    assert_eq!(cost, gets(1));
+}
+
+#[tokio::test]
+async fn the_head_read_is_conditional_on_every_backend_kind() {
+    // A local folder honours If-None-Match like the object stores.
+    let dir = tempfile::tempdir().unwrap();
+    let log = LogStore::open(dir.path()).unwrap();
+    let path = Path::from("head");
+    let put = log.put(&path, "one".into()).await.unwrap();
+    let e_tag = put.e_tag.clone().unwrap();
+    let unchanged = GetOptions { if_none_match: Some(e_tag.clone()), ..Default::default() };
+    assert!(matches!(log.get_opts(&path, unchanged.clone()).await, Err(object_store::Error::NotModified { .. })));
+    log.put(&path, "two".into()).await.unwrap();
+    let changed = log.get_opts(&path, unchanged).await.unwrap();
+    assert_ne!(changed.meta.e_tag.as_deref(), Some(e_tag.as_str()));
+    assert_eq!(changed.bytes().await.unwrap(), "two");
+
+    // And a warm view over it costs one get.
+    let store = Arc::new(FaultStore::new(LogStore::open(dir.path().join("store")).unwrap()));
+    let repo = init(Backend::ObjectStore(store.clone()), None).await.unwrap();
+    run(&repo, &create("/memories/a.md", "alpha\n")).await.unwrap();
+    let fresh = EncryptedRepository::open(Backend::ObjectStore(store.clone()), &credential(), OpenOptions::default())
+        .await
+        .unwrap();
+    for expected in [2, 1, 1] {
+        let before = store.plan().counts();
+        run(&fresh, &view("/memories/a.md")).await.unwrap();
+        assert_eq!(store.plan().counts().since(&before), gets(expected));
+    }
+}
+
+#[tokio::test]
+async fn within_the_staleness_bound_a_view_costs_nothing() {
+    let store = counted();
+    small_tree(&store).await;
+    let repo = open_with(&store, stale_ok(Duration::from_secs(3600))).await;
+    let (_, cost) = counting(&store, &repo, view("/memories/a.md")).await;
+    assert_eq!(cost, gets(2));
+    let (answer, cost) = counting(&store, &repo, view("/memories/a.md")).await;
+    assert!(answer.contains("alpha"));
+    assert_eq!(cost, gets(0));
+    let (_, cost) = counting(&store, &repo, view("/memories")).await;
+    assert_eq!(cost, gets(0));
+    // A mutation: its objects at once, then the head; no read.
+    let (_, cost) = counting(&store, &repo, create("/memories/f.md", "phi\n")).await;
+    assert_eq!((cost.get, cost.list, cost.delete), (0, 0, 0), "{cost:?}");
+    // The client sees its own commit at once.
+    let (answer, cost) = counting(&store, &repo, view("/memories/f.md")).await;
+    assert!(answer.contains("phi"), "{answer}");
+    assert_eq!(cost, gets(0));
+
+    // Past the bound, the head is read again (conditionally).
+    let repo = open_with(&store, stale_ok(Duration::from_millis(50))).await;
+    counting(&store, &repo, view("/memories/a.md")).await;
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let (_, cost) = counting(&store, &repo, view("/memories/a.md")).await;
+    assert_eq!(cost, gets(1));
+}
+
+#[tokio::test]
+async fn a_stale_reader_loses_no_update() {
+    let store = counted();
+    small_tree(&store).await;
+    let stale = open_with(&store, stale_ok(Duration::from_secs(3600))).await;
+    counting(&store, &stale, view("/memories")).await;
+
+    let other = cold(&store).await;
+    run(&other, &create("/memories/b.md", "from the other client\n")).await.unwrap();
+    let edit = json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "alpha", "new_str": "ALPHA"});
+    run(&other, &edit).await.unwrap();
+
+    // Within the bound the stale client does not see them (as documented)...
+    let (answer, _) = counting(&store, &stale, view("/memories")).await;
+    assert!(!answer.contains("/memories/b.md"), "{answer}");
+    // ...but its writes are based on the head they were checked against: a create conflicts,
+    // is run again on the new head, and keeps the other client's file.
+    run(&stale, &create("/memories/c.md", "from the stale client\n")).await.unwrap();
+    // An edit of text the other client already changed is run again and finds it gone.
+    let lost = json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "alpha", "new_str": "uno"});
+    let result = run(&stale, &lost).await.unwrap();
+    assert!(result.is_error, "{}", result.content);
+    assert!(result.content.contains("did not appear verbatim"), "{}", result.content);
+
+    let all = verify(&cold(&store).await).await.unwrap();
+    assert_eq!(all.paths["/memories/a.md"], "ALPHA\n");
+    assert_eq!(all.paths["/memories/b.md"], "from the other client\n");
+    assert_eq!(all.paths["/memories/c.md"], "from the stale client\n");
+    // And after its conflict the stale client reads the head again: it sees everything now.
+    let (answer, _) = counting(&store, &stale, view("/memories")).await;
+    assert!(answer.contains("/memories/b.md") && answer.contains("/memories/c.md"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_tampered_inline_object_is_refused() {
+    let store = counted();
+    small_tree(&store).await;
+    let original = head_json(&store).await;
+    let inline = original["inline"].as_array().unwrap();
+    assert_eq!(inline[0]["kind"], "commit");
+    assert!(inline.iter().any(|o| o["kind"] == "dir"));
+
+    // Each inline object changed in turn (a renamed file, a changed commit), re-sealed with
+    // the right key so that only the id check can tell: every reader refuses the head.
+    for i in 0..inline.len() {
+        let mut head = original.clone();
+        let plain = head["inline"][i]["plain"].as_str().unwrap().to_owned();
+        let changed = if plain.contains("a.md") { plain.replace("a.md", "z.md") } else { plain.replace("1", "2") };
+        assert_ne!(plain, changed);
+        head["inline"][i]["plain"] = Value::String(changed);
+        replace_head(&store, &head).await;
+        let err = cold(&store).await.head().await.unwrap_err();
+        match &err {
+            Error::Corrupt { object, reason } => {
+                assert_eq!(object, "head");
+                assert!(reason.contains("does not match its id"), "{reason}");
+            }
+            other => panic!("inline object {i}: expected Corrupt, got {other:?}"),
+        }
+    }
+
+    // An object moved under another object's id, or given another kind, fails the same way.
+    let mut head = original.clone();
+    let first_dir = inline.iter().position(|o| o["kind"] == "dir").unwrap();
+    head["inline"][first_dir]["id"] = original["inline"][0]["id"].clone();
+    replace_head(&store, &head).await;
+    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
+    let mut head = original.clone();
+    head["inline"][first_dir]["kind"] = json!("blob");
+    replace_head(&store, &head).await;
+    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
+
+    // The genuine head reads again.
+    replace_head(&store, &original).await;
+    let all = verify(&cold(&store).await).await.unwrap();
+    assert_eq!(all.paths["/memories/a.md"], "alpha\n");
+}
+
+#[tokio::test]
+async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
+    let store = counted();
+    let repo = init(backend(&store), None).await.unwrap();
+    // 24 directories of 32 files, in one commit: about 110 KB of directory pages, more than
+    // the budget.
+    let mut blobs = Vec::new();
+    let root = Dir::from_entries((0..24).map(|d| {
+        let files = (0..32).map(|f| {
+            let content = format!("{d} {f}\n");
+            let id = repo.address(content.as_bytes());
+            let size = content.len() as u64;
+            blobs.push(NewBlob { id, content: Arc::from(content.into_bytes()) });
+            let name = Name::parse(&format!("a-file-with-a-longer-name-{f:02}.md")).unwrap();
+            (name, Node::File(FileRef { id, size, accessed: 0 }))
+        });
+        let dir = Dir::from_entries(files.collect::<Vec<_>>());
+        (Name::parse(&format!("directory-{d:02}")).unwrap(), Node::Dir(DirRef::new(dir)))
+    }));
+    let mutation = Mutation { tree: Tree::from_root(DirRef::new(root)), changes: Vec::new(), blobs, applied: None };
+    let base = repo.head().await.unwrap();
+    repo.commit(&base, &mutation, CommitInfo::default()).await.unwrap();
+    let head = head_json(&store).await;
+    let inline = head["inline"].as_array().unwrap();
+    // As the head carries them: JSON strings (without their quotes).
+    let size: usize = inline.iter().map(|o| o["plain"].to_string().len() - 2).sum();
+    assert!(size <= HEAD_SNAPSHOT_BYTES, "{size}");
+    assert!(size >= HEAD_SNAPSHOT_BYTES * 3 / 4, "the budget is used: {size}");
+    let kinds: Vec<&str> = inline.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds[0], "commit");
+    assert!(kinds[1..].iter().all(|k| *k == "dir"), "{kinds:?}");
+    assert_eq!(inline[0]["id"], head["commit"]);
+    let pages = kinds.len() - 1;
+    eprintln!("snapshot of a 24 x 32 tree: {size} bytes, {pages} pages");
+
+    // Breadth-first: the root and the first directories are in, the last ones are not.
+    let repo = cold(&store).await;
+    let (answer, cost) = counting(&store, &repo, view("/memories/directory-00/a-file-with-a-longer-name-07.md")).await;
+    assert!(answer.contains("0 7"), "{answer}");
+    assert_eq!(cost, gets(2));
+    let (answer, cost) = counting(&store, &repo, view("/memories/directory-23/a-file-with-a-longer-name-07.md")).await;
+    assert!(answer.contains("23 7"), "{answer}");
+    assert!(cost.get > 1, "{cost:?}: directory-23 is read from the store");
+
+    // The next commit carries the snapshot over (from its cache: pages it only read inline).
+    let writer = cold(&store).await;
+    run(&writer, &create("/memories/directory-00/new.md", "new\n")).await.unwrap();
+    let next = head_json(&store).await;
+    let carried = next["inline"].as_array().unwrap().len();
+    assert!(carried + 2 >= inline.len(), "{carried} of {}", inline.len());
+}
+
+#[tokio::test]
+async fn a_commit_larger_than_the_budget_is_fetched() {
+    let store = counted();
+    let repo = small_tree(&store).await;
+    let big = "x".repeat(HEAD_SNAPSHOT_BYTES + 1);
+    run(&repo, &create("/memories/big.md", &big)).await.unwrap();
+    let head = head_json(&store).await;
+    assert!(head["inline"].as_array().unwrap().iter().all(|o| o["kind"] == "dir"), "the commit holds the file");
+    // The head, the commit, the content: the directories still come from the head.
+    let repo = cold(&store).await;
+    let (answer, cost) = counting(&store, &repo, view("/memories/notes/b.md")).await;
+    assert!(answer.contains("beta"));
+    assert_eq!(cost, gets(3));
+}
+
+#[tokio::test]
+async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
+    let store = counted();
+    small_tree(&store).await;
+    let cache = tempfile::tempdir().unwrap();
+    let with_cache = || OpenOptions { cache_dir: Some(cache.path().to_owned()), ..Default::default() };
+
+    let first = open_with(&store, with_cache()).await;
+    let (_, cost) = counting(&store, &first, view("/memories/notes/b.md")).await;
+    assert_eq!(cost, gets(2));
+    let store_dir = cache.path().join(first.store_id());
+    let content = first.address(b"beta\n").to_hex();
+    let file = store_dir.join(&content[..2]).join(&content);
+    assert!(file.is_file());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(file.parent().unwrap()), 0o700);
+        assert_eq!(mode(&store_dir), 0o700);
+    }
+
+    // A new client: the head from the store, the content from the disk.
+    let second = open_with(&store, with_cache()).await;
+    let (answer, cost) = counting(&store, &second, view("/memories/notes/b.md")).await;
+    assert!(answer.contains("beta"));
+    assert_eq!(cost, gets(1));
+
+    // A damaged file is a miss: fetched again and replaced.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let third = open_with(&store, with_cache()).await;
+    let (answer, cost) = counting(&store, &third, view("/memories/notes/b.md")).await;
+    assert!(answer.contains("beta"));
+    assert_eq!(cost, gets(2));
+    assert_ne!(std::fs::read(&file).unwrap(), bytes);
+    // Another object's bytes under this name: a miss too.
+    let other = first.address(b"alpha\n").to_hex();
+    counting(&store, &first, view("/memories/a.md")).await;
+    std::fs::copy(store_dir.join(&other[..2]).join(&other), &file).unwrap();
+    let fourth = open_with(&store, with_cache()).await;
+    let (answer, cost) = counting(&store, &fourth, view("/memories/notes/b.md")).await;
+    assert!(answer.contains("beta"));
+    assert_eq!(cost, gets(2));
+
+    // What a client writes is cached too.
+    run(&first, &create("/memories/g.md", "gee\n")).await.unwrap();
+    let fifth = open_with(&store, with_cache()).await;
+    let (_, cost) = counting(&store, &fifth, view("/memories/g.md")).await;
+    assert_eq!(cost, gets(1));
+
+    // A purge deletes the purged content from this machine's cache.
+    let purged = first.address(b"gee\n").to_hex();
+    assert!(store_dir.join(&purged[..2]).join(&purged).is_file());
+    let head = first.head().await.unwrap();
+    first.purge(&head, &MemoryPath::parse("/memories/g.md").unwrap(), "test", &()).await.unwrap();
+    assert!(!store_dir.join(&purged[..2]).join(&purged).exists());
+    crate::support::check(&cold(&store).await).await;
+}
