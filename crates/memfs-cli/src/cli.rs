@@ -240,6 +240,17 @@ pub(crate) struct StoreArgs {
     #[arg(long, global = true, env = "MEMFS_NAMESPACE", value_name = "NAME")]
     pub(crate) namespace: Option<String>,
 
+    /// Answer reads from a head up to this old (30s, 500ms, 2m) without asking the store: a
+    /// warm read then costs no round trip, but may miss what other clients committed that
+    /// long ago. Writes stay safe (compare-and-swap). Default: every command checks the head.
+    #[arg(long, global = true, env = "MEMFS_MAX_STALENESS", value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) max_staleness: Option<std::time::Duration>,
+
+    /// Also keep fetched objects (sealed, as stored) in this folder, so a new process reads
+    /// them without a round trip; verified on every read. Default: memory only.
+    #[arg(long, global = true, env = "MEMFS_CACHE_DIR", value_name = "PATH")]
+    pub(crate) cache_dir: Option<PathBuf>,
+
     /// Read the passphrase from the first line of this file. (Or set MEMFS_PASSPHRASE.)
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "key_file")]
     pub(crate) passphrase_file: Option<PathBuf>,
@@ -359,4 +370,9 @@ fn parse_store_option(s: &str) -> Result<(String, String), String> {
         Some((k, v)) if !k.is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
         _ => Err("expected KEY=VALUE, as in aws_region=eu-west-1".to_owned()),
     }
+}
+
+/// Parses `30s`, `500ms`, `2m` for --max-staleness.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    memfs::parse_duration(s).ok_or_else(|| "expected a duration such as 30s, 500ms or 2m".to_owned())
 }

@@ -121,7 +121,14 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         eprintln!("memfs: created a new encrypted store at {url}");
     }
     let credential = credential(args, is_default)?;
-    let options =
-        OpenOptions { dialect, credential, state_dir: state_dir(), actor: args.actor.clone(), today: today()? };
+    let options = OpenOptions {
+        dialect,
+        credential,
+        state_dir: state_dir(),
+        actor: args.actor.clone(),
+        today: today()?,
+        max_staleness: args.max_staleness,
+        cache_dir: args.cache_dir.clone(),
+    };
     Ok(Memfs::open(&url, options).await?)
 }

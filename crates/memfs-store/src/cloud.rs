@@ -304,8 +304,14 @@ impl RetrySettings {
 
 const DURATION: &str = "expected a duration such as 30s, 500ms or 2m";
 
-/// Parses `30s`, `500ms`, `2m`.
-fn parse_duration(s: &str) -> Option<Duration> {
+/// Parses a duration written `30s`, `500ms` or `2m` (a whole number and a unit).
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(memfs_store::cloud::parse_duration("2m"), Some(Duration::from_secs(120)));
+/// assert_eq!(memfs_store::cloud::parse_duration("2"), None);
+/// ```
+pub fn parse_duration(s: &str) -> Option<Duration> {
     let split = s.find(|c: char| !c.is_ascii_digit())?;
     let (n, unit) = s.split_at(split);
     let n: u64 = n.parse().ok()?;

@@ -28,6 +28,13 @@ pub struct OpenOptions {
     pub actor: String,
     /// The day to use as today for last-access days and expiration (`None`: the clock's).
     pub today: Option<Day>,
+    /// Answer reads from a head up to this old without asking the store (`None`: every
+    /// command checks the head, with a conditional GET). Writes stay safe; see
+    /// [`memfs_store::OpenOptions::max_staleness`] for what a reader may miss.
+    pub max_staleness: Option<Duration>,
+    /// Keep immutable objects, sealed as stored, in this folder too (`None`: memory only); see
+    /// [`memfs_store::OpenOptions::cache_dir`].
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 /// How many times a mutation runs before giving up under contention.
@@ -99,8 +106,12 @@ impl Memfs {
         let store = location.to_string();
         let credential =
             options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
-        let repo_options =
-            StoreOpenOptions { state_dir: options.state_dir.clone(), display: store.clone(), ..Default::default() };
+        let repo_options = StoreOpenOptions {
+            state_dir: options.state_dir.clone(),
+            display: store.clone(),
+            max_staleness: options.max_staleness,
+            cache_dir: options.cache_dir.clone(),
+        };
         let objects = match &backend {
             Backend::ObjectStore(objects) => Some(objects.clone()),
             _ => None,
