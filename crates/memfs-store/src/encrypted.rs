@@ -222,7 +222,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
         head: Box::new(ConditionalHead::new(store.clone(), Path::from(HEAD_PATH))),
         gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
         keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
-        snapshot_budget: if log.is_some() { LOCAL_HEAD_SNAPSHOT_BYTES } else { HEAD_SNAPSHOT_BYTES },
+        snapshot_budget: HEAD_SNAPSHOT_BYTES,
         store,
         log,
     };
@@ -233,9 +233,10 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             // every object before it: one sync per commit, and the head never names an object
             // that a power loss could take back.
             let log = Arc::new(LogStore::open(&dir).map_err(|e| Error::backend("open", &Path::from("log"), e))?);
-            conditional(log.clone(), Some(log))
+            Connection { snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES, ..conditional(log.clone(), Some(log)) }
         }
-        Backend::Memory => conditional(Arc::new(InMemory::new()), None),
+        // Nobody else can ever open this store: no reader for a snapshot.
+        Backend::Memory => Connection { snapshot_budget: 0, ..conditional(Arc::new(InMemory::new()), None) },
         Backend::ObjectStore(store) => conditional(store, None),
     })
 }
@@ -449,9 +450,9 @@ impl EncryptedRepository {
                 InlineKind::Policy => {
                     let policy = serde_json::from_slice::<Policy>(plain).map_err(undecodable)?;
                     policies.push((object.id, policy));
-                    plains.push((object.id, Arc::<[u8]>::from(plain)));
+                    plains.push((object.id, plain));
                 }
-                InlineKind::Dir => plains.push((object.id, Arc::<[u8]>::from(plain))),
+                InlineKind::Dir => plains.push((object.id, plain)),
             }
         }
         let root = {
@@ -463,7 +464,7 @@ impl EncryptedRepository {
                 cache.policies.entry(id).or_insert_with(|| Arc::new(policy));
             }
             for (id, plain) in plains {
-                cache.plains.entry(id).or_insert(plain);
+                cache.plains.entry(id).or_insert_with(|| Arc::from(plain));
             }
             cache.commits.get(&head.commit).map(|c| c.tree)
         };
@@ -513,20 +514,25 @@ impl EncryptedRepository {
         let cache = self.cache();
         let mut budget = self.snapshot_budget;
         let mut out = Vec::new();
-        let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], budget: &mut usize| {
+        let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
             // Plaintexts are JSON, so UTF-8; anything else is left out.
             if let Ok(plain) = std::str::from_utf8(plain) {
-                *budget -= inline_size(plain.as_bytes());
+                *budget -= size;
                 out.push(InlineObject { kind, id, plain: plain.to_owned() });
             }
         };
-        if inline_size(commit.1) <= budget {
-            add(InlineKind::Commit, commit.0, commit.1, &mut budget);
+        if budget == 0 {
+            return out;
         }
-        if let Some(plain) = policy.and_then(|p| cache.plains.get(&p))
+        let size = inline_size(commit.1);
+        if size <= budget {
+            add(InlineKind::Commit, commit.0, commit.1, size, &mut budget);
+        }
+        if let Some(p) = policy
+            && let Some(plain) = cache.plains.get(&p)
             && inline_size(plain) <= budget
         {
-            add(InlineKind::Policy, policy.expect("looked up"), plain, &mut budget);
+            add(InlineKind::Policy, p, plain, inline_size(plain), &mut budget);
         }
         let mut queue = VecDeque::from([root]);
         let mut seen = HashSet::new();
@@ -536,11 +542,12 @@ impl EncryptedRepository {
             }
             let (Some(pages), Some(dir)) = (cache.pages.get(&id), cache.dirs.get(&id)) else { continue };
             let Some(plains) = pages.iter().map(|p| cache.plains.get(p)).collect::<Option<Vec<_>>>() else { continue };
-            if plains.iter().map(|p| inline_size(p)).sum::<usize>() > budget {
+            let sizes: Vec<usize> = plains.iter().map(|p| inline_size(p)).collect();
+            if sizes.iter().sum::<usize>() > budget {
                 continue;
             }
-            for (page, plain) in pages.iter().zip(plains) {
-                add(InlineKind::Dir, *page, plain, &mut budget);
+            for ((page, plain), size) in pages.iter().zip(plains).zip(sizes) {
+                add(InlineKind::Dir, *page, plain, size, &mut budget);
             }
             queue.extend(dir.entries().filter_map(|(_, node)| match node {
                 Node::Dir(d) => d.id(),
@@ -991,13 +998,14 @@ impl EncryptedRepository {
             }
         }
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);
-        let head = self.seal_head(&head)?;
+        let sealed = self.seal_head(&head)?;
         let swapped = match &anchor.version {
-            Some(version) => self.head.swap(version, head).await,
-            None => self.head.create(head).await,
+            Some(version) => self.head.swap(version, sealed.clone()).await,
+            None => self.head.create(sealed.clone()).await,
         };
         match swapped {
-            Ok(()) => {}
+            // The next read of the head finds these bytes (unchanged): no need to open them.
+            Ok(()) => *self.parsed_head() = Some((sealed, Arc::new(head))),
             Err(Error::Conflict) => return Err(Error::Conflict),
             // The write may have landed even though it reported an error (a timeout after the
             // server applied it). Answering "failed" then would make a caller retry a command

@@ -81,44 +81,61 @@ struct Known {
 pub(crate) struct ConditionalHead {
     store: Arc<dyn ObjectStore>,
     path: Path,
-    known: Mutex<Option<Known>>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    known: Option<Known>,
+    /// Counts this client's writes (landed, lost or failed). A read that started before one
+    /// may have seen the object before it: it must not replace what the write left.
+    writes: u64,
 }
 
 impl ConditionalHead {
     pub(crate) fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
-        ConditionalHead { store, path, known: Mutex::new(None) }
+        ConditionalHead { store, path, state: Mutex::new(State::default()) }
     }
 
-    fn known(&self) -> std::sync::MutexGuard<'_, Option<Known>> {
-        // Replaced whole, never left half-written: a poisoned lock is still sound.
-        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // Fields replaced whole, never left half-written: a poisoned lock is still sound.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn remember(&self, current: Option<(Bytes, HeadVersion)>) {
-        *self.known() = Some(Known { current, at: Some(Instant::now()) });
+    /// After a read that started when `writes` writes had been made.
+    fn read_back(&self, writes: u64, current: Option<(Bytes, HeadVersion)>) {
+        let mut state = self.state();
+        if state.writes == writes {
+            state.known = Some(Known { current, at: Some(Instant::now()) });
+        }
     }
 
     /// After a write that failed or lost: the remembered object may be stale. Its ETag still
     /// serves the next conditional read.
     fn doubt(&self) {
-        if let Some(k) = self.known().as_mut() {
+        let mut state = self.state();
+        state.writes += 1;
+        if let Some(k) = state.known.as_mut() {
             k.at = None;
         }
     }
 
     /// After a write that landed: the new bytes, if the store said which version they are.
     fn wrote(&self, bytes: Bytes, result: &PutResult) {
-        match HeadVersion::from_put(result) {
-            Some(version) => self.remember(Some((bytes, version))),
-            None => *self.known() = None,
-        }
+        let mut state = self.state();
+        state.writes += 1;
+        state.known = HeadVersion::from_put(result)
+            .map(|version| Known { current: Some((bytes, version)), at: Some(Instant::now()) });
     }
 }
 
 #[async_trait]
 impl HeadStore for ConditionalHead {
     async fn read(&self) -> Result<Option<(Bytes, HeadVersion)>, Error> {
-        let known = self.known().as_ref().and_then(|k| k.current.clone());
+        let (known, writes) = {
+            let state = self.state();
+            (state.known.as_ref().and_then(|k| k.current.clone()), state.writes)
+        };
         let mut options = GetOptions::default();
         if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
             options.if_none_match = Some(e_tag.to_owned());
@@ -134,12 +151,12 @@ impl HeadStore for ConditionalHead {
             Err(object_store::Error::NotFound { .. }) => None,
             Err(e) => return Err(Error::backend("read", &self.path, e)),
         };
-        self.remember(current.clone());
+        self.read_back(writes, current.clone());
         Ok(current)
     }
 
     async fn read_within(&self, max_age: Duration) -> Result<Option<(Bytes, HeadVersion)>, Error> {
-        if let Some(Known { current, at: Some(at) }) = self.known().clone()
+        if let Some(Known { current, at: Some(at) }) = self.state().known.clone()
             && at.elapsed() < max_age
         {
             return Ok(current);
@@ -181,5 +198,55 @@ impl HeadStore for ConditionalHead {
                 Err(Error::backend("swap", &self.path, e))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::memory::InMemory;
+
+    use super::*;
+    use crate::fault::{FaultStore, OpClass};
+
+    fn head() -> (ConditionalHead, Arc<crate::fault::FaultPlan>) {
+        let store = FaultStore::new(InMemory::new());
+        let plan = store.plan().clone();
+        (ConditionalHead::new(Arc::new(store), Path::from("head")), plan)
+    }
+
+    #[tokio::test]
+    async fn an_unchanged_head_is_read_conditionally_and_a_fresh_one_not_at_all() {
+        let (head, plan) = head();
+        assert!(head.read().await.unwrap().is_none());
+        head.create(Bytes::from_static(b"one")).await.unwrap();
+        let (bytes, version) = head.read().await.unwrap().unwrap();
+        assert_eq!(bytes, "one");
+        assert_eq!(plan.count(OpClass::Get), 2);
+        // Within the bound: no request.
+        assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "one");
+        assert_eq!(plan.count(OpClass::Get), 2);
+        // A lost swap makes it stale at once.
+        let other = HeadVersion::Object { e_tag: Some("\"elsewhere\"".into()), version: None };
+        assert!(matches!(head.swap(&other, Bytes::from_static(b"lost")).await, Err(Error::Conflict)));
+        assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "one");
+        assert_eq!(plan.count(OpClass::Get), 3);
+        // A landed swap is remembered with the version the store gave it.
+        head.swap(&version, Bytes::from_static(b"two")).await.unwrap();
+        assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "two");
+        assert_eq!(plan.count(OpClass::Get), 3);
+        let (bytes, _) = head.read().await.unwrap().unwrap();
+        assert_eq!((bytes, plan.count(OpClass::Get)), (Bytes::from_static(b"two"), 4));
+    }
+
+    #[tokio::test]
+    async fn a_read_that_overlapped_a_write_does_not_replace_it() {
+        let (head, _) = head();
+        head.create(Bytes::from_static(b"one")).await.unwrap();
+        let (old, version) = head.read().await.unwrap().unwrap();
+        // A read starts, a write lands, the read ends with what it saw before the write.
+        let writes = head.state().writes;
+        head.swap(&version, Bytes::from_static(b"two")).await.unwrap();
+        head.read_back(writes, Some((old, version)));
+        assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "two");
     }
 }
