@@ -22,6 +22,9 @@ VERSION = "2021-08-06"
 
 
 def main() -> int:
+    if len(sys.argv) != 3:
+        print("usage: az_mkcontainer.py ENDPOINT CONTAINER", file=sys.stderr)
+        return 2
     endpoint, container = sys.argv[1].rstrip("/"), sys.argv[2]
     date = email.utils.formatdate(usegmt=True)
     # SharedKey string-to-sign: verb, 11 standard headers (Content-Type set explicitly: urllib
@@ -44,12 +47,15 @@ def main() -> int:
         },
     )
     try:
-        with urllib.request.urlopen(request) as response:
+        with urllib.request.urlopen(request, timeout=10) as response:
             return 0 if response.status == 201 else 1
     except urllib.error.HTTPError as e:
         if e.code == 409:  # ContainerAlreadyExists
             return 0
         print(f"az_mkcontainer: {e.code} {e.reason}", file=sys.stderr)
+        return 1
+    except (urllib.error.URLError, OSError) as e:
+        print(f"az_mkcontainer: {endpoint} did not answer: {e}", file=sys.stderr)
         return 1
 
 
