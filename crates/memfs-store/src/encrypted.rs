@@ -72,6 +72,12 @@ pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
 /// is a record in the log: the commit, the policy and the first pages only.
 const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 4 << 10;
 
+/// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
+const HEAD_RESENDS: u32 = 3;
+
+/// How many commits back [`EncryptedRepository::landed`] looks for a commit whose answer was lost.
+const LANDED_WALK: u64 = 64;
+
 /// Upper bound on cached file contents, in bytes; immutable objects never go stale.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
 
@@ -999,19 +1005,34 @@ impl EncryptedRepository {
         }
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);
         let sealed = self.seal_head(&head)?;
-        let swapped = match &anchor.version {
-            Some(version) => self.head.swap(version, sealed.clone()).await,
-            None => self.head.create(sealed.clone()).await,
+        let write = || async {
+            match &anchor.version {
+                Some(version) => self.head.swap(version, sealed.clone()).await,
+                None => self.head.create(sealed.clone()).await,
+            }
         };
+        // A write whose answer is lost (a timeout, a dropped connection) may still land, even
+        // later. Sending the very same conditional write again settles it: whichever copy
+        // lands first wins and the other is refused, so the commit lands at most once.
+        let mut swapped = write().await;
+        for resend in 1..=HEAD_RESENDS {
+            match &swapped {
+                Ok(()) | Err(Error::Conflict) => break,
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100 << resend)).await;
+                    swapped = write().await;
+                }
+            }
+        }
         match swapped {
             // The next read of the head finds these bytes (unchanged): no need to open them.
             Ok(()) => *self.parsed_head() = Some((sealed, Arc::new(head))),
-            Err(Error::Conflict) => return Err(Error::Conflict),
-            // The write may have landed even though it reported an error (a timeout after the
-            // server applied it). Answering "failed" then would make a caller retry a command
-            // that is already in: look before answering.
+            // Refused, or failed: but an earlier copy of this very write (ours, or a retry
+            // inside the client) may be the one that moved the head. Answering "conflict" or
+            // "failed" then would make the caller run a command again that is already in:
+            // look before answering.
             Err(e) => {
-                if !self.head_names(&commit_id).await {
+                if !self.landed(&commit_id, generation).await {
                     return Err(e);
                 }
             }
@@ -1033,11 +1054,24 @@ impl EncryptedRepository {
         HeadObject { generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
     }
 
-    /// Whether the stored head names `commit` (false if it cannot be read).
-    async fn head_names(&self, commit: &ObjectId) -> bool {
+    /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,
+    /// or names a later commit whose parents lead to it (another writer may have committed on
+    /// top already). False if the head cannot be read, and after [`LANDED_WALK`] commits.
+    async fn landed(&self, commit: &ObjectId, generation: u64) -> bool {
         let Ok(Some((bytes, _))) = self.head.read().await else { return false };
         let Ok(plain) = self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes) else { return false };
-        serde_json::from_slice::<HeadObject>(&plain).is_ok_and(|h| id_eq(&h.commit, commit))
+        let Ok(head) = serde_json::from_slice::<HeadObject>(&plain) else { return false };
+        if head.generation < generation || head.generation - generation > LANDED_WALK {
+            return false;
+        }
+        let mut at = head.commit;
+        for _ in generation..head.generation {
+            match self.commit_object(&at).await {
+                Ok(CommitObject { parent: Some(parent), .. }) => at = parent,
+                _ => return false,
+            }
+        }
+        id_eq(&at, commit)
     }
 }
 

@@ -17,6 +17,8 @@
 //! - `round_trips`: requests per command (a cold file view reads the head and the content, a
 //!   warm one the head only, conditionally, or nothing within a staleness bound), the head's
 //!   snapshot (verified, within its budget), the on-disk cache;
+//! - `retries`: faults on the wire through a real cloud client and the GCS stub: transient
+//!   errors retried, a lost answer to a head swap applied once;
 //! - `scale`: criterion 3 — objects and bytes one `create` writes at 100 and 10,000 files.
 //!
 //! Figures (fault points tried, states checked, objects and bytes per `create`) go to stderr:
@@ -41,6 +43,8 @@ mod gcs_stub;
 mod log_store;
 #[path = "store/object_conformance.rs"]
 mod object_conformance;
+#[path = "store/retries.rs"]
+mod retries;
 #[path = "store/round_trips.rs"]
 mod round_trips;
 #[path = "store/scale.rs"]

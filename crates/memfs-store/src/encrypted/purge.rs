@@ -313,10 +313,10 @@ impl EncryptedRepository {
         let head = self.seal_head(&head)?;
         match self.head.swap(version, head).await {
             Ok(()) => {}
-            Err(Error::Conflict) => return Err(Error::Conflict.into()),
-            // It may have landed all the same (a timeout after the write): look before failing.
+            // It may have landed all the same (a timeout after the write, or a retry inside the
+            // client refused because the first copy landed): look before failing.
             Err(e) => {
-                if !self.head_names(&purge_id).await {
+                if !self.landed(&purge_id, generation).await {
                     return Err(e.into());
                 }
             }

@@ -108,6 +108,11 @@ struct Shared {
     page_size: AtomicUsize,
     /// A dishonest stub, for tests that must see a dishonest store refused.
     ignore_preconditions: AtomicBool,
+    /// How many of the next requests get a transient `503` and change nothing.
+    fail_next: AtomicUsize,
+    /// The next PUT of a key ending with this is applied only after the delay: the client has
+    /// timed out by then, and the write lands anyway (a lost answer).
+    delay_next_put: Mutex<Option<(String, Duration)>>,
 }
 
 /// A running stub; the server stops when it is dropped.
@@ -136,6 +141,8 @@ impl GcsStub {
             log: Mutex::new(Vec::new()),
             page_size: AtomicUsize::new(1000),
             ignore_preconditions: AtomicBool::new(false),
+            fail_next: AtomicUsize::new(0),
+            delay_next_put: Mutex::new(None),
         });
         let app = Router::new().fallback(handle).layer(DefaultBodyLimit::max(64 << 20)).with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
@@ -199,6 +206,17 @@ impl GcsStub {
         self.shared.ignore_preconditions.store(ignore, Ordering::SeqCst);
     }
 
+    /// Answers the next `n` requests with a transient `503 Service Unavailable`, changing nothing.
+    pub(crate) fn fail_next(&self, n: usize) {
+        self.shared.fail_next.store(n, Ordering::SeqCst);
+    }
+
+    /// Applies the next PUT of a key ending with `suffix` only after `delay`, whether or not the
+    /// client is still waiting: a write whose answer is lost.
+    pub(crate) fn delay_next_put(&self, suffix: &str, delay: Duration) {
+        *lock(&self.shared.delay_next_put) = Some((suffix.to_owned(), delay));
+    }
+
     /// The object stored under `key` (the full key, prefix included).
     pub(crate) fn object(&self, key: &str) -> Option<StubObject> {
         lock(&self.shared.objects).map.get(key).cloned()
@@ -234,14 +252,51 @@ async fn handle(
         None => (decode(raw), None),
     };
     let query = parse_query(uri.query().unwrap_or(""));
-    let response = match (bucket, &key) {
-        (Some(b), _) if b != shared.bucket => {
-            error(StatusCode::NOT_FOUND, "NoSuchBucket", "The specified bucket does not exist.")
+    let transient = shared.fail_next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+    let delayed = match (&method, &key) {
+        (&Method::PUT, Some(Some(k))) => {
+            let mut slot = lock(&shared.delay_next_put);
+            match slot.as_ref() {
+                Some((suffix, delay)) if k.ends_with(suffix.as_str()) => {
+                    let delay = *delay;
+                    *slot = None;
+                    Some(delay)
+                }
+                _ => None,
+            }
         }
-        (None, _) | (_, Some(None)) => error(StatusCode::BAD_REQUEST, "InvalidURI", "Couldn't parse the URI."),
-        (Some(_), Some(Some(key))) => object_request(&shared, &method, key, &query, &headers, body),
-        (Some(_), None) if method == Method::GET => list(&shared, &query),
-        (Some(_), None) => not_implemented("bucket operations other than list"),
+        _ => None,
+    };
+    let response = if transient {
+        error(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", "Please try again.")
+    } else if let (Some(delay), Some(Some(k))) = (delayed, key.clone()) {
+        // Applied in a task of its own, so that the client giving up (and the connection
+        // closing) cannot cancel it.
+        // It records itself: by the time it runs, this handler may be gone.
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let response = object_request(&shared, &method, &k, &query, &headers, body);
+            lock(&shared.log).push(Recorded {
+                method,
+                key: Some(k),
+                query,
+                headers,
+                status: response.status(),
+                response_headers: response.headers().clone(),
+            });
+            response
+        });
+        return task.await.expect("the delayed write runs");
+    } else {
+        match (bucket, &key) {
+            (Some(b), _) if b != shared.bucket => {
+                error(StatusCode::NOT_FOUND, "NoSuchBucket", "The specified bucket does not exist.")
+            }
+            (None, _) | (_, Some(None)) => error(StatusCode::BAD_REQUEST, "InvalidURI", "Couldn't parse the URI."),
+            (Some(_), Some(Some(key))) => object_request(&shared, &method, key, &query, &headers, body),
+            (Some(_), None) if method == Method::GET => list(&shared, &query),
+            (Some(_), None) => not_implemented("bucket operations other than list"),
+        }
     };
     lock(&shared.log).push(Recorded {
         method,
