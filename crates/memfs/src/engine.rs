@@ -274,13 +274,19 @@ impl Memfs {
     /// had, had it come second.
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
         self.stats.commands.fetch_add(1, Ordering::Relaxed);
-        self.expire_automatically().await?;
+        // The head the daily expiration check read, if it changed nothing: the first attempt
+        // starts from it.
+        let mut first = self.expire_automatically().await?;
         let today = self.today();
         let mut fetched = Fetched::new(self.repo.as_ref());
         let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
+            let known = first.take();
             let read = async {
-                let head = self.repo.head().await?;
+                let head = match known {
+                    Some(head) => head,
+                    None => self.repo.head().await?,
+                };
                 let context = Context { dialect, policy: &head.policy, today };
                 loop {
                     match execute_in(command, &head.tree, &context, &fetched) {

@@ -7,7 +7,7 @@
 //! day.
 
 use memfs_core::{Change, Day, Mutation, Name, Node, Tree, normalized};
-use memfs_store::{CommitInfo, Error as StoreError};
+use memfs_store::{CommitInfo, Error as StoreError, Head};
 
 use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
 use crate::error::Error;
@@ -65,18 +65,24 @@ impl Memfs {
         Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
     }
 
-    /// Runs the policy's expiration once a day, before a command.
-    pub(crate) async fn expire_automatically(&self) -> Result<(), Error> {
+    /// Runs the policy's expiration once a day, before a command. Returns the head it read
+    /// when it changed nothing, so the command can start from it instead of reading it again
+    /// (a round trip saved on each new client's first command).
+    pub(crate) async fn expire_automatically(&self) -> Result<Option<Head>, Error> {
         let today = self.today();
         if *self.auto_expired.lock().expect("auto-expire day") == Some(today) {
-            return Ok(());
+            return Ok(None);
         }
         let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-        if let Some(days) = head.policy.expire_unused_after_days {
-            self.expire(days, false).await?;
-        }
+        let unchanged = match head.policy.expire_unused_after_days {
+            Some(days) => {
+                self.expire(days, false).await?;
+                None
+            }
+            None => Some(head),
+        };
         *self.auto_expired.lock().expect("auto-expire day") = Some(today);
-        Ok(())
+        Ok(unchanged)
     }
 
     /// Every file of `tree` last used `unused_for` or more days before `today`, in tree order.
