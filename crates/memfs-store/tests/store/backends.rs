@@ -89,8 +89,3 @@ pub(crate) fn fresh(kind: Kind) -> Option<TestStore> {
     };
     Some(TestStore { kind, store, _dir: dir })
 }
-
-/// Every backend available: memory and local always, S3 and Azure with the emulators.
-pub(crate) fn all() -> Vec<TestStore> {
-    [Kind::Memory, Kind::Local, Kind::S3, Kind::Azure].into_iter().filter_map(fresh).collect()
-}
