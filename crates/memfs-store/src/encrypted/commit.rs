@@ -1,0 +1,164 @@
+//! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
+//! with a lost answer settled before anything is reported; policy changes.
+
+use super::objects::PlannedDirs;
+use super::*;
+
+/// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
+const HEAD_RESENDS: u32 = 3;
+
+/// How many commits back [`EncryptedRepository::landed`] looks for a commit whose answer was lost.
+const LANDED_WALK: u64 = 64;
+
+impl EncryptedRepository {
+    /// Makes `policy` the store's policy, in a commit of its own (the tree unchanged), if the
+    /// head is still `base`. Returns the new generation, or [`Error::Conflict`].
+    pub async fn set_policy(&self, base: &Head, policy: &Policy, info: CommitInfo) -> Result<u64, Error> {
+        let plain = serde_json::to_vec(policy).expect("a policy serializes");
+        let id = self.keys.tree_address.address(&plain);
+        let mutation = Mutation { tree: base.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
+        let generation = self.commit_with_policy(base, &mutation, info, Some(id), vec![(id, plain)]).await?;
+        self.cache().policies.insert(id, Arc::new(policy.clone()));
+        Ok(generation)
+    }
+
+    /// The policy object `id` names (the default for `None`), through the cache.
+    pub(super) async fn policy_object(&self, id: Option<&ObjectId>) -> Result<Arc<Policy>, Error> {
+        let Some(id) = id else { return Ok(Arc::new(Policy::default())) };
+        if let Some(p) = self.cache().policies.get(id) {
+            return Ok(p.clone());
+        }
+        let plain = self.get_object(ObjectKind::Policy, id).await?;
+        let policy: Policy = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "policy", &e))?;
+        let policy = Arc::new(policy);
+        let mut cache = self.cache();
+        cache.policies.insert(*id, policy.clone());
+        cache.plains.insert(*id, plain.into());
+        Ok(policy)
+    }
+
+    /// Writes the mutation's objects (and `extra` policy objects), then a commit naming
+    /// `policy`, then swaps the head if it is still `base`.
+    pub(super) async fn commit_with_policy(
+        &self,
+        base: &Head,
+        mutation: &Mutation,
+        info: CommitInfo,
+        policy: Option<ObjectId>,
+        extra: Vec<(ObjectId, Vec<u8>)>,
+    ) -> Result<u64, Error> {
+        let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
+        // Every new object (contents, directory pages, the commit) is sealed first and written
+        // at once; only then is the head swapped.
+        let mut planned = PlannedDirs::default();
+        let base_root = base.tree.root().id();
+        let root = self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &mut planned);
+        let generation = base.generation + 1;
+        let commit = CommitObject {
+            parent: anchor.commit,
+            tree: root,
+            generation,
+            time_ms: now_ms(),
+            actor: info.actor,
+            command: info.command,
+            changes: info.changes,
+            files: mutation.tree.totals().files,
+            bytes: mutation.tree.totals().bytes,
+            policy,
+        };
+        let commit_plain = serde_json::to_vec(&commit).expect("commit");
+        let commit_id = self.keys.tree_address.address(&commit_plain);
+        let writes = mutation
+            .blobs
+            .iter()
+            .map(|b| (ObjectKind::Blob, b.id, &b.content[..]))
+            .chain(planned.pages.iter().map(|(id, plain)| (ObjectKind::Dir, *id, &plain[..])))
+            .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
+            .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
+        try_join_all(writes.map(|(kind, id, plain)| self.put_object(kind, id, plain))).await?;
+        {
+            // Immutable and just written: the next command's reads need not fetch them.
+            let mut cache = self.cache();
+            cache.commits.insert(commit_id, Arc::new(commit));
+            for b in &mutation.blobs {
+                cache.insert_blob(b.id, b.content.clone());
+            }
+            for (id, dir, pages) in planned.dirs {
+                cache.dirs.insert(id, dir);
+                cache.pages.insert(id, pages);
+            }
+            for (id, plain) in planned.pages.iter().chain(&extra) {
+                cache.plains.insert(*id, Arc::from(&plain[..]));
+            }
+        }
+        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);
+        let sealed = self.seal_head(&head)?;
+        let write = || async {
+            match &anchor.version {
+                Some(version) => self.head.swap(version, sealed.clone()).await,
+                None => self.head.create(sealed.clone()).await,
+            }
+        };
+        // A write whose answer is lost (a timeout, a dropped connection) may still land, even
+        // later. Sending the very same conditional write again settles it: whichever copy
+        // lands first wins and the other is refused, so the commit lands at most once.
+        let mut swapped = write().await;
+        for resend in 1..=HEAD_RESENDS {
+            match &swapped {
+                Ok(()) | Err(Error::Conflict) => break,
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100 << resend)).await;
+                    swapped = write().await;
+                }
+            }
+        }
+        match swapped {
+            // The next read of the head finds these bytes (unchanged): no need to open them.
+            Ok(()) => *self.parsed_head() = Some((sealed, Arc::new(head))),
+            // Refused, or failed: but an earlier copy of this very write (ours, or a retry
+            // inside the client) may be the one that moved the head. Answering "conflict" or
+            // "failed" then would make the caller run a command again that is already in:
+            // look before answering.
+            Err(e) => {
+                if !self.landed(&commit_id, generation).await {
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(w) = &self.watermark {
+            w.raise(generation)?;
+        }
+        Ok(generation)
+    }
+
+    /// The head naming a new commit, with its snapshot (see [`EncryptedRepository::snapshot`]).
+    pub(super) fn head_object(
+        &self,
+        generation: u64,
+        commit: (ObjectId, &[u8]),
+        policy: Option<ObjectId>,
+        root: ObjectId,
+    ) -> HeadObject {
+        HeadObject { generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
+    }
+
+    /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,
+    /// or names a later commit whose parents lead to it (another writer may have committed on
+    /// top already). False if the head cannot be read, and after [`LANDED_WALK`] commits.
+    pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> bool {
+        let Ok(Some((bytes, _))) = self.head.read().await else { return false };
+        let Ok(plain) = self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes) else { return false };
+        let Ok(head) = serde_json::from_slice::<HeadObject>(&plain) else { return false };
+        if head.generation < generation || head.generation - generation > LANDED_WALK {
+            return false;
+        }
+        let mut at = head.commit;
+        for _ in generation..head.generation {
+            match self.commit_object(&at).await {
+                Ok(CommitObject { parent: Some(parent), .. }) => at = parent,
+                _ => return false,
+            }
+        }
+        id_eq(&at, commit)
+    }
+}

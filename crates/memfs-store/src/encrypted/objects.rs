@@ -1,0 +1,243 @@
+//! Sealed objects: listing, writing, fetching (through the memory and disk caches) and
+//! verifying them; directories planned into pages for a commit and loaded back.
+
+use super::*;
+
+impl EncryptedRepository {
+    /// Every stored object: id and stored (sealed) size. Names that are not object names
+    /// (temporary files of a backend) are skipped.
+    pub(super) async fn list_objects(&self) -> Result<HashMap<ObjectId, u64>, Error> {
+        let prefix = Path::from(OBJECTS_PREFIX);
+        let metas: Vec<_> =
+            self.store.list(Some(&prefix)).try_collect().await.map_err(|e| Error::backend("list", &prefix, e))?;
+        let mut out = HashMap::with_capacity(metas.len());
+        for meta in metas {
+            let Some(id) = meta.location.filename().and_then(format::parse_id) else { continue };
+            if object_path(&id) == meta.location {
+                out.insert(id, meta.size);
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
+        let path = object_path(&id);
+        let sealed = Bytes::from(self.keys.objects.seal(kind, &id, plain)?);
+        match self.store.put_opts(&path, sealed.clone().into(), PutMode::Create.into()).await {
+            // Same id, same plaintext: already stored by an earlier command.
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
+            Err(e) => return Err(Error::backend("write", &path, e)),
+        }
+        if let Some(disk) = &self.disk
+            && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
+        {
+            disk.put(&id, &sealed);
+        }
+        Ok(())
+    }
+
+    /// Fetches and opens an object of `kind` from the store (never from a cache).
+    pub(super) async fn get_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
+        Ok(self.fetch_object(kind, id).await?.1)
+    }
+
+    /// Fetches an object of `kind` from the store: its sealed bytes and its opened plaintext.
+    pub(super) async fn fetch_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<(Bytes, Vec<u8>), Error> {
+        let path = object_path(id);
+        let sealed = match self.store.get(&path).await {
+            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::MissingObject { id: path.to_string() }),
+            Err(e) => return Err(Error::backend("read", &path, e)),
+        };
+        let plain = self.open_object(kind, id, &sealed)?;
+        Ok((sealed, plain))
+    }
+
+    /// Opens a sealed object of `kind` and checks that it is what its id says.
+    pub(super) fn open_object(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
+        let plain = self.keys.objects.open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
+        // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
+        let expected = match kind {
+            ObjectKind::Blob => self.keys.blob_address.address(&plain),
+            _ => self.keys.tree_address.address(&plain),
+        };
+        if !id_eq(&expected, id) {
+            return Err(Error::Corrupt {
+                object: format::object_name(id),
+                reason: "content does not match its id".into(),
+            });
+        }
+        Ok(plain)
+    }
+
+    /// [`EncryptedRepository::get_object`] through the on-disk cache, if there is one: a
+    /// cached copy is opened and checked the same way, and one that fails is a miss.
+    pub(super) async fn read_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
+        let Some(disk) = &self.disk else { return self.get_object(kind, id).await };
+        if let Some(sealed) = disk.get(id) {
+            match self.open_object(kind, id, &sealed) {
+                Ok(plain) => return Ok(plain),
+                Err(_) => disk.remove(id),
+            }
+        }
+        let (sealed, plain) = self.fetch_object(kind, id).await?;
+        disk.put(id, &sealed);
+        Ok(plain)
+    }
+
+    /// Drops `id` from this client's caches, in memory and on disk (deleted from the store).
+    pub(super) fn forget_object(&self, id: &ObjectId) {
+        self.cache().forget(id);
+        if let Some(disk) = &self.disk {
+            disk.remove(id);
+        }
+    }
+
+    pub(super) async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
+        if let Some(c) = self.cache().commits.get(id) {
+            return Ok(CommitObject::clone(c));
+        }
+        let plain = self.get_object(ObjectKind::Commit, id).await?;
+        let commit: CommitObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
+        self.cache().commits.insert(*id, Arc::new(commit.clone()));
+        Ok(commit)
+    }
+
+    /// Encodes every directory of `dir` that has no id yet, children first, into pages, and
+    /// adds the pages to write to `out`; returns the directory's id. Only the directories a
+    /// mutation copied lack ids (O(depth) of them), and of each only the pages that differ
+    /// from the version it was copied from (`base`, the same path in the base tree) are new.
+    pub(super) fn plan_dirs(&self, dir: &DirRef, base: Option<&ObjectId>, out: &mut PlannedDirs) -> ObjectId {
+        if let Some(id) = dir.id() {
+            return id;
+        }
+        let d = dir.dir().expect("an unwritten directory is loaded");
+        let base_dir = base.and_then(|id| self.cache().dirs.get(id).cloned());
+        let mut decoded = Vec::with_capacity(d.len());
+        for (name, node) in d.entries() {
+            let node = match node {
+                Node::Dir(child) => {
+                    let child_base = match base_dir.as_ref().and_then(|b| b.get(name)) {
+                        Some(Node::Dir(b)) => b.id(),
+                        _ => None,
+                    };
+                    Node::Dir(DirRef::stored(self.plan_dirs(child, child_base.as_ref(), out), child.totals()))
+                }
+                file => file.clone(),
+            };
+            decoded.push((name.clone(), node));
+        }
+        // The directory as a reader would decode it (children by id), cached after the commit
+        // so the next command does not read back what this one wrote.
+        let decoded = Dir::from_entries(decoded);
+        let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
+        let unchanged = base.and_then(|id| self.cache().pages.get(id).cloned());
+        let id = pages.id();
+        let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
+        for (page, plain) in pages.pages {
+            if !unchanged.as_ref().is_some_and(|u| u.contains(&page)) && !out.pages.iter().any(|(p, _)| *p == page) {
+                out.pages.push((page, plain));
+            }
+        }
+        out.dirs.push((id, Arc::new(decoded), ids));
+        id
+    }
+
+    /// Reads a whole directory: its top page and, for a large one, every page below.
+    pub(super) async fn load_dir(&self, id: &ObjectId) -> Result<(Dir, Vec<ObjectId>), Error> {
+        let mut page_ids = vec![*id];
+        let mut level = vec![*id];
+        // Index levels until the leaves, each level's pages read at once, kept in order.
+        loop {
+            let plains: Vec<Arc<[u8]>> = try_join_all(level.iter().map(|p| self.page(p))).await?;
+            match decode_level(&level, &plains)? {
+                Level::Leaves(entries) => return Ok((Dir::from_entries(entries), page_ids)),
+                Level::Below(below) => {
+                    page_ids.extend(&below);
+                    level = below;
+                }
+            }
+        }
+    }
+
+    /// [`EncryptedRepository::load_dir`] from the cached page plaintexts only; `None` if a
+    /// page is not there.
+    pub(super) fn assemble_dir(&self, id: &ObjectId) -> Result<Option<(Dir, Vec<ObjectId>)>, Error> {
+        let mut page_ids = vec![*id];
+        let mut level = vec![*id];
+        loop {
+            let plains = {
+                let cache = self.cache();
+                level.iter().map(|p| cache.plains.get(p).cloned()).collect::<Option<Vec<_>>>()
+            };
+            let Some(plains) = plains else { return Ok(None) };
+            match decode_level(&level, &plains)? {
+                Level::Leaves(entries) => return Ok(Some((Dir::from_entries(entries), page_ids))),
+                Level::Below(below) => {
+                    page_ids.extend(&below);
+                    level = below;
+                }
+            }
+        }
+    }
+
+    /// A directory page's plaintext: cached, or read (through the disk cache) and cached.
+    pub(super) async fn page(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
+        if let Some(plain) = self.cache().plains.get(id) {
+            return Ok(plain.clone());
+        }
+        let plain: Arc<[u8]> = self.read_object(ObjectKind::Dir, id).await?.into();
+        self.cache().plains.insert(*id, plain.clone());
+        Ok(plain)
+    }
+}
+
+/// One level of a directory's pages, decoded.
+pub(super) enum Level {
+    /// The level was the leaves: every entry, in order.
+    Leaves(Vec<(memfs_core::Name, Node)>),
+    /// The level was index pages: the pages of the next level, in order.
+    Below(Vec<ObjectId>),
+}
+
+/// Decodes the pages of one level (`plains[i]` is page `level[i]`), checking that they are all
+/// of one kind and that entries keep increasing across leaves.
+pub(super) fn decode_level(level: &[ObjectId], plains: &[Arc<[u8]>]) -> Result<Level, Error> {
+    let pages =
+        level.iter().zip(plains).map(|(id, plain)| format::decode_page(plain, id)).collect::<Result<Vec<_>, _>>()?;
+    if pages.iter().all(|p| matches!(p, format::Page::Leaf(_))) {
+        let mut entries: Vec<(memfs_core::Name, Node)> = Vec::new();
+        for (page, page_id) in pages.into_iter().zip(level) {
+            let format::Page::Leaf(leaf) = page else { unreachable!() };
+            // Strictly increasing across pages too.
+            if let (Some((last, _)), Some((first, _))) = (entries.last(), leaf.first())
+                && last >= first
+            {
+                return Err(format::out_of_order(page_id));
+            }
+            entries.extend(leaf);
+        }
+        return Ok(Level::Leaves(entries));
+    }
+    let mut below = Vec::new();
+    for (page, page_id) in pages.into_iter().zip(level) {
+        match page {
+            format::Page::Index(children) => below.extend(children),
+            // Leaves and index pages never share a level.
+            format::Page::Leaf(_) => {
+                return Err(Error::Corrupt {
+                    object: format::object_name(page_id),
+                    reason: "a leaf page where an index page belongs".into(),
+                });
+            }
+        }
+    }
+    Ok(Level::Below(below))
+}
+
+/// The pages a commit writes, and the directories it made (id, decoded, page ids).
+#[derive(Default)]
+pub(super) struct PlannedDirs {
+    pub(super) pages: Vec<(ObjectId, Vec<u8>)>,
+    pub(super) dirs: Vec<(ObjectId, Arc<Dir>, Arc<[ObjectId]>)>,
+}

@@ -1,0 +1,228 @@
+//! The head and its snapshot: sealing and opening the head, priming the caches from the
+//! objects it carries, and choosing what the next head carries (docs/FORMAT.md, "The head's
+//! snapshot").
+
+use super::*;
+
+impl EncryptedRepository {
+    pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
+        let plain = serde_json::to_vec(head).expect("head serializes");
+        Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
+    }
+
+    /// Reads and opens the current head object, checking it against the rollback watermark;
+    /// `None` before the first commit.
+    pub(super) async fn read_head(&self) -> Result<Option<(HeadObject, HeadVersion)>, Error> {
+        Ok(self.load_head(None).await?.map(|(head, version)| (HeadObject::clone(&head), version)))
+    }
+
+    /// [`EncryptedRepository::read_head`], or within `max_age` the head last read or written
+    /// without a request. Its inline objects are verified and in the cache.
+    pub(super) async fn load_head(
+        &self,
+        max_age: Option<Duration>,
+    ) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
+        let floor = self.watermark.as_ref().map(Watermark::floor).transpose()?;
+        let read = match max_age {
+            Some(age) => self.head.read_within(age).await?,
+            None => self.head.read().await?,
+        };
+        let Some((bytes, version)) = read else {
+            if let (Some(w), Some(floor)) = (&self.watermark, floor) {
+                w.observe(floor, 0)?;
+            }
+            return Ok(None);
+        };
+        let head = self.open_head(&bytes)?;
+        if let (Some(w), Some(floor)) = (&self.watermark, floor) {
+            w.observe(floor, head.generation)?;
+        }
+        Ok(Some((head, version)))
+    }
+
+    pub(super) fn parsed_head(&self) -> std::sync::MutexGuard<'_, Option<(Bytes, Arc<HeadObject>)>> {
+        // Replaced whole: a poisoned lock is still sound.
+        self.parsed_head.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens sealed head bytes (the ones opened last come from memory), verifies its inline
+    /// objects and puts them into the cache.
+    pub(super) fn open_head(&self, bytes: &Bytes) -> Result<Arc<HeadObject>, Error> {
+        if let Some((known, head)) = self.parsed_head().as_ref()
+            && known == bytes
+        {
+            return Ok(head.clone());
+        }
+        let plain =
+            self.keys.objects.open(ObjectKind::Head, &head_id(), bytes).map_err(|e| open_error(e, HEAD_PATH.into()))?;
+        let head: HeadObject =
+            serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        self.prime(&head)?;
+        let head = Arc::new(head);
+        *self.parsed_head() = Some((bytes.clone(), head.clone()));
+        Ok(head)
+    }
+
+    /// Verifies every inline object of `head` as [`EncryptedRepository::get_object`] verifies
+    /// a fetched one (the id must be the keyed hash of the plaintext, and the plaintext must
+    /// decode), then caches them: commits and policies decoded, directory pages as
+    /// plaintexts, assembled into directories from the commit's root down.
+    pub(super) fn prime(&self, head: &HeadObject) -> Result<(), Error> {
+        let mut commits = Vec::new();
+        let mut policies = Vec::new();
+        let mut plains = Vec::new();
+        for object in &head.inline {
+            let plain = object.plain.as_bytes();
+            let kind = match object.kind {
+                InlineKind::Commit => "commit",
+                InlineKind::Policy => "policy",
+                InlineKind::Dir => "directory page",
+            };
+            if !id_eq(&self.keys.tree_address.address(plain), &object.id) {
+                return Err(Error::Corrupt {
+                    object: HEAD_PATH.into(),
+                    reason: format!("its inline {kind} {} does not match its id", object.id.to_hex()),
+                });
+            }
+            let undecodable = |e: serde_json::Error| format::corrupt_named(HEAD_PATH, &format!("inline {kind}"), &e);
+            match object.kind {
+                InlineKind::Commit => {
+                    commits.push((object.id, serde_json::from_slice::<CommitObject>(plain).map_err(undecodable)?));
+                }
+                InlineKind::Policy => {
+                    let policy = serde_json::from_slice::<Policy>(plain).map_err(undecodable)?;
+                    policies.push((object.id, policy));
+                    plains.push((object.id, plain));
+                }
+                InlineKind::Dir => plains.push((object.id, plain)),
+            }
+        }
+        let root = {
+            let mut cache = self.cache();
+            for (id, commit) in commits {
+                cache.commits.entry(id).or_insert_with(|| Arc::new(commit));
+            }
+            for (id, policy) in policies {
+                cache.policies.entry(id).or_insert_with(|| Arc::new(policy));
+            }
+            for (id, plain) in plains {
+                cache.plains.entry(id).or_insert_with(|| Arc::from(plain));
+            }
+            cache.commits.get(&head.commit).map(|c| c.tree)
+        };
+        match root {
+            Some(root) => self.prime_dirs(head, root),
+            // The commit was too large for the snapshot: `head` primes after fetching it.
+            None => Ok(()),
+        }
+    }
+
+    /// Assembles and caches the directories of the tree at `root` whose pages are all among
+    /// `head`'s inline objects, breadth-first, as far as they reach.
+    pub(super) fn prime_dirs(&self, head: &HeadObject, root: ObjectId) -> Result<(), Error> {
+        let inline: HashSet<ObjectId> =
+            head.inline.iter().filter(|o| o.kind == InlineKind::Dir).map(|o| o.id).collect();
+        let mut queue = VecDeque::from([root]);
+        let mut seen = HashSet::new();
+        while let Some(id) = queue.pop_front() {
+            if !inline.contains(&id) || !seen.insert(id) {
+                continue;
+            }
+            let cached = self.cache().dirs.get(&id).cloned();
+            let dir = match cached {
+                Some(dir) => dir,
+                None => {
+                    let Some((dir, pages)) = self.assemble_dir(&id)? else { continue };
+                    let dir = Arc::new(dir);
+                    let mut cache = self.cache();
+                    cache.dirs.insert(id, dir.clone());
+                    cache.pages.insert(id, pages.into());
+                    dir
+                }
+            };
+            queue.extend(dir.entries().filter_map(|(_, node)| match node {
+                Node::Dir(d) => d.id(),
+                Node::File(_) => None,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The objects a commit carries in its head, within the snapshot budget: the commit, its
+    /// policy, then whole directories (all their pages) breadth-first from `root`, from what
+    /// the cache holds. A directory that does not fit is left out with everything below it;
+    /// smaller ones after it still go in.
+    pub(super) fn snapshot(
+        &self,
+        commit: (ObjectId, &[u8]),
+        policy: Option<ObjectId>,
+        root: ObjectId,
+    ) -> Vec<InlineObject> {
+        let cache = self.cache();
+        let mut budget = self.snapshot_budget;
+        let mut out = Vec::new();
+        let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
+            // Plaintexts are JSON, so UTF-8; anything else is left out.
+            if let Ok(plain) = std::str::from_utf8(plain) {
+                *budget -= size;
+                out.push(InlineObject { kind, id, plain: plain.to_owned() });
+            }
+        };
+        if budget == 0 {
+            return out;
+        }
+        let size = inline_size(commit.1);
+        if size <= budget {
+            add(InlineKind::Commit, commit.0, commit.1, size, &mut budget);
+        }
+        if let Some(p) = policy
+            && let Some(plain) = cache.plains.get(&p)
+            && inline_size(plain) <= budget
+        {
+            add(InlineKind::Policy, p, plain, inline_size(plain), &mut budget);
+        }
+        let mut queue = VecDeque::from([root]);
+        let mut seen = HashSet::new();
+        while let Some(id) = queue.pop_front() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let (Some(pages), Some(dir)) = (cache.pages.get(&id), cache.dirs.get(&id)) else { continue };
+            let Some(plains) = pages.iter().map(|p| cache.plains.get(p)).collect::<Option<Vec<_>>>() else { continue };
+            let sizes: Vec<usize> = plains.iter().map(|p| inline_size(p)).collect();
+            if sizes.iter().sum::<usize>() > budget {
+                continue;
+            }
+            for ((page, plain), size) in pages.iter().zip(plains).zip(sizes) {
+                add(InlineKind::Dir, *page, plain, size, &mut budget);
+            }
+            queue.extend(dir.entries().filter_map(|(_, node)| match node {
+                Node::Dir(d) => d.id(),
+                Node::File(_) => None,
+            }));
+        }
+        out
+    }
+}
+
+/// The bytes a compact JSON plaintext takes as a JSON string in the head: each quote and
+/// backslash is escaped with one more byte (compact JSON has no raw control characters).
+pub(super) fn inline_size(plain: &[u8]) -> usize {
+    plain.len() + plain.iter().filter(|b| matches!(b, b'"' | b'\\')).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_size_is_the_length_of_the_json_string() {
+        let command =
+            serde_json::json!({"command": "create", "path": "/memories/é.md", "file_text": "a\tb\n\"q\" \\ \u{1}"});
+        let commit = serde_json::to_vec(&serde_json::json!({"command": command.to_string(), "n": 1})).unwrap();
+        for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit] {
+            let as_string = serde_json::to_string(std::str::from_utf8(plain).unwrap()).unwrap();
+            assert_eq!(inline_size(plain), as_string.len() - 2, "{as_string}");
+        }
+    }
+}
