@@ -23,10 +23,20 @@ impl EncryptedRepository {
     pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         let path = object_path(&id);
         let sealed = Bytes::from(self.keys.objects.seal(kind, &id, plain)?);
-        match self.store.put_opts(&path, sealed.clone().into(), PutMode::Create.into()).await {
-            // Same id, same plaintext: already stored by an earlier command.
-            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
-            Err(e) => return Err(Error::backend("write", &path, e)),
+        // An object write is idempotent (same id, same plaintext), so a failure on the way (a
+        // connection the server closed as it was reused, a timeout) is simply tried again; the
+        // client's own retries do not cover every such case for a conditional put.
+        let mut attempt = 0;
+        loop {
+            match self.store.put_opts(&path, sealed.clone().into(), PutMode::Create.into()).await {
+                // Same id, same plaintext: already stored by an earlier command (or attempt).
+                Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => break,
+                Err(e) if attempt < OBJECT_WRITE_RETRIES && transient(&e) => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+                }
+                Err(e) => return Err(Error::backend("write", &path, e)),
+            }
         }
         if let Some(disk) = &self.disk
             && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
@@ -240,4 +250,22 @@ pub(super) fn decode_level(level: &[ObjectId], plains: &[Arc<[u8]>]) -> Result<L
 pub(super) struct PlannedDirs {
     pub(super) pages: Vec<(ObjectId, Vec<u8>)>,
     pub(super) dirs: Vec<(ObjectId, Arc<Dir>, Arc<[ObjectId]>)>,
+}
+
+/// How many times an object write that failed on the way is tried again (after 100, 200 and
+/// 400 ms).
+const OBJECT_WRITE_RETRIES: u32 = 3;
+
+/// Whether a backend error may go away by itself: not a refusal the service decided on.
+fn transient(e: &object_store::Error) -> bool {
+    !matches!(
+        e,
+        object_store::Error::NotFound { .. }
+            | object_store::Error::Precondition { .. }
+            | object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. }
+            | object_store::Error::NotSupported { .. }
+            | object_store::Error::NotImplemented { .. }
+            | object_store::Error::InvalidPath { .. }
+    )
 }
