@@ -10,6 +10,8 @@ mod crash;
 mod exec;
 #[path = "cli/expire.rs"]
 mod expire;
+#[path = "cli/fleet.rs"]
+mod fleet;
 #[path = "cli/history.rs"]
 mod history;
 #[path = "cli/keys.rs"]

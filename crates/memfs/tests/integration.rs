@@ -23,6 +23,8 @@ mod expiration;
 mod pagination;
 #[path = "integration/protocol.rs"]
 mod protocol;
+#[path = "integration/race.rs"]
+mod race;
 #[path = "integration/safeguards.rs"]
 mod safeguards;
 #[path = "integration/safety.rs"]
