@@ -183,7 +183,11 @@ run() {
     "$MOTO_VENV/bin/moto_server" -H 127.0.0.1 -p "$s3_port" >"$LOGS/moto.log" 2>&1 &
     PIDS+=($!)
     NAMES+=(moto)
+    # Keep-alive 300 s, as Azure's own idle timeout is minutes: Azurite's default of 5 s closes
+    # connections the client still pools (reqwest keeps them 90 s), and a request sent on one
+    # as it closes is lost, which real Azure does not do to an active client.
     "$AZURITE_DIR/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$az_port" \
+        --blobKeepAliveTimeout 300 \
         --inMemoryPersistence --disableTelemetry --skipApiVersionCheck --loose >"$LOGS/azurite.log" 2>&1 &
     PIDS+=($!)
     NAMES+=(azurite)

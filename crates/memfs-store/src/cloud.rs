@@ -38,7 +38,8 @@ use thiserror::Error;
 /// memfs's own option keys, for retries of transient failures (timeouts, 5xx, throttling).
 ///
 /// - `max_retries`: how many times a failed request is retried (default 4);
-/// - `retry_timeout`: how long retries of one request may take in all (default 30s);
+/// - `retry_timeout`: how long retries of one request may take in all (default 2m, so that a
+///   request that timed out, after `timeout`, is still retried);
 /// - `retry_backoff`: the first wait between retries, doubling up to 5s (default 100ms).
 ///
 /// Durations are written `30s`, `500ms`, `2m`.
@@ -270,7 +271,7 @@ struct RetrySettings {
 
 impl Default for RetrySettings {
     fn default() -> Self {
-        RetrySettings { max_retries: 4, retry_timeout: Duration::from_secs(30), backoff: Duration::from_millis(100) }
+        RetrySettings { max_retries: 4, retry_timeout: Duration::from_secs(120), backoff: Duration::from_millis(100) }
     }
 }
 
