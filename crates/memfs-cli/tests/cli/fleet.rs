@@ -39,6 +39,8 @@ fn mutations() -> usize {
     std::env::var("MEMFS_FLEET_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(25)
 }
 const SHARED_FILES: usize = 4;
+/// Store errors in a row after which a writer stops (see [`writer`]).
+const GIVE_UP_AFTER: usize = 3;
 const COUNTER: &str = "/memories/counter.md";
 const START: &str = "turn <start>";
 /// A fixed day, so that no read ever finds a file last used on an earlier day (which would
@@ -291,10 +293,11 @@ struct Report {
     stderr: String,
 }
 
-/// Writer `w`: 200 mutations, reading each answer. Panics on any answer that is neither an
-/// acknowledgement, a legitimate "did not appear verbatim" nor a store error. A mutation whose
-/// view got a store error, and the delete or rename of an own file whose create failed, are
-/// not sent.
+/// Writer `w`: [`mutations`] mutations, reading each answer. Panics on any answer that is
+/// neither an acknowledgement, a legitimate "did not appear verbatim" nor a store error. A
+/// mutation whose view got a store error, and the delete or rename of an own file whose create
+/// failed, are not sent; after [`GIVE_UP_AFTER`] store errors in a row (a dead endpoint, where
+/// each answer takes minutes) the writer sends nothing more.
 fn writer(backend: &Backend, w: usize) -> Report {
     let actor = format!("writer-{w}");
     let dialect = if w.is_multiple_of(2) { "spec" } else { "python-sdk" };
@@ -304,6 +307,7 @@ fn writer(backend: &Backend, w: usize) -> Report {
     );
     let mut sent: Vec<Sent> = Vec::with_capacity(mutations());
     let mut failed_views = Vec::new();
+    let mut in_a_row = 0;
     let mut view = |session: &mut Session, path: &str| {
         session.try_view(path).map_err(|e| {
             eprintln!("{} {actor}: a store error for a view of {path}: {e}", backend.name);
@@ -311,6 +315,10 @@ fn writer(backend: &Backend, w: usize) -> Report {
         })
     };
     for i in 0..mutations() {
+        if in_a_row >= GIVE_UP_AFTER {
+            eprintln!("{} {actor}: {GIVE_UP_AFTER} store errors in a row; stopping at mutation {i}", backend.name);
+            break;
+        }
         if i % 10 == 7 && sent.last().is_some_and(|s| s.fate != Fate::Acknowledged) {
             continue;
         }
@@ -326,7 +334,10 @@ fn writer(backend: &Backend, w: usize) -> Report {
             ),
             1 | 3 | 5 => {
                 // At the end as this writer last saw it: files only grow, so still in range.
-                let Ok(seen) = view(&mut session, &file) else { continue };
+                let Ok(seen) = view(&mut session, &file) else {
+                    in_a_row += 1;
+                    continue;
+                };
                 let mut lines = view_lines(&file, &seen);
                 assert_eq!(lines.pop().as_deref(), Some(""), "{actor}: {file} ends with a newline");
                 (
@@ -352,7 +363,10 @@ fn writer(backend: &Backend, w: usize) -> Report {
                 )
             }
             _ => {
-                let Ok(seen) = view(&mut session, COUNTER) else { continue };
+                let Ok(seen) = view(&mut session, COUNTER) else {
+                    in_a_row += 1;
+                    continue;
+                };
                 let lines = view_lines(COUNTER, &seen);
                 assert_eq!(lines.len(), 2, "{actor}: the counter is one line: {lines:?}");
                 let seen = lines[0].clone();
@@ -379,6 +393,7 @@ fn writer(backend: &Backend, w: usize) -> Report {
         } else {
             panic!("{} {actor}: unexpected answer to {input}: {answer:?}", backend.name)
         };
+        in_a_row = if fate == Fate::Failed { in_a_row + 1 } else { 0 };
         sent.push(Sent { actor: actor.clone(), input, answer, fate });
     }
     let commands = session.commands;
