@@ -126,6 +126,17 @@ pub(crate) enum Commands {
     /// folder's log is compacted, and memfs checks that none remains (exit status 1 if one
     /// does). Only the new purge commit still names the path.
     Purge(PurgeArgs),
+    /// Serve the memory tool over MCP (Model Context Protocol), for Claude Code, Claude Desktop
+    /// and other MCP clients: stdio by default, streamable HTTP with --http ADDR.
+    Mcp(crate::mcp::McpArgs),
+    /// Serve the memory tool as a JSON endpoint over HTTP, for fleets in any language.
+    Serve(crate::serve::ServeArgs),
+    /// Talk to Claude with this store as its memory: the Messages API loop.
+    Agent(crate::agent::AgentArgs),
+    /// Copy a plain folder of memory files into the store's /memories, as one commit.
+    Import(crate::import::ImportArgs),
+    /// Write the store's /memories tree out as a plain folder.
+    Export(crate::export::ExportArgs),
 }
 
 #[derive(Debug, Subcommand)]

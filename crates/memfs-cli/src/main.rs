@@ -2,19 +2,24 @@
 
 #![forbid(unsafe_code)]
 
+mod agent;
 mod check;
 mod cli;
 mod diff;
 mod exec;
 mod expire;
+mod export;
 mod gc;
+mod import;
 mod init;
 mod key;
 mod log;
+mod mcp;
 mod output;
 mod policy;
 mod purge;
 mod restore;
+mod serve;
 mod show;
 mod store;
 mod undo;
@@ -47,6 +52,11 @@ fn main() -> ExitCode {
             cli::Commands::Policy(command) => policy::run(&cli.store, command).await,
             cli::Commands::Expire(args) => expire::run(&cli.store, args).await,
             cli::Commands::Purge(args) => purge::run(&cli.store, args).await,
+            cli::Commands::Mcp(args) => mcp::run(&cli.store, args).await,
+            cli::Commands::Serve(args) => serve::run(&cli.store, args).await,
+            cli::Commands::Agent(args) => agent::run(&cli.store, args).await,
+            cli::Commands::Import(args) => import::run(&cli.store, args).await,
+            cli::Commands::Export(args) => export::run(&cli.store, args).await,
         }
     });
     match result {

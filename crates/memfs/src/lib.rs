@@ -24,11 +24,17 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod access;
+#[cfg(feature = "agent")]
+pub mod agent;
 mod engine;
 mod error;
 mod expire;
 pub mod history;
+#[cfg(feature = "http")]
+pub mod http;
 mod keys;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod policy;
 pub mod protocol;
 mod purge;
