@@ -66,7 +66,7 @@ pub use history::CommitRecord;
 pub use purge::{PurgeError, PurgeReport};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 4;
+pub const FORMAT_VERSION: u64 = 5;
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy and directory pages, as JSON strings (docs/FORMAT.md explains the choice). Readers

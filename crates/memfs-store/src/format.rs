@@ -203,8 +203,8 @@ pub(crate) struct HeadObject {
     #[serde(with = "hex_id")]
     pub(crate) commit: ObjectId,
     /// Copies of immutable objects (the commit, its policy, the tree's top directory pages in
-    /// breadth-first order), each verified against its id like a fetched object. Possibly
-    /// empty; never a file content.
+    /// breadth-first order, then the contents of the files in those directories), each verified
+    /// against its id like a fetched object. Possibly empty.
     pub(crate) inline: Vec<InlineObject>,
 }
 
@@ -221,7 +221,7 @@ pub(crate) struct InlineObject {
     pub(crate) plain: String,
 }
 
-/// The kinds of object a head may carry: those named by the tree address key.
+/// The kinds of object a head may carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum InlineKind {
@@ -231,6 +231,8 @@ pub(crate) enum InlineKind {
     Policy,
     /// A directory page.
     Dir,
+    /// A file's content (UTF-8 text only), addressed by the blob address key.
+    Blob,
 }
 
 /// gc's state (sealed as kind Head under its own fixed id): the retention horizon and the

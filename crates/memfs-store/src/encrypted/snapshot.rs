@@ -66,19 +66,22 @@ impl EncryptedRepository {
     /// Verifies every inline object of `head` as [`EncryptedRepository::get_object`] verifies
     /// a fetched one (the id must be the keyed hash of the plaintext, and the plaintext must
     /// decode), then caches them: commits and policies decoded, directory pages as
-    /// plaintexts, assembled into directories from the commit's root down.
+    /// plaintexts, assembled into directories from the commit's root down, file contents as
+    /// they are.
     pub(super) fn prime(&self, head: &HeadObject) -> Result<(), Error> {
         let mut commits = Vec::new();
         let mut policies = Vec::new();
         let mut plains = Vec::new();
+        let mut blobs = Vec::new();
         for object in &head.inline {
             let plain = object.plain.as_bytes();
-            let kind = match object.kind {
-                InlineKind::Commit => "commit",
-                InlineKind::Policy => "policy",
-                InlineKind::Dir => "directory page",
+            let (kind, address) = match object.kind {
+                InlineKind::Commit => ("commit", &self.keys.tree_address),
+                InlineKind::Policy => ("policy", &self.keys.tree_address),
+                InlineKind::Dir => ("directory page", &self.keys.tree_address),
+                InlineKind::Blob => ("file content", &self.keys.blob_address),
             };
-            if !id_eq(&self.keys.tree_address.address(plain), &object.id) {
+            if !id_eq(&address.address(plain), &object.id) {
                 return Err(Error::Corrupt {
                     object: HEAD_PATH.into(),
                     reason: format!("its inline {kind} {} does not match its id", object.id.to_hex()),
@@ -95,6 +98,7 @@ impl EncryptedRepository {
                     plains.push((object.id, plain));
                 }
                 InlineKind::Dir => plains.push((object.id, plain)),
+                InlineKind::Blob => blobs.push((object.id, plain)),
             }
         }
         let root = {
@@ -107,6 +111,11 @@ impl EncryptedRepository {
             }
             for (id, plain) in plains {
                 cache.plains.entry(id).or_insert_with(|| Arc::from(plain));
+            }
+            for (id, plain) in blobs {
+                if !cache.blobs.contains_key(&id) {
+                    cache.insert_blob(id, Arc::from(plain));
+                }
             }
             cache.commits.get(&head.commit).map(|c| c.tree)
         };
@@ -149,9 +158,16 @@ impl EncryptedRepository {
     }
 
     /// The objects a commit carries in its head, within the snapshot budget: the commit, its
-    /// policy, then whole directories (all their pages) breadth-first from `root`, from what
-    /// the cache holds. A directory that does not fit is left out with everything below it;
-    /// smaller ones after it still go in.
+    /// policy, then whole directories (all their pages) breadth-first from `root`, then the
+    /// contents of the files in those directories in the same order, from what the cache holds.
+    /// A directory that does not fit is left out with everything below it; smaller ones after
+    /// it still go in, and so do smaller files after one that does not fit.
+    ///
+    /// File contents come last so that they never push a directory out: a cold view of a
+    /// directory stays one round trip, and a cold edit of a small file in a carried directory
+    /// needs no read of its content (three round trips: the head, the new objects, the swap).
+    /// The contents carried are the ones this client holds: those it wrote or read, and those
+    /// the head it started from carried.
     pub(super) fn snapshot(
         &self,
         commit: (ObjectId, &[u8]),
@@ -183,6 +199,7 @@ impl EncryptedRepository {
         }
         let mut queue = VecDeque::from([root]);
         let mut seen = HashSet::new();
+        let mut carried = Vec::new();
         while let Some(id) = queue.pop_front() {
             if !seen.insert(id) {
                 continue;
@@ -200,15 +217,46 @@ impl EncryptedRepository {
                 Node::Dir(d) => d.id(),
                 Node::File(_) => None,
             }));
+            carried.push(dir.clone());
+        }
+        let mut files = HashSet::new();
+        for dir in carried {
+            for (_, node) in dir.entries() {
+                let Node::File(file) = node else { continue };
+                if !files.insert(file.id) {
+                    continue;
+                }
+                if let Some(blob) = cache.blobs.get(&file.id) {
+                    let size = inline_size(blob);
+                    if size <= budget {
+                        add(InlineKind::Blob, file.id, blob, size, &mut budget);
+                    }
+                }
+            }
         }
         out
     }
 }
 
-/// The bytes a compact JSON plaintext takes as a JSON string in the head: each quote and
-/// backslash is escaped with one more byte (compact JSON has no raw control characters).
+/// What an inline object costs the head besides its plaintext:
+/// `{"kind":"policy","id":"<64 hex>","plain":""},` (the longest kind name).
+const INLINE_OVERHEAD: usize = 101;
+
+/// The bytes an inline object with this plaintext takes in the head: [`INLINE_OVERHEAD`],
+/// plus the plaintext as a JSON string (as `serde_json` writes it): a quote, a backslash and
+/// the five control characters with a short escape take one more byte, other control
+/// characters five more (`\u00XX`); everything else, UTF-8 included, is as is.
 pub(super) fn inline_size(plain: &[u8]) -> usize {
-    plain.len() + plain.iter().filter(|b| matches!(b, b'"' | b'\\')).count()
+    INLINE_OVERHEAD
+        + plain.len()
+        + plain
+            .iter()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0..0x20 => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -216,13 +264,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_overhead_is_that_of_the_longest_kind() {
+        let object = InlineObject { kind: InlineKind::Policy, id: ObjectId::from_bytes([7; 32]), plain: String::new() };
+        let json = serde_json::to_string(&object).unwrap();
+        assert_eq!(json.len() + 1, INLINE_OVERHEAD, "{json},");
+        for kind in [InlineKind::Commit, InlineKind::Dir, InlineKind::Blob] {
+            let shorter = serde_json::to_string(&InlineObject { kind, ..object.clone() }).unwrap();
+            assert!(shorter.len() <= json.len(), "{shorter}");
+        }
+    }
+
+    #[test]
     fn inline_size_is_the_length_of_the_json_string() {
         let command =
             serde_json::json!({"command": "create", "path": "/memories/é.md", "file_text": "a\tb\n\"q\" \\ \u{1}"});
         let commit = serde_json::to_vec(&serde_json::json!({"command": command.to_string(), "n": 1})).unwrap();
-        for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit] {
+        let text = "a \"quoted\" line\n\ttab \\ back\r\u{8}\u{c}\u{1}\u{1f} é ✓\n".as_bytes();
+        for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit, text] {
             let as_string = serde_json::to_string(std::str::from_utf8(plain).unwrap()).unwrap();
-            assert_eq!(inline_size(plain), as_string.len() - 2, "{as_string}");
+            assert_eq!(inline_size(plain), INLINE_OVERHEAD + as_string.len() - 2, "{as_string}");
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Round trips: the requests a command costs, counted by `FaultStore`.
 //!
-//! - a cold client (empty caches) answers a file view with two gets: the head, whose snapshot
-//!   carries the commit and the directory pages, then the file's content;
+//! - a cold client (empty caches) answers a file view with one get, the head, whose snapshot
+//!   carries the commit, the directory pages and the contents of small files; with two when
+//!   the content is not carried (the head, then the content);
 //! - a warm client reads only the head, with a conditional GET, and nothing at all within a
 //!   staleness bound; a stale client still loses no update (its swap conflicts, it runs again);
 //! - inline objects are verified like fetched ones; the snapshot stays within its budget;
@@ -88,6 +89,13 @@ async fn head_json(store: &Counted) -> Value {
     serde_json::from_slice(&plain).unwrap()
 }
 
+/// Rewrites the stored head without the file contents it carries, so that readers fetch them.
+async fn drop_inline_contents(store: &Counted) {
+    let mut head = head_json(store).await;
+    head["inline"].as_array_mut().unwrap().retain(|o| o["kind"] != "blob");
+    replace_head(store, &head).await;
+}
+
 /// Seals `head` and puts it in place of the stored head.
 async fn replace_head(store: &Counted, head: &Value) {
     let plain = serde_json::to_vec(head).unwrap();
@@ -99,9 +107,32 @@ async fn replace_head(store: &Counted, head: &Value) {
 }
 
 #[tokio::test]
-async fn a_cold_file_view_reads_the_head_then_the_content() {
+async fn a_cold_file_view_reads_the_head_and_the_content_only_if_the_head_lacks_it() {
     let store = counted();
     small_tree(&store).await;
+    let kinds: Vec<Value> =
+        head_json(&store).await["inline"].as_array().unwrap().iter().map(|o| o["kind"].clone()).collect();
+    assert_eq!(kinds, ["commit", "dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"]);
+    for path in ["/memories/a.md", "/memories/notes/deep/c.md"] {
+        let repo = cold(&store).await;
+        let (answer, cost) = counting(&store, &repo, view(path)).await;
+        assert!(answer.contains("\t"), "{answer}");
+        assert_eq!(cost, gets(1), "{path}: the head carries the content");
+    }
+    // A cold edit: the head, then writes only (its objects, then the head swap).
+    let repo = cold(&store).await;
+    let edit = json!({"command": "str_replace", "path": "/memories/notes/b.md", "old_str": "beta", "new_str": "BETA"});
+    let (answer, cost) = counting(&store, &repo, edit).await;
+    assert_eq!(
+        answer,
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tBETA\n     2\t"
+    );
+    assert_eq!((cost.get, cost.list, cost.delete), (1, 0, 0), "{cost:?}");
+    let insert = json!({"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "more"});
+    let (_, cost) = counting(&store, &cold(&store).await, insert).await;
+    assert_eq!((cost.get, cost.list, cost.delete), (1, 0, 0), "{cost:?}");
+
+    drop_inline_contents(&store).await;
     for path in ["/memories/a.md", "/memories/notes/deep/c.md"] {
         let repo = cold(&store).await;
         let (answer, cost) = counting(&store, &repo, view(path)).await;
@@ -157,7 +188,8 @@ async fn the_head_read_is_conditional_on_every_backend_kind() {
     let fresh = EncryptedRepository::open(Backend::ObjectStore(store.clone()), &credential(), OpenOptions::default())
         .await
         .unwrap();
-    for expected in [2, 1, 1] {
+    // The first view too: the head carries the content.
+    for expected in [1, 1, 1] {
         let before = store.plan().counts();
         run(&fresh, &view("/memories/a.md")).await.unwrap();
         assert_eq!(store.plan().counts().since(&before), gets(expected));
@@ -168,6 +200,7 @@ async fn the_head_read_is_conditional_on_every_backend_kind() {
 async fn within_the_staleness_bound_a_view_costs_nothing() {
     let store = counted();
     small_tree(&store).await;
+    drop_inline_contents(&store).await;
     let repo = open_with(&store, stale_ok(Duration::from_secs(3600))).await;
     let (_, cost) = counting(&store, &repo, view("/memories/a.md")).await;
     assert_eq!(cost, gets(2));
@@ -239,7 +272,13 @@ async fn a_tampered_inline_object_is_refused() {
     for i in 0..inline.len() {
         let mut head = original.clone();
         let plain = head["inline"][i]["plain"].as_str().unwrap().to_owned();
-        let changed = if plain.contains("a.md") { plain.replace("a.md", "z.md") } else { plain.replace("1", "2") };
+        let changed = if plain.contains("a.md") {
+            plain.replace("a.md", "z.md")
+        } else if plain.contains('1') {
+            plain.replace("1", "2")
+        } else {
+            format!("{plain}!")
+        };
         assert_ne!(plain, changed);
         head["inline"][i]["plain"] = Value::String(changed);
         replace_head(&store, &head).await;
@@ -261,6 +300,11 @@ async fn a_tampered_inline_object_is_refused() {
     assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
     let mut head = original.clone();
     head["inline"][first_dir]["kind"] = json!("blob");
+    replace_head(&store, &head).await;
+    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
+    let first_blob = inline.iter().position(|o| o["kind"] == "blob").unwrap();
+    let mut head = original.clone();
+    head["inline"][first_blob]["kind"] = json!("dir");
     replace_head(&store, &head).await;
     assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
 
@@ -294,22 +338,30 @@ async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
     repo.commit(&base, &mutation, CommitInfo::default()).await.unwrap();
     let head = head_json(&store).await;
     let inline = head["inline"].as_array().unwrap();
-    // As the head carries them: JSON strings (without their quotes).
-    let size: usize = inline.iter().map(|o| o["plain"].to_string().len() - 2).sum();
+    // As the head carries them.
+    let size = head["inline"].to_string().len();
     assert!(size <= HEAD_SNAPSHOT_BYTES, "{size}");
     assert!(size >= HEAD_SNAPSHOT_BYTES * 3 / 4, "the budget is used: {size}");
     let kinds: Vec<&str> = inline.iter().map(|o| o["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds[0], "commit");
-    assert!(kinds[1..].iter().all(|k| *k == "dir"), "{kinds:?}");
+    // Directories first, then the contents of their files in the room left.
+    let dirs = kinds.iter().take_while(|k| **k == "dir" || **k == "commit").count() - 1;
+    assert!(dirs > 1, "{kinds:?}");
+    assert!(kinds[1 + dirs..].iter().all(|k| *k == "blob"), "{kinds:?}");
     assert_eq!(inline[0]["id"], head["commit"]);
-    let pages = kinds.len() - 1;
-    eprintln!("snapshot of a 24 x 32 tree: {size} bytes, {pages} pages");
+    let contents = kinds.len() - 1 - dirs;
+    eprintln!("snapshot of a 24 x 32 tree: {size} bytes, {dirs} pages, {contents} contents");
 
     // Breadth-first: the root and the first directories are in, the last ones are not.
     let repo = cold(&store).await;
+    // Directories take the budget first; the room left holds the first files' contents.
+    assert_eq!(contents, 3, "{kinds:?}");
+    let (answer, cost) = counting(&store, &repo, view("/memories/directory-00/a-file-with-a-longer-name-00.md")).await;
+    assert!(answer.contains("0 0"), "{answer}");
+    assert_eq!(cost, gets(1), "the head carries directory-00 and this file's content");
     let (answer, cost) = counting(&store, &repo, view("/memories/directory-00/a-file-with-a-longer-name-07.md")).await;
     assert!(answer.contains("0 7"), "{answer}");
-    assert_eq!(cost, gets(2));
+    assert_eq!(cost, gets(2), "the head carries directory-00, not this file's content");
     let (answer, cost) = counting(&store, &repo, view("/memories/directory-23/a-file-with-a-longer-name-07.md")).await;
     assert!(answer.contains("23 7"), "{answer}");
     assert!(cost.get > 1, "{cost:?}: directory-23 is read from the store");
@@ -318,8 +370,8 @@ async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
     let writer = cold(&store).await;
     run(&writer, &create("/memories/directory-00/new.md", "new\n")).await.unwrap();
     let next = head_json(&store).await;
-    let carried = next["inline"].as_array().unwrap().len();
-    assert!(carried + 2 >= inline.len(), "{carried} of {}", inline.len());
+    let carried = next["inline"].to_string().len();
+    assert!(carried >= HEAD_SNAPSHOT_BYTES * 3 / 4, "{carried} bytes carried over");
 }
 
 #[tokio::test]
@@ -329,18 +381,25 @@ async fn a_commit_larger_than_the_budget_is_fetched() {
     let big = "x".repeat(HEAD_SNAPSHOT_BYTES + 1);
     run(&repo, &create("/memories/big.md", &big)).await.unwrap();
     let head = head_json(&store).await;
-    assert!(head["inline"].as_array().unwrap().iter().all(|o| o["kind"] == "dir"), "the commit holds the file");
-    // The head, the commit, the content: the directories still come from the head.
+    let kinds: Vec<&str> = head["inline"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"], "the commit holds the file");
+    // The head, then the commit: the directories and the content still come from the head.
     let repo = cold(&store).await;
     let (answer, cost) = counting(&store, &repo, view("/memories/notes/b.md")).await;
     assert!(answer.contains("beta"));
-    assert_eq!(cost, gets(3));
+    assert_eq!(cost, gets(2));
+    // The big file's content is not carried: a view of it reads it.
+    let (answer, cost) = counting(&store, &repo, view("/memories/big.md")).await;
+    assert!(answer.contains("xxx"));
+    assert_eq!(cost, gets(2), "the head (unchanged), then the content");
 }
 
 #[tokio::test]
 async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
     let store = counted();
     small_tree(&store).await;
+    // Contents come from the store or the disk cache, not from the head.
+    drop_inline_contents(&store).await;
     let cache = tempfile::tempdir().unwrap();
     let with_cache = || OpenOptions { cache_dir: Some(cache.path().to_owned()), ..Default::default() };
 
@@ -387,6 +446,7 @@ async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
 
     // What a client writes is cached too.
     run(&first, &create("/memories/g.md", "gee\n")).await.unwrap();
+    drop_inline_contents(&store).await;
     let fifth = open_with(&store, with_cache()).await;
     let (_, cost) = counting(&store, &fifth, view("/memories/g.md")).await;
     assert_eq!(cost, gets(1));
