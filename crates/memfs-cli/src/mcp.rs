@@ -56,7 +56,8 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             let local = listener.local_addr().context("reading the bound address")?;
-            let config = if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
+            let config =
+                if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
             eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
             mcp::serve_http(memfs.clone(), listener, config, shutdown_signal()).await?;
         }

@@ -121,9 +121,8 @@ impl MemoryServer {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let running = ServiceExt::serve(self, (reader, writer))
-            .await
-            .map_err(|e| ServeError::Initialize(Box::new(e)))?;
+        let running =
+            ServiceExt::serve(self, (reader, writer)).await.map_err(|e| ServeError::Initialize(Box::new(e)))?;
         running.waiting().await.map_err(ServeError::Task)?;
         Ok(())
     }

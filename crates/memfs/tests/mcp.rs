@@ -43,7 +43,8 @@ async fn connect(dialect: Dialect) -> (Client, JoinHandle<Result<(), mcp::ServeE
     let (server_end, client_end) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_end);
     let server = tokio::spawn(MemoryServer::new(memfs.clone()).serve(read, write));
-    let client = tokio::time::timeout(TIMEOUT, ().serve(client_end)).await.expect("initialize in time").expect("initialize");
+    let client =
+        tokio::time::timeout(TIMEOUT, ().serve(client_end)).await.expect("initialize in time").expect("initialize");
     (client, server, memfs)
 }
 
@@ -122,8 +123,12 @@ async fn tools_list_is_the_one_memory_tool_with_the_six_commands() {
     let schema = Value::Object((*tool.input_schema).clone());
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["command"]));
-    assert_eq!(schema["properties"]["command"]["enum"], json!(["view", "create", "str_replace", "insert", "delete", "rename"]));
-    let mut fields: Vec<&str> = schema["properties"].as_object().expect("properties").keys().map(String::as_str).collect();
+    assert_eq!(
+        schema["properties"]["command"]["enum"],
+        json!(["view", "create", "str_replace", "insert", "delete", "rename"])
+    );
+    let mut fields: Vec<&str> =
+        schema["properties"].as_object().expect("properties").keys().map(String::as_str).collect();
     fields.sort_unstable();
     assert_eq!(
         fields,
@@ -213,8 +218,12 @@ async fn failures_are_error_results_not_protocol_errors() {
             true
         )
     );
-    let result = call(&client, Some(object(json!({"command": "view", "path": "/memories/none.md"})))).await.expect("result");
-    assert_eq!(text_of(&result), ("The path /memories/none.md does not exist. Please provide a valid path.".to_owned(), true));
+    let result =
+        call(&client, Some(object(json!({"command": "view", "path": "/memories/none.md"})))).await.expect("result");
+    assert_eq!(
+        text_of(&result),
+        ("The path /memories/none.md does not exist. Please provide a valid path.".to_owned(), true)
+    );
     let wire = serde_json::to_value(&result).expect("serialize");
     assert_eq!(wire["isError"], json!(true), "on the wire: {wire}");
     assert_eq!(
@@ -229,8 +238,10 @@ async fn failures_are_error_results_not_protocol_errors() {
 #[tokio::test]
 async fn another_tool_is_a_protocol_error() {
     let (client, server, memfs) = connect(Dialect::Spec).await;
-    let params = CallToolRequestParams::new("web_search").with_arguments(object(json!({"command": "view", "path": "/memories"})));
-    let err = tokio::time::timeout(TIMEOUT, client.call_tool(params)).await.expect("in time").expect_err("a protocol error");
+    let params = CallToolRequestParams::new("web_search")
+        .with_arguments(object(json!({"command": "view", "path": "/memories"})));
+    let err =
+        tokio::time::timeout(TIMEOUT, client.call_tool(params)).await.expect("in time").expect_err("a protocol error");
     let ServiceError::McpError(data) = err else { panic!("not an MCP error: {err:?}") };
     assert_eq!(data.code, ErrorCode::INVALID_PARAMS);
     assert_text("message", &data.message, "Unknown tool: web_search. This server has one tool: memory");

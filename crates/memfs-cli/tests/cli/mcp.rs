@@ -177,7 +177,10 @@ fn stdio_carries_only_json_rpc_and_writes_the_store() {
         assert_eq!(answer["result"], want, "answer {}", n + 3);
     }
     let unknown = session.ask(&request(6, "tools/call", json!({"name": "shell", "arguments": {}})));
-    assert_eq!(unknown["error"], json!({"code": -32602, "message": "Unknown tool: shell. This server has one tool: memory"}));
+    assert_eq!(
+        unknown["error"],
+        json!({"code": -32602, "message": "Unknown tool: shell. This server has one tool: memory"})
+    );
     session.finish();
 
     // The file is in the store, as any other client sees it.
@@ -298,7 +301,9 @@ fn help_says_there_is_no_authentication() {
     let out = memfs(tmp.path()).args(["mcp", "--help"]).output().expect("run");
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for needle in ["--http <ADDR>", "There is NO authentication", "--allow-remote", "--dialect <DIALECT>", "claude mcp add"] {
+    for needle in
+        ["--http <ADDR>", "There is NO authentication", "--allow-remote", "--dialect <DIALECT>", "claude mcp add"]
+    {
         assert!(help.contains(needle), "--help mentions {needle:?}:\n{help}");
     }
 }
