@@ -275,6 +275,7 @@ async fn concurrent_calls_all_land() {
 /// trigger that stops it, and its task.
 async fn start_http(
     memfs: Arc<Memfs>,
+    config: rmcp::transport::StreamableHttpServerConfig,
 ) -> (String, tokio::sync::oneshot::Sender<()>, JoinHandle<Result<(), mcp::ServeError>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("local address");
@@ -282,14 +283,14 @@ async fn start_http(
     let shutdown = async move {
         let _ = stopped.await;
     };
-    let server = tokio::spawn(mcp::serve_http(memfs, listener, mcp::loopback_config(), shutdown));
+    let server = tokio::spawn(mcp::serve_http(memfs, listener, config, shutdown));
     (format!("http://{addr}/mcp"), stop, server)
 }
 
 #[tokio::test]
 async fn streamable_http_runs_the_script_and_stops_with_clients_connected() {
     let memfs = Arc::new(Memfs::ephemeral(Dialect::Spec).expect("ephemeral store"));
-    let (url, stop, server) = start_http(memfs.clone()).await;
+    let (url, stop, server) = start_http(memfs.clone(), mcp::loopback_config()).await;
     let client = tokio::time::timeout(TIMEOUT, ().serve(StreamableHttpClientTransport::from_uri(url.as_str())))
         .await
         .expect("initialize in time")
@@ -321,7 +322,7 @@ fn raw_initialize(url: &str) -> reqwest::RequestBuilder {
 #[tokio::test]
 async fn http_refuses_browsers_and_foreign_host_names() {
     let memfs = Arc::new(Memfs::ephemeral(Dialect::Spec).expect("ephemeral store"));
-    let (url, stop, server) = start_http(memfs.clone()).await;
+    let (url, stop, server) = start_http(memfs.clone(), mcp::loopback_config()).await;
     // The same request is served when it names a loopback host and carries no Origin.
     let ok = raw_initialize(&url).send().await.expect("send");
     assert_eq!(ok.status(), reqwest::StatusCode::OK);
@@ -335,6 +336,18 @@ async fn http_refuses_browsers_and_foreign_host_names() {
     let other = raw_initialize(&url.replace("/mcp", "/other")).send().await.expect("send");
     assert_eq!(other.status(), reqwest::StatusCode::NOT_FOUND);
     assert_eq!(memfs.stats().commands, 0);
+    stop.send(()).expect("server still running");
+    tokio::time::timeout(TIMEOUT, server).await.expect("server stops in time").expect("task").expect("serve_http");
+}
+
+#[tokio::test]
+async fn remote_config_accepts_any_host_but_still_refuses_browsers() {
+    let memfs = Arc::new(Memfs::ephemeral(Dialect::Spec).expect("ephemeral store"));
+    let (url, stop, server) = start_http(memfs.clone(), mcp::remote_config()).await;
+    let named = raw_initialize(&url).header("host", "memory-host.example").send().await.expect("send");
+    assert_eq!(named.status(), reqwest::StatusCode::OK);
+    let browser = raw_initialize(&url).header("origin", "https://memory-host.example").send().await.expect("send");
+    assert_eq!(browser.status(), reqwest::StatusCode::FORBIDDEN);
     stop.send(()).expect("server still running");
     tokio::time::timeout(TIMEOUT, server).await.expect("server stops in time").expect("task").expect("serve_http");
 }
