@@ -20,7 +20,7 @@ pub(crate) struct McpArgs {
     pub(crate) dialect: Dialect,
 
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT,
-    /// such as 127.0.0.1:8765, [::1]:8765 or localhost:8765 (port 0: any free port; the
+    /// such as `127.0.0.1:8765`, `[::1]:8765` or `localhost:8765` (port 0: any free port; the
     /// address is printed on stderr). There is NO authentication: anyone who can reach the
     /// address can read and change the memory. So ADDR must be a loopback address, requests
     /// must name a loopback host, and requests from web browsers (with an Origin header) are
@@ -28,7 +28,7 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<String>,
 
-    /// Allow --http on an address that is not loopback (such as 0.0.0.0:8765), and accept any
+    /// Allow --http on an address that is not loopback (such as `0.0.0.0:8765`), and accept any
     /// Host header. Still no authentication: anyone on the network who can reach it can read
     /// and change the memory. Use it only on a network you trust, or behind a proxy that
     /// authenticates.
@@ -40,9 +40,12 @@ const EXAMPLES: &str = "\
 stdout carries only MCP messages; diagnostics go to stderr. In stdio mode, memfs mcp stops at
 the end of its input.
 
-Examples:
-  # Claude Code (the tool appears as mcp__memfs__memory):
-  claude mcp add memfs -- memfs mcp --store file:///home/me/.memfs --key-file /home/me/.memfs.key
+Examples (absolute paths: clients start memfs from a directory of their own):
+  # A store and its key file, once:
+  memfs --store file:///home/me/memfs-store --key-file /home/me/memfs.key init
+  # Claude Code, all projects (the tool appears as mcp__memfs__memory):
+  claude mcp add --scope user memfs -- /usr/local/bin/memfs mcp \\
+      --store file:///home/me/memfs-store --key-file /home/me/memfs.key
   # Streamable HTTP on this machine only:
   memfs mcp --http 127.0.0.1:8765      # clients connect to http://127.0.0.1:8765/mcp";
 
