@@ -17,6 +17,8 @@ python="${PYTHON:-python3}"
 # Pinned requirements; add further test dependencies here.
 requirements=(
     "anthropic==2.10.0"
+    # The official MCP client (stdio and streamable HTTP): tests/mcp/client.py drives `memfs mcp`.
+    "mcp==2.3.0"
 )
 
 if [ ! -x "$venv/bin/python" ]; then

@@ -18,6 +18,8 @@ mod history;
 mod keys;
 #[path = "cli/leak.rs"]
 mod leak;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/policy.rs"]
 mod policy;
 #[path = "cli/policy_exec.rs"]

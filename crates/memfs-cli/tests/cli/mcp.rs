@@ -1,0 +1,309 @@
+//! `memfs mcp`, the real binary: JSON-RPC over its stdin and stdout on a real key-file store
+//! (stdout carries nothing else), the loopback rule of --http, and HTTP serving until SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{assert_text, text};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The binary with a clean environment, its platform directories under `root`.
+fn memfs(root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_PASSPHRASE", "MEMFS_STORE"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_STATE_HOME", root.join("state"));
+    cmd
+}
+
+/// `--store file://ROOT/store --key-file ROOT/key`, created by `memfs init`.
+fn new_store(root: &Path) -> Vec<String> {
+    let args = vec![
+        "--store".to_owned(),
+        format!("file://{}", root.join("store").display()),
+        "--key-file".to_owned(),
+        root.join("key").display().to_string(),
+    ];
+    let out = memfs(root).args(&args).arg("init").output().expect("run memfs init");
+    assert!(out.status.success(), "init: {}", text(&out.stderr));
+    args
+}
+
+fn run(root: &Path, args: &[String], stdin: &str) -> std::process::Output {
+    let mut child = memfs(root)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memfs");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_owned();
+    let writer = thread::spawn(move || {
+        let _ = input.write_all(data.as_bytes());
+    });
+    let output = child.wait_with_output().expect("wait for memfs");
+    writer.join().expect("writer thread");
+    output
+}
+
+fn request(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn call(id: u64, arguments: Value) -> String {
+    request(id, "tools/call", json!({"name": "memory", "arguments": arguments}))
+}
+
+/// A running `memfs mcp` on stdio: one request at a time, as a client that waits for each
+/// answer (requests sent together run concurrently).
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Session {
+    fn start(root: &Path, args: &[String]) -> Session {
+        let mut child = memfs(root)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memfs mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    // Kept whole, newline included, to check that every message ends one line.
+                    Ok(_) => drop(tx.send(line)),
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Session { child, stdin, lines }
+    }
+
+    fn send(&mut self, message: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(format!("{message}\n").as_bytes()).expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and returns its response, which must be one JSON-RPC line.
+    fn ask(&mut self, message: &str) -> Value {
+        self.send(message);
+        let line = self.lines.recv_timeout(TIMEOUT).unwrap_or_else(|_| panic!("no answer to {message}"));
+        let json = line.strip_suffix('\n').unwrap_or_else(|| panic!("a whole line: {line:?}"));
+        let value: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+        assert_eq!(value["jsonrpc"], "2.0", "a JSON-RPC message: {value}");
+        let sent: Value = serde_json::from_str(message).expect("a request");
+        assert_eq!(value["id"], sent["id"], "the response to {message}: {value}");
+        value
+    }
+
+    /// Closes stdin: the process exits 0, with nothing more on stdout and nothing on stderr.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        let mut stderr = String::new();
+        self.child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+        assert!(status.success(), "exit status {status}; stderr: {stderr}");
+        assert_text("stderr", &stderr, "");
+        let rest: Vec<String> = self.lines.try_iter().collect();
+        assert!(rest.is_empty(), "unexpected output after the last answer: {rest:?}");
+    }
+}
+
+#[test]
+fn stdio_carries_only_json_rpc_and_writes_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let store = new_store(root);
+    let mut args = store.clone();
+    args.push("mcp".to_owned());
+    let mut session = Session::start(root, &args);
+
+    let init = session.ask(&request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}),
+    ));
+    let init = &init["result"];
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"], json!({"name": "memfs", "version": env!("CARGO_PKG_VERSION")}));
+    assert_eq!(init["capabilities"], json!({"tools": {}}));
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+
+    let list = session.ask(&request(2, "tools/list", json!({})));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["name"], "memory");
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["command"]));
+
+    let steps = [
+        (
+            json!({"command": "create", "path": "/memories/todo.md", "file_text": "- write tests\n"}),
+            json!({"content": [{"type": "text", "text": "File created successfully at: /memories/todo.md"}], "isError": false}),
+        ),
+        (
+            json!({"command": "view", "path": "/memories/todo.md"}),
+            json!({"content": [{"type": "text", "text": "Here's the content of /memories/todo.md with line numbers:\n     1\t- write tests\n     2\t"}], "isError": false}),
+        ),
+        (
+            json!({"command": "str_replace", "path": "/memories/todo.md", "old_str": "nothing", "new_str": "x"}),
+            json!({"content": [{"type": "text", "text": "No replacement was performed, old_str `nothing` did not appear verbatim in /memories/todo.md."}], "isError": true}),
+        ),
+    ];
+    for (n, (arguments, want)) in steps.into_iter().enumerate() {
+        let answer = session.ask(&call(3 + n as u64, arguments));
+        assert_eq!(answer["result"], want, "answer {}", n + 3);
+    }
+    let unknown = session.ask(&request(6, "tools/call", json!({"name": "shell", "arguments": {}})));
+    assert_eq!(
+        unknown["error"],
+        json!({"code": -32602, "message": "Unknown tool: shell. This server has one tool: memory"})
+    );
+    session.finish();
+
+    // The file is in the store, as any other client sees it.
+    let mut exec = store.clone();
+    exec.push("exec".to_owned());
+    let out = run(root, &exec, "{\"command\":\"view\",\"path\":\"/memories/todo.md\"}\n");
+    assert_text(
+        "exec after mcp",
+        &text(&out.stdout),
+        "{\"content\":\"Here's the content of /memories/todo.md with line numbers:\\n     1\\t- write tests\\n     2\\t\",\"is_error\":false}\n",
+    );
+}
+
+#[test]
+fn http_refuses_non_loopback_addresses_before_opening_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    for addr in ["0.0.0.0:0", "[::]:0"] {
+        let out = memfs(root).args(["mcp", "--http", addr]).stdin(Stdio::null()).output().expect("run memfs mcp");
+        assert_eq!(out.status.code(), Some(1));
+        assert_text("stdout", &text(&out.stdout), "");
+        assert_text(
+            "stderr",
+            &text(&out.stderr),
+            &format!(
+                "memfs: --http {addr}: not a loopback address. MCP over HTTP has no authentication (anyone who \
+                 reaches the address can read and change the memory), so memfs mcp serves it only on loopback \
+                 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway, add --allow-remote.\n"
+            ),
+        );
+    }
+    // The default store was not created.
+    assert!(!root.join("data").exists(), "nothing written under the data directory");
+    let out = memfs(root).args(["mcp", "--allow-remote"]).stdin(Stdio::null()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "--allow-remote needs --http: {}", text(&out.stderr));
+}
+
+/// The status line of a raw HTTP/1.1 request to `addr`.
+fn status_line(addr: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("read the status line");
+    line.trim_end().to_owned()
+}
+
+fn post(addr: &str, path: &str, extra_headers: &str) -> String {
+    let body = request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+    );
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra_headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[cfg(unix)]
+#[test]
+fn http_serves_on_loopback_until_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mut args = new_store(root);
+    args.extend(["mcp", "--http", "127.0.0.1:0"].map(String::from));
+    let mut child = memfs(root)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memfs mcp --http");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let (tx, rx) = channel();
+    let stderr_rest = thread::spawn(move || {
+        let mut first = String::new();
+        let _ = stderr.read_line(&mut first);
+        let _ = tx.send(first);
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        rest
+    });
+    let first = rx.recv_timeout(TIMEOUT).expect("the address on stderr");
+    let url = first
+        .strip_prefix("memfs: MCP over streamable HTTP at ")
+        .and_then(|l| l.strip_suffix(" (no authentication)\n"))
+        .unwrap_or_else(|| panic!("unexpected first stderr line {first:?}"));
+    let addr = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp")).expect("http://ADDR/mcp");
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+
+    assert_eq!(status_line(addr, &post(addr, "/mcp", "")), "HTTP/1.1 200 OK");
+    assert_eq!(status_line(addr, &post(addr, "/mcp", "Origin: http://localhost:3000\r\n")), "HTTP/1.1 403 Forbidden");
+    assert_eq!(status_line(addr, &post(addr, "/elsewhere", "")), "HTTP/1.1 404 Not Found");
+
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+    assert!(killed.success());
+    let (done_tx, done_rx) = channel();
+    let waiter = thread::spawn(move || {
+        let status = child.wait().expect("wait");
+        let mut stdout = String::new();
+        child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("read stdout");
+        let _ = done_tx.send((status, stdout));
+    });
+    let (status, stdout) = done_rx.recv_timeout(TIMEOUT).expect("memfs mcp --http stops on SIGTERM");
+    waiter.join().expect("waiter");
+    assert!(status.success(), "exit status {status}");
+    assert_text("stdout", &stdout, "");
+    assert_text("stderr after the address", &stderr_rest.join().expect("stderr reader"), "memfs: stopping\n");
+}
+
+#[test]
+fn help_says_there_is_no_authentication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = memfs(tmp.path()).args(["mcp", "--help"]).output().expect("run");
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for needle in
+        ["--http <ADDR>", "There is NO authentication", "--allow-remote", "--dialect <DIALECT>", "claude mcp add"]
+    {
+        assert!(help.contains(needle), "--help mentions {needle:?}:\n{help}");
+    }
+}
