@@ -84,7 +84,7 @@ async fn store_with_guidelines() -> Memfs {
     memfs
 }
 
-const LISTING: &str = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories\n134\t/memories/customer_service_guidelines.xml";
+const LISTING: &str = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories\n147B\t/memories/customer_service_guidelines.xml";
 const FILE_VIEW: &str = "Here's the content of /memories/customer_service_guidelines.xml with line numbers:\n     1\t<guidelines>\n     2\t<addressing_customers>\n     3\t- Always address customers by their first name\n     4\t- Use empathetic language\n     5\t</addressing_customers>\n     6\t</guidelines>\n     7\t";
 const FINAL: &str =
     "Based on your customer service guidelines, I can help you craft a response. Please share the ticket details...";
@@ -201,7 +201,7 @@ async fn context_editing_system_prompt_and_error_results() {
     .await
     .expect("run");
 
-    let empty_listing = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0\t/memories";
+    let empty_listing = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories";
     let missing = "The path /memories/customer_service_guidelines.xml does not exist. Please provide a valid path.";
     assert_eq!(
         steps,
