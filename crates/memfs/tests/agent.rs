@@ -78,7 +78,8 @@ fn config(server: &Scripted) -> AgentConfig {
 
 async fn store_with_guidelines() -> Memfs {
     let memfs = Memfs::ephemeral(Dialect::Spec).expect("store");
-    let create = json!({"command": "create", "path": "/memories/customer_service_guidelines.xml", "file_text": GUIDELINES});
+    let create =
+        json!({"command": "create", "path": "/memories/customer_service_guidelines.xml", "file_text": GUIDELINES});
     let result = memfs.call(&create).await;
     assert!(!result.is_error, "{}", result.content);
     memfs
@@ -151,10 +152,8 @@ async fn plays_the_documentation_example() {
     let memfs = store_with_guidelines().await;
     let transcript = agent::run(&memfs, &config(&server), PROMPT).await.expect("run");
 
-    let bodies = expected_bodies(
-        &json!({}),
-        json!({"type": "tool_result", "tool_use_id": "toolu_02", "content": FILE_VIEW}),
-    );
+    let bodies =
+        expected_bodies(&json!({}), json!({"type": "tool_result", "tool_use_id": "toolu_02", "content": FILE_VIEW}));
     let expected: Vec<Value> = bodies.iter().cloned().map(expected_request).collect();
     assert_json("requests", &Value::Array(server.requests()), &Value::Array(expected));
 

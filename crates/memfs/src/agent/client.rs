@@ -168,10 +168,7 @@ mod tests {
     #[test]
     fn answers_must_be_messages() {
         let parse = |s: &str| parse_answer(s.as_bytes()).map(|a| a.stop_reason).map_err(|e| e.to_string());
-        assert_eq!(
-            parse(r#"{"type":"message","content":[],"stop_reason":"end_turn"}"#).as_deref(),
-            Ok("end_turn")
-        );
+        assert_eq!(parse(r#"{"type":"message","content":[],"stop_reason":"end_turn"}"#).as_deref(), Ok("end_turn"));
         assert_eq!(
             parse("<html>").unwrap_err(),
             "the Messages API sent an answer memfs cannot read: not JSON (expected value at line 1 column 1)"
@@ -194,11 +191,14 @@ mod tests {
     fn api_errors_are_cleaned_of_the_key() {
         let config = AgentConfig::new(super::super::ApiKey::new("sk-secret-1").expect("key"), "m");
         let client = Client::new(&config).expect("client");
-        let err = |status, body: &[u8], id: Option<&str>| {
-            client.api_error(status, body, id.map(str::to_owned)).to_string()
-        };
+        let err =
+            |status, body: &[u8], id: Option<&str>| client.api_error(status, body, id.map(str::to_owned)).to_string();
         assert_eq!(
-            err(401, br#"{"type":"error","error":{"type":"authentication_error","message":"bad key sk-secret-1"}}"#, None),
+            err(
+                401,
+                br#"{"type":"error","error":{"type":"authentication_error","message":"bad key sk-secret-1"}}"#,
+                None
+            ),
             "the Messages API answered 401 authentication_error: bad key ****"
         );
         assert_eq!(

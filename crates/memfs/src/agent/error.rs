@@ -65,7 +65,9 @@ pub enum AgentError {
     },
     /// The model still asked for tools in the last request allowed. Its tool calls were not
     /// run.
-    #[error("the model still asked for tools after {turns} requests, the limit (raise max_turns; memfs agent --max-turns N)")]
+    #[error(
+        "the model still asked for tools after {turns} requests, the limit (raise max_turns; memfs agent --max-turns N)"
+    )]
     TurnLimit {
         /// The limit that was reached.
         turns: u32,
