@@ -34,14 +34,14 @@
 
 mod client;
 mod config;
+mod conversation;
 mod error;
-mod run;
 
 pub use config::{AgentConfig, ApiKey};
+pub use conversation::{Step, ToolCall, Transcript, Usage, run, run_observed};
 pub use error::AgentError;
-pub use run::{Step, ToolCall, Transcript, Usage, run, run_observed};
 
-/// The memory tool's definition, as sent in `tools`.
+/// The memory tool's `type`, sent in `tools` with the name `memory`.
 pub const MEMORY_TOOL_TYPE: &str = "memory_20250818";
 
 /// The beta header value sent with every request: the memory tool and context editing.
