@@ -35,6 +35,11 @@ Scenario `docs-example`, the example of the memory tool's documentation page:
          stop_reason "tool_use"
     2 -> text "Based on your customer service guidelines, ...", stop_reason "end_turn"
 
+Scenario `overloaded-once` plays the same conversation, but answers the first request of each
+turn (the first one seen with that number of assistant messages) with 529 `overloaded_error` and
+`retry-after-ms: 10`, as the API does when it is overloaded: a client that retries gets the
+same conversation with every request twice. Scenario `overloaded` answers every request so.
+
 Errors are Anthropic-style JSON, `{"type": "error", "error": {"type": ..., "message": ...}}`:
 404 `not_found_error` for another path or method; 401 `authentication_error` without
 `x-api-key`; 400 `invalid_request_error` without `anthropic-version`, for a body that is not a JSON
@@ -104,7 +109,7 @@ def docs_example(turn: int) -> tuple[list[dict], str] | None:
     return None
 
 
-SCENARIOS = {"docs-example": docs_example}
+SCENARIOS = {"docs-example": docs_example, "overloaded-once": docs_example, "overloaded": docs_example}
 
 
 class Recorder:
@@ -121,7 +126,22 @@ class Recorder:
             self._file.flush()
 
 
-def make_handler(recorder: Recorder, scenario):
+def make_handler(recorder: Recorder, scenario_name: str):
+    scenario = SCENARIOS[scenario_name]
+    overloaded_turns: set[int] = set()
+    overloaded_lock = threading.Lock()
+
+    def overloaded(turn: int) -> bool:
+        if scenario_name == "overloaded":
+            return True
+        if scenario_name != "overloaded-once":
+            return False
+        with overloaded_lock:
+            if turn in overloaded_turns:
+                return False
+            overloaded_turns.add(turn)
+            return True
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "memfs-scripted-messages/1"
@@ -145,9 +165,11 @@ def make_handler(recorder: Recorder, scenario):
             length = int(self.headers.get("content-length") or 0)
             return self.rfile.read(length) if length > 0 else b""
 
-        def send_json(self, status: int, value: dict) -> None:
+        def send_json(self, status: int, value: dict, extra_headers: dict | None = None) -> None:
             data = json.dumps(value).encode("utf-8")
             self.send_response(status)
+            for name, header in (extra_headers or {}).items():
+                self.send_header(name, header)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             self.send_header("request-id", "req_scripted")
@@ -215,6 +237,13 @@ def make_handler(recorder: Recorder, scenario):
             turn = sum(
                 1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
             )
+            if overloaded(turn):
+                self.send_json(
+                    529,
+                    {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                    {"retry-after-ms": "10"},
+                )
+                return
             reply = scenario(turn)
             if reply is None:
                 self.send_error_json(
@@ -267,7 +296,7 @@ def main() -> int:
     args = parser.parse_args()
 
     recorder = Recorder(args.record)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(recorder, SCENARIOS[args.scenario]))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(recorder, args.scenario))
     server.daemon_threads = True
 
     stop = threading.Event()

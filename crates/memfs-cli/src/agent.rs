@@ -40,6 +40,12 @@ pub(crate) struct AgentArgs {
     #[arg(long, value_name = "TEXT")]
     pub(crate) system: Option<String>,
 
+    /// How many more times a request is sent after a network failure or an HTTP 408, 409,
+    /// 429 or 5xx (such as 529 overloaded), as the official SDKs do, waiting what the server
+    /// asks (retry-after) or 0.5 s doubling up to 8 s.
+    #[arg(long, value_name = "N", default_value_t = AgentConfig::DEFAULT_MAX_RETRIES)]
+    pub(crate) max_retries: u32,
+
     /// Print each tool call and its result on stderr as the loop runs.
     #[arg(long, short)]
     pub(crate) verbose: bool,
@@ -70,6 +76,7 @@ pub(crate) async fn run(store: &StoreArgs, args: AgentArgs) -> anyhow::Result<()
     config.context_editing = args.context_editing;
     config.max_turns = args.max_turns;
     config.system = args.system;
+    config.max_retries = args.max_retries;
     let memfs = crate::store::open(store, args.dialect, true).await?;
     let verbose = args.verbose;
     let outcome = memfs::agent::run_observed(&memfs, &config, &args.prompt, |step| {

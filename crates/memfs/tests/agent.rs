@@ -26,6 +26,10 @@ struct Scripted {
 
 impl Scripted {
     fn start() -> Self {
+        Scripted::with_scenario("docs-example")
+    }
+
+    fn with_scenario(scenario: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let record = dir.path().join("requests.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scripted/messages_server.py");
@@ -33,6 +37,7 @@ impl Scripted {
             .arg(script)
             .arg("--record")
             .arg(&record)
+            .args(["--scenario", scenario])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -261,7 +266,8 @@ async fn api_errors_carry_the_api_message_and_never_the_key() {
     assert!(!format!("{err:?}").contains(KEY), "{err:?}");
     assert!(matches!(err, AgentError::Api { status: 404, .. }));
 
-    // Nothing listens there: a network error, naming the URL.
+    // Nothing listens there: a network error, naming the URL (retried, then reported).
+    config.max_retries = 1;
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     config.base_url = format!("http://127.0.0.1:{port}");
     let err = agent::run(&memfs, &config, PROMPT).await.expect_err("refused");
@@ -280,4 +286,27 @@ async fn the_config_hides_the_key() {
         "the API key is not usable: it holds characters other than visible ASCII (a space or a line break?)"
     );
     assert_eq!(ApiKey::new("").expect_err("empty").to_string(), "the API key is not usable: it is empty");
+}
+
+#[tokio::test]
+async fn overloaded_requests_are_retried() {
+    let server = Scripted::with_scenario("overloaded-once");
+    let memfs = store_with_guidelines().await;
+    let transcript = agent::run(&memfs, &config(&server), PROMPT).await.expect("run");
+    assert_eq!((transcript.text.as_str(), transcript.requests), (FINAL, 3));
+    // Each request twice: refused with 529 once, then answered.
+    let bodies =
+        expected_bodies(&json!({}), json!({"type": "tool_result", "tool_use_id": "toolu_02", "content": FILE_VIEW}));
+    let expected: Vec<Value> = bodies.into_iter().flat_map(|b| [b.clone(), b]).map(expected_request).collect();
+    assert_json("requests", &Value::Array(server.requests()), &Value::Array(expected));
+
+    let server = Scripted::with_scenario("overloaded");
+    let mut config = config(&server);
+    config.max_retries = 1;
+    let err = agent::run(&memfs, &config, PROMPT).await.expect_err("overloaded");
+    assert_eq!(err.to_string(), "the Messages API answered 529 overloaded_error: Overloaded (request-id req_scripted)");
+    assert_eq!(server.requests().len(), 2);
+    config.max_retries = 0;
+    agent::run(&memfs, &config, PROMPT).await.expect_err("overloaded");
+    assert_eq!(server.requests().len(), 3);
 }

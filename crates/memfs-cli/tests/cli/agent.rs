@@ -29,13 +29,14 @@ struct Scripted {
 }
 
 impl Scripted {
-    fn start(dir: &Path) -> Self {
-        let record = dir.join("requests.jsonl");
+    fn start(dir: &Path, scenario: &str) -> Self {
+        let record = dir.join(format!("requests-{scenario}.jsonl"));
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scripted/messages_server.py");
         let mut child = Command::new("python3")
             .arg(script)
             .arg("--record")
             .arg(&record)
+            .args(["--scenario", scenario])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -71,7 +72,7 @@ struct Setup {
 impl Setup {
     fn new() -> Self {
         let root = tempfile::tempdir().expect("temp dir");
-        let server = Scripted::start(root.path());
+        let server = Scripted::start(root.path(), "docs-example");
         let setup = Setup { root, server };
         let out = setup
             .memfs()
@@ -279,4 +280,19 @@ fn api_errors_are_reported_without_the_key() {
         &text(&out.stderr),
         "memfs: the base URL ftp://host is not usable: expected an http:// or https:// URL\n",
     );
+
+    // An overloaded API: retried --max-retries times, then reported.
+    let overloaded = Scripted::start(setup.root.path(), "overloaded");
+    let out = setup
+        .memfs()
+        .env("ANTHROPIC_BASE_URL", &overloaded.url)
+        .args(["agent", "--model", MODEL, "--max-retries", "1", PROMPT])
+        .output()
+        .expect("run");
+    assert_text(
+        "stderr",
+        &text(&out.stderr),
+        "memfs: the Messages API answered 529 overloaded_error: Overloaded (request-id req_scripted)\n",
+    );
+    assert_eq!(overloaded.requests().len(), 2);
 }

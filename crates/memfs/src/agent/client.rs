@@ -70,20 +70,48 @@ impl<'a> Client<'a> {
         body
     }
 
-    /// Sends the conversation so far and reads the answer.
+    /// Sends the conversation so far and reads the answer, retrying as the official SDKs do:
+    /// up to [`AgentConfig::max_retries`] more times after a network failure or an HTTP 408,
+    /// 409, 429 or 5xx (unless the server says `x-should-retry: false`), waiting what
+    /// `retry-after-ms` or `retry-after` asks (up to a minute), else 0.5 s doubling up to 8 s,
+    /// less up to a quarter at random.
     pub(crate) async fn send(&self, messages: &[Value]) -> Result<Answer, AgentError> {
-        let network = |e: reqwest::Error| AgentError::Network {
-            url: redact(self.url.as_str()),
-            source: Box::new(e.without_url()),
+        let body = self.body(messages);
+        let mut retries = 0;
+        loop {
+            match self.attempt(&body).await {
+                Ok(answer) => return Ok(answer),
+                Err(Failed { retry: Some(asked), .. }) if retries < self.config.max_retries => {
+                    tokio::time::sleep(asked.unwrap_or_else(|| backoff(retries))).await;
+                    retries += 1;
+                }
+                Err(failed) => return Err(failed.error),
+            }
+        }
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<Answer, Failed> {
+        let network = |e: reqwest::Error| Failed {
+            error: AgentError::Network { url: redact(self.url.as_str()), source: Box::new(e.without_url()) },
+            retry: Some(None),
         };
-        let response = self.http.post(self.url.clone()).json(&self.body(messages)).send().await.map_err(network)?;
+        let response = self.http.post(self.url.clone()).json(body).send().await.map_err(network)?;
         let status = response.status();
-        let request_id = response.headers().get("request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let headers = response.headers();
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let request_id = header("request-id");
+        let should_retry = match header("x-should-retry").as_deref() {
+            Some("true") => true,
+            Some("false") => false,
+            _ => matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error(),
+        };
+        let asked = retry_after(header("retry-after-ms").as_deref(), header("retry-after").as_deref());
         let bytes = response.bytes().await.map_err(network)?;
         if !status.is_success() {
-            return Err(self.api_error(status.as_u16(), &bytes, request_id));
+            let error = self.api_error(status.as_u16(), &bytes, request_id);
+            return Err(Failed { error, retry: should_retry.then_some(asked) });
         }
-        parse_answer(&bytes)
+        parse_answer(&bytes).map_err(|error| Failed { error, retry: None })
     }
 
     fn api_error(&self, status: u16, body: &[u8], request_id: Option<String>) -> AgentError {
@@ -108,6 +136,37 @@ impl<'a> Client<'a> {
         let message = message.replace(self.config.api_key.expose(), "****");
         AgentError::Api { status, kind, message, request_id }
     }
+}
+
+/// A failed attempt, and whether to try again: `Some(wait)` to retry, after `wait` when the
+/// server asked for one.
+struct Failed {
+    error: AgentError,
+    retry: Option<Option<Duration>>,
+}
+
+/// The wait a server asked for: `retry-after-ms` (milliseconds), else `retry-after` (seconds),
+/// when more than zero and at most a minute.
+fn retry_after(ms: Option<&str>, seconds: Option<&str>) -> Option<Duration> {
+    let wait = match (ms.and_then(|v| v.trim().parse::<f64>().ok()), seconds) {
+        (Some(ms), _) => ms / 1000.0,
+        (None, Some(s)) => s.trim().parse::<f64>().ok()?,
+        (None, None) => return None,
+    };
+    (wait > 0.0 && wait <= MAX_RETRY_AFTER).then(|| Duration::from_secs_f64(wait))
+}
+
+/// The longest wait a `retry-after` header may ask for; longer ones are not honoured.
+const MAX_RETRY_AFTER: f64 = 60.0;
+
+/// The wait before retry `n` (from 0) when the server asked for none: 0.5 s doubling up to
+/// 8 s, less up to a quarter at random so that clients that failed together do not retry
+/// together.
+fn backoff(n: u32) -> Duration {
+    let base = (0.5 * 2f64.powi(n.min(4) as i32)).min(8.0);
+    let mut byte = [0u8];
+    let jitter = if getrandom::fill(&mut byte).is_ok() { f64::from(byte[0]) / 255.0 * 0.25 } else { 0.0 };
+    Duration::from_secs_f64(base * (1.0 - jitter))
 }
 
 /// `{base_url}/v1/messages`, for an `http` or `https` base URL.
@@ -208,5 +267,21 @@ mod tests {
         assert_eq!(err(500, b"", None), "the Messages API answered 500: (no message)");
         let long = "x".repeat(400);
         assert_eq!(err(503, long.as_bytes(), None), format!("the Messages API answered 503: {}…", "x".repeat(300)));
+    }
+
+    #[test]
+    fn retry_waits() {
+        let ms = |v: Option<Duration>| v.map(|d| d.as_millis());
+        assert_eq!(ms(retry_after(Some("10"), Some("5"))), Some(10));
+        assert_eq!(ms(retry_after(None, Some("2"))), Some(2000));
+        assert_eq!(ms(retry_after(Some("junk"), Some("1.5"))), Some(1500));
+        assert_eq!(ms(retry_after(None, Some("0"))), None);
+        assert_eq!(ms(retry_after(None, Some("61"))), None);
+        assert_eq!(ms(retry_after(None, Some("Wed, 21 Oct 2015 07:28:00 GMT"))), None);
+        assert_eq!(ms(retry_after(None, None)), None);
+        for (n, max) in [(0, 500), (1, 1000), (2, 2000), (3, 4000), (4, 8000), (9, 8000)] {
+            let wait = backoff(n).as_millis();
+            assert!(wait <= max && wait >= max * 3 / 4, "retry {n}: {wait} ms");
+        }
     }
 }

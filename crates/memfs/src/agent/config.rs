@@ -74,6 +74,10 @@ pub struct AgentConfig {
     pub max_turns: u32,
     /// A system prompt, sent as `system` when given.
     pub system: Option<String>,
+    /// How many more times a request is sent after a network failure or an HTTP 408, 409, 429
+    /// or 5xx (such as 529 overloaded), as the official SDKs do; the waits follow the
+    /// server's `retry-after-ms` or `retry-after`, else 0.5 s doubling up to 8 s.
+    pub max_retries: u32,
 }
 
 impl AgentConfig {
@@ -83,9 +87,11 @@ impl AgentConfig {
     pub const DEFAULT_MAX_TOKENS: u32 = 4096;
     /// The default request limit of one run.
     pub const DEFAULT_MAX_TURNS: u32 = 20;
+    /// The default number of retries of a failed request (as the official SDKs).
+    pub const DEFAULT_MAX_RETRIES: u32 = 2;
 
     /// A configuration for `model` with `api_key` and the defaults: the public API, 4096
-    /// `max_tokens`, no context editing, at most 20 requests, no system prompt.
+    /// `max_tokens`, no context editing, at most 20 requests, no system prompt, 2 retries.
     pub fn new(api_key: ApiKey, model: impl Into<String>) -> Self {
         AgentConfig {
             api_key,
@@ -95,6 +101,7 @@ impl AgentConfig {
             context_editing: false,
             max_turns: Self::DEFAULT_MAX_TURNS,
             system: None,
+            max_retries: Self::DEFAULT_MAX_RETRIES,
         }
     }
 

@@ -47,7 +47,7 @@ pub struct Transcript {
     /// each assistant message (its content blocks verbatim) and each user message of
     /// `tool_result` blocks.
     pub messages: Vec<Value>,
-    /// How many requests the run made.
+    /// How many requests the API answered (retries of failed ones not counted).
     pub requests: u32,
     /// Every tool call, in order.
     pub tool_calls: Vec<ToolCall>,
