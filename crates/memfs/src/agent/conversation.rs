@@ -121,6 +121,10 @@ pub async fn run_observed(
         if uses.is_empty() {
             return Err(AgentError::BadResponse { reason: "stop_reason is tool_use but no tool_use block".to_owned() });
         }
+        // Checked before any call runs, so that a bad answer changes nothing.
+        if uses.iter().any(|b| b.get("id").and_then(Value::as_str).is_none()) {
+            return Err(AgentError::BadResponse { reason: "a tool_use block has no id".to_owned() });
+        }
         if requests == config.max_turns {
             // The results could not be sent back: leave the calls unrun.
             return Err(AgentError::TurnLimit { turns: config.max_turns });
