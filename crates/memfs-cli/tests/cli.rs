@@ -1,5 +1,7 @@
 //! The `memfs` binary end to end: one integration-test binary, a module per area.
 
+#[path = "cli/agent.rs"]
+mod agent;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]
