@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 pub use error::{ServeError, TokenError};
 pub use namespaces::Namespaces;
-pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token};
+pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token, new_token_line};
 
 #[cfg(doc)]
 use crate::OpenOptions;

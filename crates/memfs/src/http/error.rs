@@ -64,6 +64,12 @@ pub enum TokenError {
         /// Where it was first given.
         first: String,
     },
+    /// A namespace that does not follow the rules of `--namespace`.
+    #[error("{reason}")]
+    Namespace {
+        /// What is wrong.
+        reason: String,
+    },
     /// The operating system's random number generator failed.
     #[error("the operating system's random number generator failed")]
     Random,

@@ -188,6 +188,13 @@ fn check_token(token: &str) -> Result<(), &'static str> {
     }
 }
 
+/// A tokens-file line `NAMESPACE TOKEN` binding a [`new_token`] to `namespace`, which must
+/// follow the rules of `--namespace`.
+pub fn new_token_line(namespace: &str) -> Result<String, TokenError> {
+    crate::url::check_namespace(namespace).map_err(|reason| TokenError::Namespace { reason })?;
+    Ok(format!("{namespace} {}", new_token()?))
+}
+
 /// A fresh random token: `memfs_` and 64 hex digits (256 bits from the operating system).
 pub fn new_token() -> Result<String, TokenError> {
     let mut bytes = [0u8; 32];
@@ -271,5 +278,12 @@ mod tests {
         assert_eq!(t1.len(), 70);
         assert!(t1.starts_with("memfs_"));
         assert_eq!(check_token(&t1), Ok(()));
+        let line = new_token_line("team-a").unwrap();
+        let tokens = Tokens::parse(&line, "t").unwrap();
+        assert_eq!(tokens.namespace_of(line.strip_prefix("team-a ").unwrap()), Some("team-a"));
+        assert_eq!(
+            new_token_line("Team A").unwrap_err().to_string(),
+            "namespace \"Team A\" is not valid: use 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit"
+        );
     }
 }
