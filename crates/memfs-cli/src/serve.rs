@@ -50,8 +50,8 @@ Namespaces:
   (needed to share one key file). Under --store memory:// each namespace gets its own
   ephemeral store.
   A store is opened on its first request and shared by all requests on it; concurrent writes
-  commit safely. On Ctrl-C or SIGTERM the server stops taking requests, finishes those in
-  flight and records the stores' pending last-access days.
+  commit safely. On Ctrl-C or SIGTERM the server stops taking requests, lets those in flight
+  finish (for at most 10 seconds) and records the stores' pending last-access days.
 
 Security:
   The endpoint speaks plain HTTP: a token and the memories cross the network in clear. It

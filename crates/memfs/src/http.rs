@@ -51,8 +51,9 @@ mod namespaces;
 mod routes;
 mod tokens;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use error::{ServeError, TokenError};
 pub use namespaces::Namespaces;
@@ -60,6 +61,9 @@ pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token, new_token_line};
 
 #[cfg(doc)]
 use crate::OpenOptions;
+
+/// How long requests in flight may take to finish once shutdown begins, by default.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The default limit of a request body: 1 MiB.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -70,17 +74,25 @@ pub struct Server {
     tokens: Tokens,
     namespaces: Namespaces,
     max_body: usize,
+    grace: Duration,
 }
 
 impl Server {
     /// An endpoint accepting `tokens`, running each request on its namespace's store.
     pub fn new(tokens: Tokens, namespaces: Namespaces) -> Self {
-        Server { tokens, namespaces, max_body: DEFAULT_MAX_BODY }
+        Server { tokens, namespaces, max_body: DEFAULT_MAX_BODY, grace: SHUTDOWN_GRACE }
     }
 
     /// Refuses request bodies over `bytes` with `413`.
     pub fn with_max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+
+    /// Lets requests in flight at shutdown finish for at most `grace` (default
+    /// [`SHUTDOWN_GRACE`]).
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
         self
     }
 
@@ -94,14 +106,32 @@ impl Server {
         routes::router(self)
     }
 
-    /// Serves on `listener` until `shutdown` completes, lets requests in flight finish, then
-    /// records the last-access days the stores still hold ([`Namespaces::flush`]).
+    /// Serves on `listener` until `shutdown` completes; then takes no new request, lets those
+    /// in flight finish (for at most [`SHUTDOWN_GRACE`], or as set: a request cut off then has committed
+    /// whole or not at all), and records the last-access days the stores still hold
+    /// ([`Namespaces::flush`]).
     pub async fn serve(
         self: Arc<Self>,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        axum::serve(listener, self.clone().router()).with_graceful_shutdown(shutdown).await.map_err(ServeError::Io)?;
+        let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+        let signal = async move {
+            shutdown.await;
+            let _ = stopping.send(());
+        };
+        let serving = axum::serve(listener, self.clone().router()).with_graceful_shutdown(signal).into_future();
+        // A client that never finishes its request must not keep the server up for ever.
+        let grace = async {
+            match stopped.await {
+                Ok(()) => tokio::time::sleep(self.grace).await,
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            served = serving => served.map_err(ServeError::Io)?,
+            () = grace => {}
+        }
         self.namespaces.flush().await.map_err(ServeError::Flush)?;
         Ok(())
     }

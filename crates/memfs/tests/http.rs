@@ -403,3 +403,24 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
     .expect("bob's store opens");
     assert!(bob.log(None, None).await.expect("the log").is_empty());
 }
+
+/// A client that never finishes its request does not hold the server up after shutdown.
+#[tokio::test]
+async fn shutdown_does_not_wait_for_ever_on_a_stalled_request() {
+    let tokens = Tokens::parse(&format!("alice {ALICE}"), "test tokens").expect("tokens");
+    let server = Server::new(tokens, Namespaces::new("memory://", OpenOptions::default()))
+        .with_shutdown_grace(std::time::Duration::from_millis(300));
+    let running = Running::start(server).await;
+    let addr = running.url.strip_prefix("http://").expect("an http URL").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+    let head = format!(
+        "POST /v1/memory HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {ALICE}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"comm"
+    );
+    socket.write_all(head.as_bytes()).await.expect("send a part");
+    // The request is in flight (its handler is reading the body) when shutdown begins.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    tokio::time::timeout(std::time::Duration::from_secs(5), running.stop()).await.expect("stopped within the grace");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300), "{:?}", started.elapsed());
+    drop(socket);
+}

@@ -11,6 +11,8 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
+use zeroize::Zeroizing;
+
 use super::TokenError;
 
 /// The shortest token accepted, in characters (a token from [`new_token`] has 70).
@@ -102,13 +104,16 @@ impl Tokens {
         if metadata.len() > MAX_FILE_LEN {
             return Err(TokenError::TooLarge { path: path.to_owned(), limit: MAX_FILE_LEN });
         }
-        let mut bytes = Vec::new();
+        // Sized once from the length, so the buffer does not reallocate (leaving copies of the
+        // tokens behind) unless the file grew meanwhile; wiped when dropped.
+        let capacity = usize::try_from(metadata.len()).unwrap_or(0).saturating_add(1);
+        let mut bytes = Zeroizing::new(Vec::with_capacity(capacity));
         file.take(MAX_FILE_LEN + 1).read_to_end(&mut bytes).map_err(io)?;
         if bytes.len() as u64 > MAX_FILE_LEN {
             return Err(TokenError::TooLarge { path: path.to_owned(), limit: MAX_FILE_LEN });
         }
-        let text = String::from_utf8(bytes).map_err(|_| TokenError::NotText { path: path.to_owned() })?;
-        Tokens::parse(&text, &path.display().to_string())
+        let text = std::str::from_utf8(&bytes).map_err(|_| TokenError::NotText { path: path.to_owned() })?;
+        Tokens::parse(text, &path.display().to_string())
     }
 
     /// Adds the tokens of `other`; a token already here is refused.
