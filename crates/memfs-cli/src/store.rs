@@ -92,7 +92,7 @@ pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
 
 /// `MEMFS_TODAY` (YYYY-MM-DD): the day to use as today for last-access days and expiration,
 /// for tests and for previewing what expiration would do on a later day.
-fn today() -> anyhow::Result<Option<memfs::Day>> {
+pub(crate) fn today() -> anyhow::Result<Option<memfs::Day>> {
     match std::env::var("MEMFS_TODAY") {
         Err(_) => Ok(None),
         Ok(s) => memfs::parse_day(&s).map(Some).ok_or_else(|| {

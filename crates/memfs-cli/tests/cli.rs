@@ -28,5 +28,7 @@ mod policy;
 mod policy_exec;
 #[path = "cli/purge.rs"]
 mod purge;
+#[path = "cli/serve.rs"]
+mod serve;
 #[path = "cli/support.rs"]
 mod support;

@@ -99,10 +99,18 @@ impl Memfs {
     /// `memory://`, or a [`Location`] with options and a namespace). A persistent store needs
     /// `options.credential`; it must exist (see [`Memfs::init`]).
     pub async fn open(location: impl Into<Location>, options: OpenOptions) -> Result<Self, Error> {
+        Memfs::open_with(location, &options).await
+    }
+
+    /// Opens like [`Memfs::open`], borrowing the options: one set of options (one credential)
+    /// can open many stores, such as the namespaces `memfs serve` serves.
+    pub async fn open_with(location: impl Into<Location>, options: &OpenOptions) -> Result<Self, Error> {
         let location = location.into();
         let backend = match location.target()? {
             Target::Memory => {
-                return Ok(Memfs::ephemeral(options.dialect)?.with_actor(options.actor).with_today(options.today));
+                return Ok(Memfs::ephemeral(options.dialect)?
+                    .with_actor(options.actor.clone())
+                    .with_today(options.today));
             }
             Target::Persistent(backend) => backend,
         };
@@ -131,7 +139,9 @@ impl Memfs {
             }
             Err(source) => return Err(Error::Store { store, source }),
         };
-        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect).with_actor(options.actor).with_today(options.today))
+        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect)
+            .with_actor(options.actor.clone())
+            .with_today(options.today))
     }
 
     /// Creates a new persistent store at `location`, with a new random master key and one key

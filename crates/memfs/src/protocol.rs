@@ -5,6 +5,9 @@
 //! exactly one output line: `{"content":…,"is_error":…}` for a bare input and
 //! `{"type":"tool_result","tool_use_id":…,"content":…,"is_error":…}` for a block. A line that is
 //! not JSON gets an error line and the stream goes on. Blank lines are skipped.
+//!
+//! [`answer`] is the same decision on a parsed value; the HTTP endpoint (`memfs serve`) uses it,
+//! so a request body gets exactly the answer the same line gets from `memfs exec`.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -37,18 +40,41 @@ pub struct ToolResultBlock {
     pub is_error: bool,
 }
 
+/// The answer to one input: a [`BareResult`] for a bare input, a [`ToolResultBlock`] for a
+/// `tool_use` block. Serializes to exactly the object `memfs exec` writes on a line.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// The answer to a bare input.
+    Bare(BareResult),
+    /// The answer to a `tool_use` block.
+    Block(ToolResultBlock),
+}
+
+impl Answer {
+    /// The answer as one line of JSON (no newline).
+    pub fn to_json(&self) -> String {
+        // Serializing a struct of strings and bools cannot fail.
+        serde_json::to_string(self).unwrap_or_else(|_| r#"{"content":"internal error","is_error":true}"#.to_owned())
+    }
+}
+
 /// Answers one input line; `None` for a blank line.
 pub async fn handle_line(memfs: &Memfs, line: &str) -> Option<String> {
     if line.trim().is_empty() {
         return None;
     }
-    let value: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            let content = format!("Invalid JSON input line: {e}");
-            return Some(encode(&BareResult { content, is_error: true }));
-        }
+    let answer = match serde_json::from_str::<Value>(line) {
+        Ok(value) => answer(memfs, &value).await,
+        Err(e) => Answer::Bare(BareResult { content: format!("Invalid JSON input line: {e}"), is_error: true }),
     };
+    Some(answer.to_json())
+}
+
+/// Answers one parsed input: a `tool_use` block (`"type": "tool_use"`) gets a
+/// [`ToolResultBlock`] carrying its `id`, anything else is a bare tool input and gets a
+/// [`BareResult`]. Shared by `memfs exec` ([`handle_line`]) and the HTTP endpoint.
+pub async fn answer(memfs: &Memfs, value: &Value) -> Answer {
     if value.get("type").and_then(Value::as_str) == Some("tool_use") {
         let tool_use_id = value.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
         let name = value.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -57,18 +83,13 @@ pub async fn handle_line(memfs: &Memfs, line: &str) -> Option<String> {
         } else {
             memfs.call(value.get("input").unwrap_or(&Value::Null)).await
         };
-        return Some(encode(&ToolResultBlock {
+        return Answer::Block(ToolResultBlock {
             kind: "tool_result",
             tool_use_id,
             content: result.content,
             is_error: result.is_error,
-        }));
+        });
     }
-    let result = memfs.call(&value).await;
-    Some(encode(&BareResult { content: result.content, is_error: result.is_error }))
-}
-
-fn encode<T: Serialize>(v: &T) -> String {
-    // Serializing a struct of strings and bools cannot fail.
-    serde_json::to_string(v).unwrap_or_else(|_| r#"{"content":"internal error","is_error":true}"#.to_owned())
+    let result = memfs.call(value).await;
+    Answer::Bare(BareResult { content: result.content, is_error: result.is_error })
 }

@@ -166,7 +166,7 @@ pub(crate) enum Target {
 }
 
 /// A namespace is 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit.
-fn check_namespace(name: &str) -> Result<(), String> {
+pub(crate) fn check_namespace(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
