@@ -404,3 +404,9 @@ impl Resolver for Fetched<'_> {
         self.repo.address(content)
     }
 }
+
+// A compile-time promise of the public API: one handle, shared by many tasks and threads.
+const _: () = {
+    const fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Memfs>();
+};

@@ -13,8 +13,93 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`Memfs`] is `Send + Sync` and cheap to share: many tasks can call it at once; mutations
-//! commit by compare-and-swap and re-run on a lost race, so none is lost.
+//! # A persistent store from a URL and a key
+//!
+//! A store lives at a URL (`file:///path`, `s3://bucket/prefix`, `gs://…`, `az://…`; see
+//! [`Location`] for options and namespaces) and is unlocked by a [`Credential`]: a key file or a
+//! passphrase. [`Memfs::init`] creates it once; [`Memfs::open`] opens it.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use memfs::{Credential, Dialect, KdfParams, KeyFile, Memfs, OpenOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let url = format!("file://{}", dir.path().join("store").display());
+//! let key = KeyFile::generate()?;
+//! key.write_new(&dir.path().join("memfs.key"))?; // mode 0600; keep it apart from the store
+//!
+//! // Once: create the store, protected by the key file (KdfParams only matter for passphrases).
+//! Memfs::init(url.as_str(), &Credential::KeyFile(key), KdfParams::DEFAULT).await?;
+//!
+//! // Every time: open it with the key.
+//! let key = KeyFile::read(&dir.path().join("memfs.key"))?;
+//! let options = OpenOptions { dialect: Dialect::Spec, credential: Some(Credential::KeyFile(key)), ..Default::default() };
+//! let memfs = Memfs::open(url.as_str(), options).await?;
+//! let result = memfs.call(&serde_json::json!({"command": "view", "path": "/memories"})).await;
+//! assert_eq!(
+//!     result.content,
+//!     "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories"
+//! );
+//! # Ok(()) }
+//! ```
+//!
+//! # Typed commands and `tool_use` blocks
+//!
+//! [`Command`] is the typed form of a tool input; [`Memfs::execute`] runs it, and returns an
+//! [`Error`] only when the store itself fails (a command the model got wrong is an `is_error`
+//! result, as with [`Memfs::call`]). [`protocol::answer`] takes a bare input or a whole
+//! `tool_use` block and answers exactly as `memfs exec` does.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use memfs::{Command, Dialect, Memfs};
+//! let memfs = Memfs::ephemeral(Dialect::Spec)?;
+//! let create = Command::Create { path: "/memories/todo.md".into(), file_text: "- ship it\n".into() };
+//! assert!(!memfs.execute(&create).await?.is_error);
+//! let view = Command::View { path: "/memories/todo.md".into(), view_range: None };
+//! assert_eq!(memfs.execute(&view).await?.content, "Here's the content of /memories/todo.md with line numbers:\n     1\t- ship it\n     2\t");
+//!
+//! let block = serde_json::json!({"type": "tool_use", "id": "toolu_01", "name": "memory",
+//!                                "input": {"command": "delete", "path": "/memories/todo.md"}});
+//! let answer = serde_json::to_value(memfs::protocol::answer(&memfs, &block).await)?;
+//! assert_eq!(answer, serde_json::json!({"type": "tool_result", "tool_use_id": "toolu_01",
+//!     "content": "Successfully deleted /memories/todo.md", "is_error": false}));
+//! # Ok(()) }
+//! ```
+//!
+//! # One handle, many tasks
+//!
+//! [`Memfs`] is `Send + Sync`: share it in an `Arc`. Mutations commit by compare-and-swap and
+//! re-run on a lost race, so none is lost, whether the racers are tasks of one process or
+//! processes on many machines sharing a bucket.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use memfs::{Dialect, Memfs};
+//! let memfs = Arc::new(Memfs::ephemeral(Dialect::Spec)?);
+//! let tasks: Vec<_> = (0..8)
+//!     .map(|i| {
+//!         let memfs = Arc::clone(&memfs);
+//!         tokio::spawn(async move {
+//!             let input = serde_json::json!({"command": "create", "path": format!("/memories/{i}.md"), "file_text": "x"});
+//!             memfs.call(&input).await
+//!         })
+//!     })
+//!     .collect();
+//! for task in tasks {
+//!     assert!(!task.await?.is_error);
+//! }
+//! assert_eq!(memfs.stats().commits, 8);
+//! # Ok(()) }
+//! ```
+//!
+//! # Where agents meet memfs
+//!
+//! - [`mcp`]: the memory tool as an MCP server (stdio or streamable HTTP), `memfs mcp`;
+//! - [`http`]: a JSON endpoint behind bearer tokens bound to namespaces, `memfs serve`;
+//! - [`agent`]: the Messages API loop with this store as Claude's memory, `memfs agent`;
+//! - [`Memfs::import`] and [`Memfs::export`]: a plain folder in and out, `memfs import`/`export`.
 //!
 //! Every commit is kept with its parent, time, actor and command: [`history`] reads it back
 //! (`log`, `show`, `diff`), restores from it (`restore`, `undo`, themselves commits), verifies
