@@ -11,7 +11,7 @@ pub(crate) const API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 pub(crate) const BASE_URL_ENV: &str = "ANTHROPIC_BASE_URL";
 
 /// An Anthropic API key. Never printed: `Debug` shows `ApiKey(****)` and there is no
-/// `Display`.
+/// `Display`; wiped from memory when dropped.
 ///
 /// ```
 /// use memfs::agent::ApiKey;
@@ -22,7 +22,7 @@ pub(crate) const BASE_URL_ENV: &str = "ANTHROPIC_BASE_URL";
 /// # Ok::<(), memfs::agent::AgentError>(())
 /// ```
 #[derive(Clone)]
-pub struct ApiKey(String);
+pub struct ApiKey(zeroize::Zeroizing<String>);
 
 impl ApiKey {
     /// Wraps a key. Refuses an empty key and one with characters an HTTP header cannot carry
@@ -37,7 +37,7 @@ impl ApiKey {
                 reason: "it holds characters other than visible ASCII (a space or a line break?)",
             });
         }
-        Ok(ApiKey(key))
+        Ok(ApiKey(zeroize::Zeroizing::new(key)))
     }
 
     /// The key itself, for the `x-api-key` header and for cleaning error messages.
