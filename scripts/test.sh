@@ -68,6 +68,9 @@ step "Differential test against the real Python SDK"
 "$VENV/bin/python" tests/differential/differential.py \
     --memfs target/debug/memfs --seed "${MEMFS_DIFF_SEED:-20261121}" --sessions 20 --commands 150
 
+step "SDK adapters (examples/python, examples/typescript) with the real SDKs' tool runners"
+scripts/test-sdk-adapters.sh
+
 step "Dependency policy (licenses, bans, sources)"
 if ! command -v cargo-deny >/dev/null 2>&1; then
     cargo install cargo-deny --locked --version 0.20.2 --quiet
