@@ -5,7 +5,7 @@
 #   scripts/test-sdk-adapters.sh            # after `cargo build -p memfs-cli`
 #
 # Installs what it needs: the Python SDK (anthropic==2.10.0, in the venv of
-# scripts/python-env.sh) and the TypeScript SDK with tsx (`npm ci` in examples/typescript,
+# scripts/python-env.sh) and the TypeScript SDK with tsx and tsc (`npm ci` in examples/typescript,
 # versions pinned by its package-lock.json; node_modules is kept, git-ignored, and reinstalled
 # only when the lock file changes). Builds nothing: it runs target/debug/memfs (or $MEMFS_BIN).
 # Everything it starts listens on 127.0.0.1 and is stopped before it exits.
@@ -30,5 +30,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error)
     echo "$want" > "$stamp"
 fi
+
+echo "-- type-checking examples/typescript (tsc)"
+(cd "$ts" && node_modules/.bin/tsc -p .)
 
 exec "$python" tests/sdk/adapters.py --memfs "$memfs"
