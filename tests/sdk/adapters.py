@@ -149,7 +149,8 @@ def agent_case(env: Env, adapter: str, dialect: str, seeded: bool, server: str) 
     check(f"{name}: answer printed", stdout, FINAL + "\n")
     check(f"{name}: nothing on stderr", stderr, "")
     check(f"{name}: requests", [(r["method"], r["path"].split("?")[0]) for r in requests], [("POST", "/v1/messages")] * 3)
-    check(f"{name}: tool definition", requests[0]["body"].get("tools"), [{"name": "memory", "type": "memory_20250818"}])
+    first = (requests[0].get("body") or {}) if requests else {}
+    check(f"{name}: tool definition", first.get("tools"), [{"name": "memory", "type": "memory_20250818"}])
     listing = f"{HEADERS[dialect]}\n{ROOT_SIZE[dialect]}\t/memories"
     if seeded:
         listing += "\n62B\t" + GUIDELINES_PATH
