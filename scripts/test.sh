@@ -71,6 +71,9 @@ step "Differential test against the real Python SDK"
 step "MCP server with the official Python client (stdio and streamable HTTP)"
 scripts/test-mcp.sh
 
+step "SDK adapters (examples/python, examples/typescript) with the real SDKs' tool runners"
+scripts/test-sdk-adapters.sh
+
 step "Dependency policy (licenses, bans, sources)"
 if ! command -v cargo-deny >/dev/null 2>&1; then
     cargo install cargo-deny --locked --version 0.20.2 --quiet

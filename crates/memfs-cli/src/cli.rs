@@ -134,8 +134,20 @@ pub(crate) enum Commands {
     /// Talk to Claude with this store as its memory: the Messages API loop.
     Agent(crate::agent::AgentArgs),
     /// Copy a plain folder of memory files into the store's /memories, as one commit.
+    ///
+    /// Every file goes through the same checks as a `create`: the path rules, the size limits
+    /// and the sensitive-data filter of the store's policy (a warning is printed on stderr per
+    /// file). All or nothing: a symbolic link anywhere, a file that is not UTF-8 text, a name the
+    /// store refuses, a file that exists in the store (without --overwrite) or one the policy
+    /// refuses makes the whole import fail, naming the path, and nothing is written. Empty
+    /// folders are imported too; files already in the store with the same content are left
+    /// alone.
     Import(crate::import::ImportArgs),
     /// Write the store's /memories tree out as a plain folder.
+    ///
+    /// The files leave the encrypted store as plaintext: DIR is created 0700, files 0600,
+    /// folders 0700, and a warning says so on stderr. `memfs import DIR` brings the same tree
+    /// back.
     Export(crate::export::ExportArgs),
 }
 

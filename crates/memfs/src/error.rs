@@ -115,12 +115,53 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An import that clashes with the store: every clash, nothing imported.
+    #[error("nothing was imported: {} clash with the store:{}", plural_paths(conflicts.len()), lines(conflicts))]
+    ImportConflicts {
+        /// Each clash, in path order.
+        conflicts: Vec<crate::import::Conflict>,
+    },
+    /// The store's rules (its policy: size limits, the sensitive-data filter) refused an
+    /// imported file; nothing was imported.
+    #[error("nothing was imported: {reason}")]
+    ImportRefused {
+        /// The file, normalised.
+        path: String,
+        /// The store's answer, as a `create` of the file would get it.
+        reason: String,
+    },
+    /// An import whose entries contradict each other.
+    #[error("cannot import {path}: {reason}")]
+    BadImport {
+        /// The entry's path, normalised.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A stored file that is not UTF-8 text (a tool call cannot write one).
+    #[error("the file {path} is not valid UTF-8 text")]
+    NotText {
+        /// The file, normalised.
+        path: String,
+    },
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),
     /// A policy setting that cannot be made.
     #[error(transparent)]
     Policy(#[from] memfs_core::PolicyError),
+}
+
+fn plural_paths(n: usize) -> String {
+    match n {
+        1 => "1 path".to_owned(),
+        n => format!("{n} paths"),
+    }
+}
+
+/// One indented line per item.
+fn lines<T: std::fmt::Display>(items: &[T]) -> String {
+    items.iter().map(|item| format!("\n  {item}")).collect()
 }
 
 /// The error and its sources, joined with `: ` (what a model or a log should read).

@@ -364,8 +364,8 @@ pub fn change_line(change: &Change) -> String {
 }
 
 /// A one-line summary of a recorded command: `create /memories/a.md`, `rename /memories/a
-/// /memories/b`, `restore /memories to @3 (0a1b2c3d4e5f)`, `undo @5 (0a1b2c3d4e5f)`; anything
-/// else verbatim.
+/// /memories/b`, `restore /memories to @3 (0a1b2c3d4e5f)`, `undo @5 (0a1b2c3d4e5f)`,
+/// `import memories (3 files)`; anything else verbatim.
 pub fn command_summary(command: &str) -> String {
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(command) else { return command.to_owned() };
     let field = |k: &str| map.get(k).and_then(Value::as_str);
@@ -389,6 +389,10 @@ pub fn command_summary(command: &str) -> String {
             let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
             let days = map.get("unused_for_days").and_then(Value::as_u64).unwrap_or(0);
             format!("expire {} unused for {days}d", plural(n, "file", "files"))
+        }
+        (Some("import"), _, _) => {
+            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
+            format!("import {} ({})", field("from").unwrap_or("?"), plural(n, "file", "files"))
         }
         (Some("rename"), _, _) => {
             format!("rename {} {}", field("old_path").unwrap_or("?"), field("new_path").unwrap_or("?"))

@@ -114,9 +114,11 @@ pub mod agent;
 mod engine;
 mod error;
 mod expire;
+mod export;
 pub mod history;
 #[cfg(feature = "http")]
 pub mod http;
+mod import;
 mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -129,6 +131,8 @@ pub use access::FLUSH_AFTER;
 pub use engine::{Memfs, OpenOptions, Stats};
 pub use error::{Error, error_chain};
 pub use expire::{Expired, format_day, parse_day};
+pub use export::Exported;
+pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported, render_imported};
 pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};

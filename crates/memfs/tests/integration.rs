@@ -7,7 +7,8 @@
 //! - `spec_page`: the documentation page's examples and strings, `spec` dialect;
 //! - `safety`: refused paths, root guards, malformed input, both dialects, tree unchanged;
 //! - `protocol`: the `memfs exec` line protocol;
-//! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes.
+//! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
+//! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip.
 //!
 //! `MEMFS_TEST_BACKEND` (memory, local, s3, azure) picks the backend of the command suites.
 //!
@@ -19,6 +20,8 @@ mod support;
 
 #[path = "integration/expiration.rs"]
 mod expiration;
+#[path = "integration/import_export.rs"]
+mod import_export;
 #[path = "integration/pagination.rs"]
 mod pagination;
 #[path = "integration/protocol.rs"]

@@ -1,0 +1,411 @@
+//! `memfs import DIR` and `memfs export DIR` end to end, with exact outputs: a folder in and
+//! out as one commit, exactly; symlinks, names the store refuses, non-UTF-8 files and clashes
+//! refused with nothing changed; plaintext written 0600 in folders 0700.
+
+use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+use crate::policy::{Store, header};
+use crate::support::{assert_text, text};
+
+/// What `memfs export` prints on stderr before writing.
+fn plaintext_warning(dir: &Path) -> String {
+    format!(
+        "memfs: warning: writing the memory files to {} as plaintext, outside the encrypted store (files 0600, \
+         folders 0700)\n",
+        dir.display()
+    )
+}
+
+/// Everything below `dir`, by relative path: `dir/` for folders, the content for files (as
+/// lossy text), `-> target` for links; with each entry's mode.
+fn tree(dir: &Path) -> BTreeMap<String, (String, u32)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (String, u32)>) {
+        for entry in std::fs::read_dir(dir).expect("read a folder") {
+            let path = entry.expect("an entry").path();
+            let rel = path.strip_prefix(root).expect("below the root").to_string_lossy().into_owned();
+            let meta = std::fs::symlink_metadata(&path).expect("metadata");
+            let mode = meta.permissions().mode() & 0o777;
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).expect("a link");
+                out.insert(rel, (format!("-> {}", target.display()), mode));
+            } else if meta.is_dir() {
+                out.insert(format!("{rel}/"), (String::new(), mode));
+                walk(root, &path, out);
+            } else {
+                let content = String::from_utf8_lossy(&std::fs::read(&path).expect("a file")).into_owned();
+                out.insert(rel, (content, mode));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Contents only (no modes).
+fn contents(dir: &Path) -> BTreeMap<String, String> {
+    tree(dir).into_iter().map(|(k, (v, _))| (k, v)).collect()
+}
+
+fn write(path: &Path, content: &[u8]) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create parents");
+    }
+    std::fs::write(path, content).expect("write a file");
+}
+
+/// The folder the Python SDK's BetaLocalFilesystemMemoryTool would leave behind, with what a
+/// round trip must keep: nesting, an empty folder, a hidden file, an empty file, `\r\n`, no
+/// final newline, non-ASCII names and text.
+fn sample(root: &Path) -> std::path::PathBuf {
+    let dir = root.join("memory").join("memories");
+    write(&dir.join("notes.md"), b"# Notes\r\nline two\r\n");
+    write(&dir.join(".hidden"), b"dot file\n");
+    write(&dir.join("projects/deep/x.txt"), b"no final newline");
+    write(&dir.join("projects/empty.txt"), b"");
+    write(&dir.join("projects/\u{fc}n\u{ef}.md"), "Grüße, 世界\n".as_bytes());
+    std::fs::create_dir_all(dir.join("empty")).expect("an empty folder");
+    dir
+}
+
+const SAMPLE_CHANGES: &str = "  A /memories/.hidden\n  A /memories/notes.md\n  A /memories/projects/deep/x.txt\n  A \
+                              /memories/projects/empty.txt\n  A /memories/projects/\u{fc}n\u{ef}.md\n";
+
+#[test]
+fn round_trip_is_exact_one_commit_and_private() {
+    let s = Store::new();
+    let work = tempfile::tempdir().expect("temp dir");
+    let folder = sample(work.path());
+    let arg = folder.to_str().expect("a UTF-8 path");
+    let out = s.ok(&["import", arg]);
+    assert_text("import", &out, &format!("@1: imported 5 files from {arg} (3 new directories)\n{SAMPLE_CHANGES}"));
+
+    // One commit, listing every file.
+    let commits = s.commits();
+    assert_eq!(commits.len(), 1);
+    assert_text(
+        "log",
+        &s.ok(&["log"]),
+        &format!("{}{SAMPLE_CHANGES}", header(&commits, 1, "-", "import memories (5 files)")),
+    );
+    assert_eq!(commits[0]["command"], serde_json::json!({"command": "import", "from": "memories", "files": 5}));
+    assert_text(
+        "a file as the model sees it",
+        &s.exec(&[], &[r#"{"command":"view","path":"/memories/notes.md"}"#]),
+        "{\"content\":\"Here's the content of /memories/notes.md with line numbers:\\n     1\\t# Notes\\r\\n     \
+         2\\tline two\\r\\n     3\\t\",\"is_error\":false}\n",
+    );
+
+    // Out to a new folder: created 0700, files 0600, folders 0700, plaintext warned about.
+    let out_dir = work.path().join("exported");
+    let exported = s.run(&["export", out_dir.to_str().expect("UTF-8")]);
+    assert!(exported.status.success(), "export: {}", text(&exported.stderr));
+    assert_text("export stderr", &text(&exported.stderr), &plaintext_warning(&out_dir));
+    assert_text(
+        "export stdout",
+        &text(&exported.stdout),
+        &format!("exported 5 files and 3 folders from @1 to {}\n", out_dir.display()),
+    );
+    assert_eq!(contents(&out_dir), contents(&folder));
+    assert_eq!(std::fs::metadata(&out_dir).expect("the folder").permissions().mode() & 0o777, 0o700);
+    for (path, (_, mode)) in tree(&out_dir) {
+        let expected = if path.ends_with('/') { 0o700 } else { 0o600 };
+        assert_eq!(mode, expected, "mode of {path}: {mode:o}");
+    }
+
+    // The export imports into a new store as the same tree: import(export(x)) == x.
+    let t = Store::new();
+    let out_arg = out_dir.to_str().expect("UTF-8");
+    assert_text(
+        "import of the export",
+        &t.ok(&["import", out_arg]),
+        &format!("@1: imported 5 files from {out_arg} (3 new directories)\n{SAMPLE_CHANGES}"),
+    );
+    let again = work.path().join("again");
+    let out = t.run(&["export", again.to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert_eq!(contents(&again), contents(&folder));
+
+    // Importing the same folder again with --overwrite changes nothing.
+    assert_text(
+        "again",
+        &s.ok(&["import", "--overwrite", arg]),
+        &format!("nothing to import: the store already holds everything in {arg}\n"),
+    );
+    assert_eq!(s.commits().len(), 1);
+}
+
+#[test]
+fn symlinks_and_paths_the_store_refuses_change_nothing() {
+    let s = Store::new();
+    s.exec(&[], &[r#"{"command":"create","path":"/memories/kept.md","file_text":"kept\n"}"#]);
+    let work = tempfile::tempdir().expect("temp dir");
+    let outside = work.path().join("outside.txt");
+    write(&outside, b"secret outside the folder\n");
+    let before = s.commits();
+
+    let dir = work.path().join("links");
+    write(&dir.join("a.md"), b"a\n");
+    // A link to a file outside the folder, a link up to its parent, a link inside it.
+    let cases: [(&str, &Path); 3] = [("zz-outside", &outside), ("up", Path::new("..")), ("inner", Path::new("a.md"))];
+    for (name, target) in cases {
+        let link = dir.join("sub").join(name);
+        std::fs::create_dir_all(link.parent().expect("parent")).expect("sub");
+        symlink(target, &link).expect("a symlink");
+        let stderr = s.fails(1, &["import", dir.to_str().expect("UTF-8")]);
+        assert_text(
+            &format!("link {name}"),
+            &stderr,
+            &format!("memfs: refusing {}: it is a symbolic link, and memfs import never follows one\n", link.display()),
+        );
+        std::fs::remove_file(&link).expect("remove the link");
+    }
+    // The folder itself a link.
+    let link = work.path().join("link-to-folder");
+    symlink(&dir, &link).expect("a symlink");
+    assert_text(
+        "folder link",
+        &s.fails(1, &["import", link.to_str().expect("UTF-8")]),
+        &format!(
+            "memfs: refusing {}: it is a symbolic link, and memfs import never follows one; give the folder it points \
+             to\n",
+            link.display()
+        ),
+    );
+
+    // Names the store's path rules refuse (a file name cannot hold `/` or be `..` on disk).
+    let names = [
+        ("back\\slash.md", r#"path "/memories/back\\slash.md" contains a backslash"#),
+        ("%2e%2e", r#"path "/memories/%2e%2e" contains an encoded traversal sequence"#),
+        ("tab\there.md", r#"path "/memories/tab\there.md" contains a control character"#),
+    ];
+    for (name, message) in names {
+        let bad = work.path().join(format!("bad-{}", name.len()));
+        write(&bad.join("fine.md"), b"fine\n");
+        write(&bad.join(name), b"x\n");
+        assert_text(name, &s.fails(1, &["import", bad.to_str().expect("UTF-8")]), &format!("memfs: {message}\n"));
+    }
+
+    // Not text, and a name that is not UTF-8.
+    let binary = work.path().join("binary");
+    write(&binary.join("ok.md"), b"ok\n");
+    write(&binary.join("image.png"), b"\x89PNG\r\n\x1a\n\xff\xfe");
+    assert_text(
+        "binary",
+        &s.fails(1, &["import", binary.to_str().expect("UTF-8")]),
+        &format!(
+            "memfs: refusing {}: it is not UTF-8 text (memory files are text)\n",
+            binary.join("image.png").display()
+        ),
+    );
+    let latin1 = work.path().join("latin1");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+    write(&latin1.join(name), b"x\n");
+    assert_text(
+        "non-UTF-8 name",
+        &s.fails(1, &["import", latin1.to_str().expect("UTF-8")]),
+        &format!("memfs: refusing {}: its name is not valid UTF-8\n", latin1.join(name).display()),
+    );
+
+    // A FIFO is neither a file nor a folder.
+    let fifo_dir = work.path().join("fifo");
+    std::fs::create_dir_all(&fifo_dir).expect("folder");
+    let fifo = fifo_dir.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
+    assert!(made.success());
+    assert_text(
+        "fifo",
+        &s.fails(1, &["import", fifo_dir.to_str().expect("UTF-8")]),
+        &format!("memfs: refusing {}: it is neither a regular file nor a folder\n", fifo.display()),
+    );
+
+    // Not a folder at all.
+    assert_text(
+        "a file",
+        &s.fails(1, &["import", outside.to_str().expect("UTF-8")]),
+        &format!("memfs: {} is not a folder\n", outside.display()),
+    );
+
+    assert_eq!(s.commits(), before, "nothing was committed");
+}
+
+#[test]
+fn clashes_are_refused_unless_overwritten() {
+    let s = Store::new();
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"create","path":"/memories/a.md","file_text":"old\n"}"#,
+            r#"{"command":"create","path":"/memories/d/b.md","file_text":"same\n"}"#,
+        ],
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("in");
+    write(&dir.join("a.md"), b"new\n");
+    write(&dir.join("d/b.md"), b"same\n");
+    write(&dir.join("c.md"), b"c\n");
+    let arg = dir.to_str().expect("UTF-8");
+    assert_text(
+        "refused",
+        &s.fails(1, &["import", arg]),
+        "memfs: nothing was imported: 2 paths clash with the store:\n  /memories/a.md already exists\n  \
+         /memories/d/b.md already exists\n(pass --overwrite to replace the files that exist)\n",
+    );
+    assert_eq!(s.commits().len(), 2);
+    assert_text(
+        "overwrite",
+        &s.ok(&["import", "--overwrite", arg]),
+        &format!("@3: imported 2 files from {arg} (1 file unchanged)\n  M /memories/a.md\n  A /memories/c.md\n"),
+    );
+    assert_text("content", &s.ok(&["show", "HEAD:/memories/a.md"]), "new\n");
+
+    // A folder where the store has a file: refused even with --overwrite, without the hint.
+    let kinds = work.path().join("kinds");
+    write(&kinds.join("a.md/inside.md"), b"x\n");
+    assert_text(
+        "kinds",
+        &s.fails(1, &["import", "--overwrite", kinds.to_str().expect("UTF-8")]),
+        "memfs: nothing was imported: 2 paths clash with the store:\n  /memories/a.md is a file in the store\n  \
+         /memories/a.md/inside.md: /memories/a.md is a file in the store\n",
+    );
+    assert_eq!(s.commits().len(), 3);
+}
+
+#[test]
+fn the_policy_applies_to_imported_files() {
+    let s = Store::new();
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("in");
+    write(&dir.join("plain.md"), b"plain\n");
+    write(&dir.join("key.md"), b"deploy key: AKIA2E3MPLZQ7WX4KT5N\n");
+    let arg = dir.to_str().expect("UTF-8");
+
+    s.ok(&["policy", "set", "sensitive", "reject"]);
+    assert_text(
+        "reject",
+        &s.fails(1, &["import", arg]),
+        "memfs: nothing was imported: Cannot write /memories/key.md: the text looks like it contains sensitive data \
+         (1 finding: aws-access-key (line 1)). This store's policy rejects it (sensitive = reject), so nothing was \
+         written. Remove it and try again.\n",
+    );
+    s.ok(&["policy", "set", "max-file-bytes", "10"]);
+    s.ok(&["policy", "set", "sensitive", "warn"]);
+    assert_text(
+        "too large",
+        &s.fails(1, &["import", arg]),
+        "memfs: nothing was imported: Cannot write /memories/key.md: the file would be 33 bytes, over this store's \
+         limit of 10 bytes per file (max-file-bytes). Nothing was written.\n",
+    );
+    assert_eq!(s.commits().len(), 3, "only the policy commits");
+
+    s.ok(&["policy", "unset", "max-file-bytes"]);
+    let out = s.run(&["import", arg]);
+    assert!(out.status.success(), "import: {}", text(&out.stderr));
+    assert_text(
+        "warning",
+        &text(&out.stderr),
+        "memfs: /memories/key.md: Warning: the text written looks like it contains sensitive data (1 finding: \
+         aws-access-key (line 1)). It was stored as given; memory files should not hold secrets.\n",
+    );
+    assert_text(
+        "imported",
+        &text(&out.stdout),
+        &format!("@5: imported 2 files from {arg}\n  A /memories/key.md\n  A /memories/plain.md\n"),
+    );
+}
+
+#[test]
+fn export_refuses_a_folder_in_use_and_never_follows_links() {
+    let s = Store::new();
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"create","path":"/memories/a.md","file_text":"from the store\n"}"#,
+            r#"{"command":"create","path":"/memories/sub/b.md","file_text":"b\n"}"#,
+        ],
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("out");
+    write(&dir.join("a.md"), b"old\n");
+    write(&dir.join("other.md"), b"left alone\n");
+    let arg = dir.to_str().expect("UTF-8");
+    assert_text(
+        "not empty",
+        &s.fails(1, &["export", arg]),
+        &format!("memfs: {arg} is not empty: pass --force to write into it (files at the same paths are replaced)\n"),
+    );
+    assert_eq!(contents(&dir).len(), 2, "nothing written");
+
+    // --force replaces files at the same paths and leaves the rest.
+    let out = s.run(&["export", "--force", arg]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert_text("stderr", &text(&out.stderr), &plaintext_warning(&dir));
+    assert_text("stdout", &text(&out.stdout), &format!("exported 2 files and 1 folder from @2 to {arg}\n"));
+    let expected: BTreeMap<String, String> =
+        [("a.md", "from the store\n"), ("other.md", "left alone\n"), ("sub/", ""), ("sub/b.md", "b\n")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+    assert_eq!(contents(&dir), expected);
+    assert_eq!(tree(&dir)["a.md"].1, 0o600, "a replaced file is 0600 too");
+
+    // A link in the way, to a file or to a folder, is refused, and its target untouched.
+    let target = work.path().join("target.md");
+    write(&target, b"target\n");
+    std::fs::remove_file(dir.join("a.md")).expect("remove");
+    symlink(&target, dir.join("a.md")).expect("a symlink");
+    assert_text(
+        "file link",
+        &s.fails(1, &["export", "--force", arg]),
+        &format!(
+            "{}memfs: refusing {}: it is a symbolic link, and memfs export never follows one\n",
+            plaintext_warning(&dir),
+            dir.join("a.md").display()
+        ),
+    );
+    std::fs::remove_file(dir.join("a.md")).expect("remove");
+    std::fs::remove_dir_all(dir.join("sub")).expect("remove");
+    let elsewhere = work.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("a folder");
+    symlink(&elsewhere, dir.join("sub")).expect("a symlink");
+    assert_text(
+        "folder link",
+        &s.fails(1, &["export", "--force", arg]),
+        &format!(
+            "{}memfs: refusing {}: it is a symbolic link, and memfs export never follows one\n",
+            plaintext_warning(&dir),
+            dir.join("sub").display()
+        ),
+    );
+    assert_eq!(std::fs::read(&target).expect("target"), b"target\n");
+    assert!(contents(&elsewhere).is_empty(), "nothing written through the link");
+
+    // DIR itself a link, or a file.
+    let link = work.path().join("link");
+    symlink(&elsewhere, &link).expect("a symlink");
+    assert_text(
+        "DIR a link",
+        &s.fails(1, &["export", "--force", link.to_str().expect("UTF-8")]),
+        &format!("memfs: refusing {}: it is a symbolic link, and memfs export never follows one\n", link.display()),
+    );
+    assert_text(
+        "DIR a file",
+        &s.fails(1, &["export", target.to_str().expect("UTF-8")]),
+        &format!("memfs: {} exists and is not a folder\n", target.display()),
+    );
+
+    // An empty store exports an empty folder.
+    let e = Store::new();
+    let empty = work.path().join("new/empty");
+    let out = e.run(&["export", empty.to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert_text(
+        "empty",
+        &text(&out.stdout),
+        &format!("exported 0 files and 0 folders from @0 to {}\n", empty.display()),
+    );
+    assert!(contents(&empty).is_empty());
+}

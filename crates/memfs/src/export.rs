@@ -1,0 +1,57 @@
+//! Reading the whole live tree out as plain entries (`memfs export`).
+
+use memfs_core::{Name, Node, normalized};
+use memfs_store::Progress;
+
+use crate::engine::{Fetched, Memfs};
+use crate::error::Error;
+use crate::import::Entry;
+
+/// The live tree as plain entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Exported {
+    /// The generation of the head read.
+    pub generation: u64,
+    /// Every directory below `/memories` and every file with its text, depth first in name
+    /// order (a directory before what it holds). [`Memfs::import`] of these into an empty
+    /// store makes the same tree.
+    pub entries: Vec<Entry>,
+}
+
+impl Memfs {
+    /// Every directory and file of the head's tree, with contents, as of one head. Reading
+    /// does not count as using a file (last-access days are left alone).
+    pub async fn export(&self, progress: &dyn Progress) -> Result<Exported, Error> {
+        let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+        progress.phase("files", Some(head.tree.totals().files));
+        let mut fetched = Fetched::new(self.repository().as_ref());
+        let mut entries = Vec::new();
+        let mut stack: Vec<(Vec<Name>, Node)> = vec![(Vec::new(), Node::Dir(head.tree.root().clone()))];
+        while let Some((components, node)) = stack.pop() {
+            let path = normalized(&components);
+            match node {
+                Node::File(f) => {
+                    let bytes = self.repository().blob(&f.id).await.map_err(|e| self.store_error(e))?;
+                    let text = String::from_utf8(bytes.to_vec()).map_err(|_| Error::NotText { path: path.clone() })?;
+                    entries.push(Entry::File { path, text });
+                    progress.advance(1);
+                }
+                Node::Dir(d) => {
+                    if !components.is_empty() {
+                        entries.push(Entry::Dir { path });
+                    }
+                    let dir = self.loaded(&d, &mut fetched).await?;
+                    // Pushed in reverse so that they come off the stack in name order.
+                    let children: Vec<_> = dir.entries().collect();
+                    for (name, child) in children.into_iter().rev() {
+                        let mut child_components = components.clone();
+                        child_components.push(name.clone());
+                        stack.push((child_components, child.clone()));
+                    }
+                }
+            }
+        }
+        Ok(Exported { generation: head.generation, entries })
+    }
+}

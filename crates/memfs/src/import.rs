@@ -1,0 +1,382 @@
+//! Importing many files into `/memories` as one commit (`memfs import`).
+//!
+//! Each file goes through the same `create` a model's tool call runs
+//! ([`memfs_core::execute_in`] under the head's policy), so the path rules, the sensitive-data
+//! filter and the size limits apply to imported files exactly as to created ones; a file one of
+//! them refuses makes the whole import fail, and nothing is written. All files land in one
+//! commit, by compare-and-swap like any command, re-planned against the new head on a lost race.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use memfs_core::{
+    Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
+    normalized,
+};
+use memfs_store::{CommitInfo, Error as StoreError, Progress};
+
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::error::Error;
+
+/// One entry of a plain tree of memory files: what [`Memfs::import`] takes and
+/// [`Memfs::export`] gives. Paths are `/memories/...` paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A directory (imported even when empty).
+    Dir {
+        /// Where, for example `/memories/projects`.
+        path: String,
+    },
+    /// A file and its text.
+    File {
+        /// Where, for example `/memories/projects/notes.md`.
+        path: String,
+        /// The content.
+        text: String,
+    },
+}
+
+impl Entry {
+    /// The entry's path.
+    pub fn path(&self) -> &str {
+        match self {
+            Entry::Dir { path } | Entry::File { path, .. } => path,
+        }
+    }
+}
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Replace files that already exist in the store. Without it, an existing file at any
+    /// imported path refuses the whole import.
+    pub overwrite: bool,
+    /// Where the files come from (a folder's name), recorded in the commit's command.
+    pub source: String,
+}
+
+/// Why an imported path cannot go where it should.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConflictKind {
+    /// A file is already there ([`ImportOptions::overwrite`] replaces it).
+    FileExists,
+    /// The import has a file where the store has a directory.
+    IsDirectory,
+    /// The import has a directory where the store has a file.
+    IsFile,
+    /// A parent directory of the path is a file in the store.
+    UnderFile {
+        /// That file, normalised.
+        file: String,
+    },
+}
+
+/// An imported path that clashes with the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The path, normalised.
+    pub path: String,
+    /// How it clashes.
+    pub kind: ConflictKind,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = &self.path;
+        match &self.kind {
+            ConflictKind::FileExists => write!(f, "{path} already exists"),
+            ConflictKind::IsDirectory => write!(f, "{path} is a directory in the store"),
+            ConflictKind::IsFile => write!(f, "{path} is a file in the store"),
+            ConflictKind::UnderFile { file } => write!(f, "{path}: {file} is a file in the store"),
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Imported {
+    /// The new commit's generation; `None` when the store already held everything.
+    pub generation: Option<u64>,
+    /// The files created (`Created`) and replaced (`Modified`), in path order.
+    pub changes: Vec<Change>,
+    /// Directories created.
+    pub new_dirs: usize,
+    /// Files that were already in the store with the same content.
+    pub unchanged: usize,
+    /// What the sensitive-data filter said about a file, by path (its warning or redaction
+    /// note, as a `create` answer would carry it).
+    pub notes: Vec<(String, String)>,
+}
+
+/// The import, checked and sorted: each path once, parents before children.
+type Plan<'a> = BTreeMap<Vec<Name>, Option<&'a str>>;
+
+/// Where a path leads in a tree.
+enum Found {
+    Missing,
+    /// A parent is a file: the first `n` components.
+    UnderFile(usize),
+    Node(Node),
+}
+
+impl Memfs {
+    /// Writes `entries` into the store as one commit (see the module docs). Refuses, changing
+    /// nothing, when a path is invalid or listed twice, when a path clashes with the store
+    /// ([`Error::ImportConflicts`], every clash listed; existing files are replaced with
+    /// [`ImportOptions::overwrite`]) or when the store's rules refuse a file
+    /// ([`Error::ImportRefused`]). Files already there with the same content are left alone.
+    pub async fn import(
+        &self,
+        entries: &[Entry],
+        options: &ImportOptions,
+        progress: &dyn Progress,
+    ) -> Result<Imported, Error> {
+        let plan = plan(entries)?;
+        let files = plan.values().filter(|text| text.is_some()).count();
+        let command = serde_json::json!({"command": "import", "from": options.source, "files": files}).to_string();
+        let today = self.today();
+        for attempt in 1..=MAX_ATTEMPTS {
+            progress.phase("importing", Some(plan.len() as u64));
+            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+            let mut fetched = Fetched::new(self.repository().as_ref());
+            let mut conflicts = Vec::new();
+            for (components, text) in &plan {
+                if let Some(kind) = self.conflict(&head.tree, components, text.is_some(), &mut fetched).await?
+                    && !(kind == ConflictKind::FileExists && options.overwrite)
+                {
+                    conflicts.push(Conflict { path: normalized(components), kind });
+                }
+            }
+            if !conflicts.is_empty() {
+                return Err(Error::ImportConflicts { conflicts });
+            }
+            let context = Context { dialect: self.dialect(), policy: &head.policy, today };
+            let mut tree = head.tree.clone();
+            let mut imported =
+                Imported { generation: None, changes: Vec::new(), new_dirs: 0, unchanged: 0, notes: Vec::new() };
+            let mut blobs = Vec::new();
+            let mut stored = HashSet::new();
+            for (components, text) in &plan {
+                let path = normalized(components);
+                let found = self.find(&tree, components, &mut fetched).await?;
+                match (text, found) {
+                    (None, Found::Node(_)) => {}
+                    (None, _) => {
+                        tree = self.put_dir(&tree, components, &mut fetched).await?;
+                        imported.new_dirs += 1;
+                    }
+                    (Some(text), found) => {
+                        let old = match found {
+                            Found::Node(Node::File(f)) => Some(f),
+                            _ => None,
+                        };
+                        let base = match old {
+                            Some(_) => {
+                                let delete = Command::Delete { path: path.clone() };
+                                let outcome = self.run(&delete, &tree, &context, &mut fetched).await?;
+                                succeeded(outcome, &path)?.tree
+                            }
+                            None => tree.clone(),
+                        };
+                        let create = Command::Create { path: path.clone(), file_text: (*text).to_owned() };
+                        let outcome = self.run(&create, &base, &context, &mut fetched).await?;
+                        let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
+                        let mutation = succeeded(outcome, &path)?;
+                        let new_id = mutation.blobs.first().map(|b| b.id);
+                        if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
+                            imported.unchanged += 1;
+                        } else {
+                            tree = mutation.tree;
+                            for blob in mutation.blobs {
+                                if stored.insert(blob.id) {
+                                    blobs.push(blob);
+                                }
+                            }
+                            imported.changes.push(match old {
+                                Some(_) => Change::Modified { path: path.clone() },
+                                None => Change::Created { path: path.clone() },
+                            });
+                            if let Some(note) = note {
+                                imported.notes.push((path, note));
+                            }
+                        }
+                    }
+                }
+                progress.advance(1);
+            }
+            if imported.changes.is_empty() && imported.new_dirs == 0 {
+                return Ok(imported);
+            }
+            // Reads not yet recorded ride along with this commit, as with a tool command.
+            let accesses = self.pending_accesses();
+            if let Some((touched, _)) = self.touched(&tree, &accesses, today, &mut fetched).await? {
+                tree = touched;
+            }
+            let changes = imported.changes.clone();
+            let mutation = Mutation { tree, changes: changes.clone(), blobs, applied: None };
+            let info = CommitInfo { actor: self.actor().to_owned(), command: command.clone(), changes };
+            match self.repository().commit(&head, &mutation, info).await {
+                Ok(generation) => {
+                    self.committed();
+                    self.recorded(&accesses);
+                    imported.generation = Some(generation);
+                    return Ok(imported);
+                }
+                Err(StoreError::Conflict) => {
+                    self.conflicted();
+                    backoff(attempt).await
+                }
+                Err(e) => return Err(self.store_error(e)),
+            }
+        }
+        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+    }
+
+    /// Runs a command on `tree`, fetching what it needs.
+    async fn run(
+        &self,
+        command: &Command,
+        tree: &Tree,
+        context: &Context<'_>,
+        fetched: &mut Fetched<'_>,
+    ) -> Result<Outcome, Error> {
+        loop {
+            match execute_in(command, tree, context, &*fetched) {
+                Ok(outcome) => return Ok(outcome),
+                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+            }
+        }
+    }
+
+    /// How an imported path clashes with `tree`, if it does.
+    async fn conflict(
+        &self,
+        tree: &Tree,
+        components: &[Name],
+        is_file: bool,
+        fetched: &mut Fetched<'_>,
+    ) -> Result<Option<ConflictKind>, Error> {
+        Ok(match (self.find(tree, components, fetched).await?, is_file) {
+            (Found::Missing, _) | (Found::Node(Node::Dir(_)), false) => None,
+            (Found::UnderFile(n), _) => Some(ConflictKind::UnderFile { file: normalized(&components[..n]) }),
+            (Found::Node(Node::File(_)), true) => Some(ConflictKind::FileExists),
+            (Found::Node(Node::Dir(_)), true) => Some(ConflictKind::IsDirectory),
+            (Found::Node(Node::File(_)), false) => Some(ConflictKind::IsFile),
+        })
+    }
+
+    /// What `components` leads to in `tree`.
+    async fn find(&self, tree: &Tree, components: &[Name], fetched: &mut Fetched<'_>) -> Result<Found, Error> {
+        let mut node = Node::Dir(tree.root().clone());
+        for (i, name) in components.iter().enumerate() {
+            let dir = match &node {
+                Node::File(_) => return Ok(Found::UnderFile(i)),
+                Node::Dir(d) => self.loaded(d, fetched).await?,
+            };
+            match dir.get(name) {
+                Some(child) => node = child.clone(),
+                None => return Ok(Found::Missing),
+            }
+        }
+        Ok(Found::Node(node))
+    }
+
+    pub(crate) async fn loaded(&self, dir: &DirRef, fetched: &mut Fetched<'_>) -> Result<std::sync::Arc<Dir>, Error> {
+        if let Some(d) = dir.dir() {
+            return Ok(d.clone());
+        }
+        let id = dir.id().expect("a DirRef is loaded or stored");
+        let need = memfs_core::Need::Dir(id);
+        if memfs_core::Resolver::dir(&*fetched, &id).is_none() {
+            fetched.fetch(need).await.map_err(|e| self.store_error(e))?;
+        }
+        Ok(memfs_core::Resolver::dir(&*fetched, &id).expect("just fetched"))
+    }
+
+    /// `tree` with an empty directory at `components` (parents created as needed).
+    async fn put_dir(&self, tree: &Tree, components: &[Name], fetched: &mut Fetched<'_>) -> Result<Tree, Error> {
+        let empty = Node::Dir(DirRef::new(Dir::new()));
+        loop {
+            match memfs_core::graft(tree, components, Some(empty.clone()), &*fetched) {
+                Ok(tree) => return Ok(tree),
+                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+            }
+        }
+    }
+}
+
+/// The mutation of a command that had to succeed, or why the store refused it.
+fn succeeded(outcome: Outcome, path: &str) -> Result<Mutation, Error> {
+    match outcome.mutation {
+        Some(mutation) if !outcome.result.is_error => Ok(mutation),
+        _ => Err(Error::ImportRefused { path: path.to_owned(), reason: outcome.result.content }),
+    }
+}
+
+/// Validates every path and sorts the entries; a path listed twice, a file listed as a
+/// directory too, or an entry below a listed file is refused.
+fn plan(entries: &[Entry]) -> Result<Plan<'_>, Error> {
+    let mut plan: Plan<'_> = BTreeMap::new();
+    for entry in entries {
+        let path = MemoryPath::parse(entry.path())?;
+        let bad = |reason: &str| Error::BadImport { path: path.normalized(), reason: reason.to_owned() };
+        let text = match entry {
+            Entry::Dir { .. } if path.is_root() => continue,
+            Entry::File { .. } if path.is_root() => return Err(bad("/memories itself cannot be a file")),
+            Entry::Dir { .. } => None,
+            Entry::File { text, .. } => Some(text.as_str()),
+        };
+        match plan.get(path.components()) {
+            None => {}
+            Some(None) if text.is_none() => continue,
+            Some(Some(_)) if text.is_some() => return Err(bad("it is listed twice")),
+            Some(_) => return Err(bad("it is listed as a file and as a directory")),
+        }
+        plan.insert(path.components().to_vec(), text);
+    }
+    for components in plan.keys() {
+        for n in 1..components.len() {
+            if let Some(Some(_)) = plan.get(&components[..n]) {
+                let reason = format!("{} is listed as a file", normalized(&components[..n]));
+                return Err(Error::BadImport { path: normalized(components), reason });
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// What `memfs import` prints: `@GEN: imported N files from SOURCE`, then one `A path` or
+/// `M path` line per file; or that nothing changed.
+pub fn render_imported(imported: &Imported, source: &str) -> String {
+    let files = match imported.changes.len() {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    };
+    let mut out = match imported.generation {
+        Some(g) => format!("@{g}: imported {files} from {source}"),
+        None => format!("nothing to import: the store already holds everything in {source}"),
+    };
+    let mut extra = Vec::new();
+    match imported.new_dirs {
+        0 => {}
+        1 => extra.push("1 new directory".to_owned()),
+        n => extra.push(format!("{n} new directories")),
+    }
+    match imported.unchanged {
+        0 => {}
+        1 => extra.push("1 file unchanged".to_owned()),
+        n => extra.push(format!("{n} files unchanged")),
+    }
+    if imported.generation.is_some() && !extra.is_empty() {
+        out.push_str(&format!(" ({})", extra.join(", ")));
+    }
+    out.push('\n');
+    for change in &imported.changes {
+        out.push_str("  ");
+        out.push_str(&crate::history::change_line(change));
+        out.push('\n');
+    }
+    out
+}
