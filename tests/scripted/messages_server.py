@@ -26,7 +26,10 @@ one JSON line to FILE, flushed per request:
 recorded the same way too, so a test sees exactly what reached the server.
 
 The reply is a complete, non-streaming Messages object, chosen by the number of assistant
-messages already in the request's `messages` (stateless: several clients can share one server).
+messages already in the request's `messages` (stateless: several clients can share one server);
+a request continuing a message thread (`"thread": {"type": "continue", "previous_message_id":
+"msg_scripted_NN"}`, as the SDKs' tool runners send by default) counts the NN replies before it
+too. The key is accepted as `x-api-key` or `Authorization: Bearer` (the SDKs' way).
 Scenario `docs-example`, the example of the memory tool's documentation page:
 
     0 -> text "I'll help you respond to ... previous context." and tool_use `toolu_01`
@@ -202,7 +205,10 @@ def make_handler(recorder: Recorder, scenario_name: str):
                     404, "not_found_error", f"{self.command} {route}: no such endpoint"
                 )
                 return
-            if "x-api-key" not in self.headers:
+            # The API takes the key as `x-api-key` or as `Authorization: Bearer KEY` (what the
+            # official SDKs' clients send).
+            bearer = self.headers.get("authorization", "").startswith("Bearer ")
+            if "x-api-key" not in self.headers and not bearer:
                 self.send_error_json(401, "authentication_error", "x-api-key header is required")
                 return
             if "anthropic-version" not in self.headers:
@@ -237,6 +243,15 @@ def make_handler(recorder: Recorder, scenario_name: str):
             turn = sum(
                 1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
             )
+            # A message thread (beta `message-threads-2026-08-12`, on by default in the SDKs'
+            # tool runners) sends only the new messages and names the reply it continues: that
+            # reply's number counts the assistant messages before them.
+            thread = body.get("thread")
+            if isinstance(thread, dict) and thread.get("type") == "continue":
+                previous = str(thread.get("previous_message_id", ""))
+                prefix = "msg_scripted_"
+                if previous.startswith(prefix) and previous[len(prefix):].isdigit():
+                    turn += int(previous[len(prefix):])
             if overloaded(turn):
                 self.send_json(
                     529,
