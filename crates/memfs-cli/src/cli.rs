@@ -8,8 +8,10 @@ use memfs::Dialect;
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
 ///
 /// memfs executes the memory tool's commands (view, create, str_replace, insert, delete,
-/// rename) on a virtual /memories tree kept encrypted in a folder (or in memory), and answers
-/// with the exact strings Claude expects.
+/// rename) on a virtual /memories tree kept encrypted in a folder, a bucket (S3, GCS, Azure) or
+/// memory, and answers with the exact strings Claude expects: to JSON lines (`exec`), MCP
+/// clients such as Claude Code and Claude Desktop (`mcp`), programs in any language over HTTP
+/// (`serve`), or Claude itself through the Messages API (`agent`).
 ///
 /// Without --store, commands use the default store in the platform data directory
 /// ($XDG_DATA_HOME/memfs/default); `memfs exec` creates it, with a new key file, on first use.
