@@ -4,9 +4,9 @@
 #   scripts/emulators.sh run CMD [ARGS...]
 #   scripts/emulators.sh install            (only install, e.g. to warm a CI cache)
 #
-# installs (once, cached in git-ignored folders) moto 5.2.5 (S3, honest conditional writes)
-# in .venv-moto and Azurite 3.35.0 (Azure Blob) in .cache/azurite; starts both on free
-# loopback ports; creates the bucket and the container `memfs-test`; runs CMD with
+# installs (once, cached in git-ignored folders) moto 5.2.5 (S3; run by scripts/moto_server.py,
+# which makes its conditional PUTs atomic as on S3) in .venv-moto and Azurite 3.35.0 (Azure
+# Blob) in .cache/azurite; starts both on free loopback ports; creates the bucket and the container `memfs-test`; runs CMD with
 #
 #   MEMFS_TEST_S3_ENDPOINT, MEMFS_TEST_S3_BUCKET          (moto)
 #   MEMFS_TEST_AZURE_ENDPOINT, AZURITE_BLOB_STORAGE_URL,  (Azurite; object_store's emulator
@@ -180,7 +180,8 @@ run() {
     ports=$(free_ports)
     read -r s3_port az_port <<<"$ports"
 
-    "$MOTO_VENV/bin/moto_server" -H 127.0.0.1 -p "$s3_port" >"$LOGS/moto.log" 2>&1 &
+    # moto's server with its conditional PUTs made atomic, as on S3 (see scripts/moto_server.py).
+    "$MOTO_VENV/bin/python" "$ROOT/scripts/moto_server.py" -H 127.0.0.1 -p "$s3_port" >"$LOGS/moto.log" 2>&1 &
     PIDS+=($!)
     NAMES+=(moto)
     # Keep-alive 300 s, as Azure's own idle timeout is minutes: Azurite's default of 5 s closes
