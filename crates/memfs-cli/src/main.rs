@@ -21,6 +21,7 @@ mod purge;
 mod restore;
 mod serve;
 mod show;
+mod signal;
 mod store;
 mod undo;
 

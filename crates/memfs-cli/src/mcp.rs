@@ -62,7 +62,7 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
             let config =
                 if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
             eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
-            mcp::serve_http(memfs.clone(), listener, config, shutdown_signal()).await?;
+            mcp::serve_http(memfs.clone(), listener, config, crate::signal::shutdown()).await?;
         }
     }
     // Last-access days of the session's reads that no commit carried yet.
@@ -89,30 +89,6 @@ fn bind_address(addr: &str, allow_remote: bool) -> anyhow::Result<SocketAddr> {
         );
     }
     Ok(socket)
-}
-
-/// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            // No handler could be installed: never stop on this one.
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => drop(signal.recv().await),
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
-    eprintln!("memfs: stopping");
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let bound = listener.local_addr().context("reading the bound address")?;
     eprintln!("memfs: serving on http://{bound}");
-    server.serve(listener, shutdown()).await?;
+    server.serve(listener, crate::signal::shutdown()).await?;
     Ok(())
 }
 
@@ -201,28 +201,4 @@ async fn addresses(addr: &str, allow_remote: bool) -> anyhow::Result<Vec<SocketA
         );
     }
     Ok(addrs)
-}
-
-/// Completes on Ctrl-C or, on Unix, SIGTERM.
-async fn shutdown() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
 }
