@@ -6,8 +6,10 @@
 #
 # installs (once, cached in git-ignored folders) moto 5.2.5 (S3; run by scripts/moto_server.py,
 # which makes its conditional PUTs atomic as on S3) in .venv-moto and Azurite 3.35.0 (Azure
-# Blob; its periodic extent collection, which stalls it for minutes under the fleet test, off:
-# scripts/azurite_no_gc.js) in .cache/azurite; starts both on free loopback ports; creates the bucket and the container `memfs-test`; runs CMD with
+# Blob, sped up by scripts/azurite_preload.js: no periodic extent collection, which stalls it
+# for minutes under the fleet test, and blob lookups through the name index) in .cache/azurite;
+# starts both on free loopback ports; creates the bucket and the container `memfs-test`; runs
+# CMD with
 #
 #   MEMFS_TEST_S3_ENDPOINT, MEMFS_TEST_S3_BUCKET          (moto)
 #   MEMFS_TEST_AZURE_ENDPOINT, AZURITE_BLOB_STORAGE_URL,  (Azurite; object_store's emulator
@@ -189,9 +191,9 @@ run() {
     # connections the client still pools (reqwest keeps them 90 s), and a request sent on one
     # as it closes is lost, which real Azure does not do to an active client.
     # Without its periodic extent garbage collection, whose pass over every extent blocks
-    # Azurite's one thread for minutes once the fleet test has made many blobs (see
-    # scripts/azurite_no_gc.js).
-    MEMFS_AZURITE_DIR="$AZURITE_DIR" NODE_OPTIONS="--require $ROOT/scripts/azurite_no_gc.js" \
+    # Azurite's one thread for minutes once the fleet test has made many blobs, and with blob
+    # lookups that do not walk every blob (see scripts/azurite_preload.js).
+    MEMFS_AZURITE_DIR="$AZURITE_DIR" NODE_OPTIONS="--require $ROOT/scripts/azurite_preload.js" \
         "$AZURITE_DIR/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$az_port" \
         --blobKeepAliveTimeout 300 \
         --inMemoryPersistence --disableTelemetry --skipApiVersionCheck --loose >"$LOGS/azurite.log" 2>&1 &
