@@ -47,8 +47,10 @@ step "The engine's command suite on the local folder, S3 (moto) and Azure (Azuri
 for backend in local s3 azure; do
     echo "-- MEMFS_TEST_BACKEND=$backend"
     if command -v cargo-nextest >/dev/null 2>&1; then
-        MEMFS_TEST_BACKEND=$backend cargo nextest run -p memfs --test integration --locked --no-fail-fast \
-            --status-level fail --final-status-level fail
+        # --workspace with a filter, not -p memfs: the same features as the build above, so
+        # nothing is compiled again.
+        MEMFS_TEST_BACKEND=$backend cargo nextest run --workspace --locked --no-fail-fast \
+            -E 'package(memfs) and binary(integration)' --status-level fail --final-status-level fail
     else
         MEMFS_TEST_BACKEND=$backend cargo test -p memfs --test integration --locked --no-fail-fast -q
     fi

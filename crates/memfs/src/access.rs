@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use memfs_core::{Access, Day, Mutation, Tree, touch};
 use memfs_store::{CommitInfo, Error as StoreError};
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
 
 /// How long a read may wait for a commit to carry its last-access day.
@@ -86,6 +86,7 @@ impl Memfs {
         }
         let today = self.today();
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
             let mut fetched = Fetched::new(self.repository().as_ref());
             let Some((tree, files)) = self.touched(&head.tree, &accesses, today, &mut fetched).await? else {
@@ -101,10 +102,7 @@ impl Memfs {
                     self.recorded(&accesses);
                     return Ok(files);
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use memfs_core::{Command, Context, Day, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots};
@@ -12,6 +12,7 @@ use memfs_store::{
 };
 use serde_json::Value;
 
+use crate::contention::Rounds;
 use crate::error::Error;
 use crate::url::{Location, Target};
 
@@ -43,8 +44,8 @@ pub struct OpenOptions {
 /// always makes progress, and a writer in a busy fleet must not give up while its peers commit.
 /// With 16 writers racing for every commit, each wins a round with a chance of about 1/16:
 /// 64 attempts left about 1 command in 60 giving up (measured: 5 of 3,200 on S3), 256 leave
-/// (15/16)^256, about 1 in 15 million. With the backoff below (at most 500 ms a round), 256
-/// attempts span about a minute of sustained contention.
+/// (15/16)^256, about 1 in 15 million. With the backoff between attempts (`crate::contention`:
+/// at most a second each), 256 attempts span minutes of sustained contention.
 pub(crate) const MAX_ATTEMPTS: u32 = 256;
 
 /// How many times a command is run again after finding an object missing. A `gc` that lost a
@@ -67,6 +68,8 @@ pub struct Memfs {
     pub(crate) auto_expired: Mutex<Option<Day>>,
     /// What this handle did, for [`Memfs::stats`].
     stats: Counters,
+    /// How long this handle's commit rounds take: the unit of its backoff.
+    rounds: Rounds,
 }
 
 /// What a [`Memfs`] handle did since it was opened.
@@ -197,6 +200,7 @@ impl Memfs {
             pending: Mutex::default(),
             auto_expired: Mutex::new(None),
             stats: Counters::default(),
+            rounds: Rounds::default(),
         }
     }
 
@@ -245,9 +249,17 @@ impl Memfs {
         self.stats.commits.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a lost race for the head.
-    pub(crate) fn conflicted(&self) {
+    /// Counts a lost race for the head, in the attempt (the `attempt`-th in a row) that began
+    /// at `began`, and waits before the next one (see `crate::contention`).
+    pub(crate) async fn lost_race(&self, attempt: u32, began: Instant) {
         self.stats.conflicts.fetch_add(1, Ordering::Relaxed);
+        self.rounds.record(began.elapsed());
+        self.rounds.backoff(attempt).await;
+    }
+
+    /// Waits before running a command again after `attempt` tries (an object found missing).
+    pub(crate) async fn wait(&self, attempt: u32) {
+        self.rounds.backoff(attempt).await;
     }
 
     /// The default dialect.
@@ -294,6 +306,7 @@ impl Memfs {
         let mut fetched = Fetched::new(self.repo.as_ref());
         let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let known = first.take();
             let read = async {
                 let head = match known {
@@ -312,7 +325,7 @@ impl Memfs {
                 Ok(read) => read,
                 Err(StoreError::MissingObject { .. }) if missing < MISSING_RETRIES => {
                     missing += 1;
-                    backoff(attempt).await;
+                    self.wait(attempt).await;
                     continue;
                 }
                 Err(e) => return Err(self.store_error(e)),
@@ -340,10 +353,7 @@ impl Memfs {
                     self.recorded(&accesses);
                     return Ok(outcome.result);
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }
@@ -353,17 +363,6 @@ impl Memfs {
     pub(crate) fn store_error(&self, source: StoreError) -> Error {
         Error::Store { store: self.repo.to_string(), source }
     }
-}
-
-/// Exponential backoff with full jitter: up to 2, 4, 8, … ms, capped at 500 ms.
-pub(crate) async fn backoff(attempt: u32) {
-    let cap_ms = (1u64 << attempt.min(9)).min(500);
-    let mut b = [0u8; 2];
-    let jitter = match getrandom::fill(&mut b) {
-        Ok(()) => u64::from(u16::from_le_bytes(b)) % (cap_ms + 1),
-        Err(_) => cap_ms / 2,
-    };
-    tokio::time::sleep(Duration::from_millis(jitter)).await;
 }
 
 /// The objects fetched while answering one command.

@@ -6,10 +6,12 @@
 //! policy `expire-unused-after`, an engine expires on its own before the first command of each
 //! day.
 
+use std::time::Instant;
+
 use memfs_core::{Change, Day, Mutation, Name, Node, Tree, normalized};
 use memfs_store::{CommitInfo, Error as StoreError, Head};
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
 
 /// What an expiration found and did.
@@ -28,6 +30,7 @@ impl Memfs {
         self.flush().await?;
         let today = self.today();
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
             let mut fetched = Fetched::new(self.repository().as_ref());
             let mut found = Vec::new();
@@ -55,10 +58,7 @@ impl Memfs {
                     self.committed();
                     return Ok(Expired { files, generation: Some(generation) });
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

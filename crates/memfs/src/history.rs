@@ -14,6 +14,7 @@ mod time;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::time::Instant;
 
 use memfs_core::{Change, MemoryPath, Mutation, Name, Node, Tree};
 use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, MIN_PREFIX, Revision};
@@ -25,7 +26,7 @@ pub use memfs_store::{
     CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Problem, Progress,
 };
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
 use crate::error::{Error, error_chain};
 
 /// What `show` found.
@@ -275,6 +276,7 @@ impl Memfs {
         mut plan: impl AsyncFnMut(&Head) -> Result<Plan<T>, Error>,
     ) -> Result<(Option<u64>, Plan<T>), Error> {
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
             let planned = plan(&head).await?;
             if planned.changes.is_empty() {
@@ -299,10 +301,7 @@ impl Memfs {
                     self.committed();
                     return Ok((Some(generation), planned));
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+use std::time::Instant;
 
 use memfs_core::{
     Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
@@ -15,7 +16,7 @@ use memfs_core::{
 };
 use memfs_store::{CommitInfo, Error as StoreError, Progress};
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
 
 /// One entry of a plain tree of memory files: what [`Memfs::import`] takes and
@@ -138,6 +139,7 @@ impl Memfs {
         let command = serde_json::json!({"command": "import", "from": options.source, "files": files}).to_string();
         let today = self.today();
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             progress.phase("importing", Some(plan.len() as u64));
             let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
             let mut fetched = Fetched::new(self.repository().as_ref());
@@ -224,10 +226,7 @@ impl Memfs {
                     imported.generation = Some(generation);
                     return Ok(imported);
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

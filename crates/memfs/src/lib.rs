@@ -111,6 +111,7 @@
 mod access;
 #[cfg(feature = "agent")]
 pub mod agent;
+mod contention;
 mod engine;
 mod error;
 mod expire;

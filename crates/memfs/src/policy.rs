@@ -1,11 +1,12 @@
 //! The store's policy: read at every head, changed by a commit of its own.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use memfs_core::Policy;
 use memfs_store::{CommitInfo, Error as StoreError, Repository};
 
-use crate::engine::{MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
 
 /// The result of a policy change.
@@ -46,6 +47,7 @@ impl Memfs {
     ) -> Result<PolicyChanged, Error> {
         let repo = self.history.as_ref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let head = repo.head().await.map_err(|e| self.store_error(e))?;
             let mut policy = Policy::clone(&head.policy);
             change(&mut policy)?;
@@ -58,10 +60,7 @@ impl Memfs {
                     self.committed();
                     return Ok(PolicyChanged { policy: Arc::new(policy), generation: Some(generation) });
                 }
-                Err(StoreError::Conflict) => {
-                    self.conflicted();
-                    backoff(attempt).await
-                }
+                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
                 Err(e) => return Err(self.store_error(e)),
             }
         }

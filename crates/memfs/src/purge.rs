@@ -3,11 +3,12 @@
 //! protocol).
 
 use std::fmt::Write as _;
+use std::time::Instant;
 
 use memfs_core::MemoryPath;
 use memfs_store::{Error as StoreError, Progress, PurgeError, PurgeReport, Repository};
 
-use crate::engine::{MAX_ATTEMPTS, Memfs, backoff};
+use crate::engine::{MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
 
 /// How many times a purge runs again after finding an object missing (a `gc` that lost a
@@ -23,13 +24,14 @@ impl Memfs {
         let path = MemoryPath::parse(path)?;
         let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
+            let began = Instant::now();
             let head = repo.head().await.map_err(|e| self.store_error(e))?;
             match repo.purge(&head, &path, self.actor(), progress).await {
                 Ok(report) => return Ok(report),
-                Err(PurgeError::Store(StoreError::Conflict)) => backoff(attempt).await,
+                Err(PurgeError::Store(StoreError::Conflict)) => self.lost_race(attempt, began).await,
                 Err(PurgeError::Store(StoreError::MissingObject { .. })) if missing < MISSING_RETRIES => {
                     missing += 1;
-                    backoff(attempt).await;
+                    self.wait(attempt).await;
                 }
                 Err(PurgeError::Store(e)) => return Err(self.store_error(e)),
                 Err(PurgeError::Root) => return Err(Error::PurgeRoot),
