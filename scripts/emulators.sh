@@ -192,10 +192,11 @@ run() {
     # as it closes is lost, which real Azure does not do to an active client.
     # Without its periodic extent garbage collection, whose pass over every extent blocks
     # Azurite's one thread for minutes once the fleet test has made many blobs, and with blob
-    # lookups that do not walk every blob (see scripts/azurite_preload.js).
+    # lookups that do not walk every blob (see scripts/azurite_preload.js). --silent: no access
+    # log, a line per request on its only thread (as with moto's, see scripts/moto_server.py).
     MEMFS_AZURITE_DIR="$AZURITE_DIR" NODE_OPTIONS="--require $ROOT/scripts/azurite_preload.js" \
         "$AZURITE_DIR/node_modules/.bin/azurite-blob" --blobHost 127.0.0.1 --blobPort "$az_port" \
-        --blobKeepAliveTimeout 300 \
+        --blobKeepAliveTimeout 300 --silent \
         --inMemoryPersistence --disableTelemetry --skipApiVersionCheck --loose >"$LOGS/azurite.log" 2>&1 &
     PIDS+=($!)
     NAMES+=(azurite)
