@@ -62,8 +62,10 @@ step "16 writers x 200 mutations at once on the local folder, S3 (moto) and Azur
 # two cores. MEMFS_FLEET_MUTATIONS sets the mutations per writer (default: the issue's 200).
 export MEMFS_FLEET_MUTATIONS="${MEMFS_FLEET_MUTATIONS:-200}"
 if command -v cargo-nextest >/dev/null 2>&1; then
+    # --success-output final: each fleet's summary line (acknowledged, lost races re-run, lost
+    # updates, time) is printed at the end even when it passes.
     scripts/emulators.sh run cargo nextest run --workspace --locked --no-fail-fast \
-        --test-threads 2 -E 'package(memfs-cli) and binary(cli) and test(/^fleet::/)'
+        --test-threads 2 --success-output final -E 'package(memfs-cli) and binary(cli) and test(/^fleet::/)'
 else
     scripts/emulators.sh run cargo test -p memfs-cli --test cli --locked --no-fail-fast -- \
         --test-threads 2 fleet::
