@@ -8,7 +8,7 @@
 //! same rivals, and every lost round costs the store a head read and the loser's object writes
 //! for nothing. So the window doubles from one round: after the k-th loss in a row a writer
 //! waits a random time up to 2^(k-1) rounds (the rounds this handle measured, a moving
-//! average), so that 16 writers in a burst spread over 16 rounds after their fourth loss and
+//! average), so that 16 writers in a burst spread over 16 rounds after their fifth loss and
 //! mostly stop colliding. The window is never less than the old fixed one (2^k ms up to 500 ms,
 //! which stays the whole wait on a store with sub-millisecond rounds) and never more than
 //! [`MAX_WAIT`].
