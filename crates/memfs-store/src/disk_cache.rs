@@ -7,7 +7,9 @@
 //! any time is safe.
 //!
 //! Layout: `{cache_dir}/{store id}/{id[0..2]}/{id}`, folders mode 0700, files mode 0600, each
-//! written to a temporary name and renamed (no sync: a torn file is a miss). File contents and
+//! written to a temporary name and renamed (no sync: a torn file is a miss). Links are never
+//! followed below `{cache_dir}`: a file read through one is a miss, a folder that is one is not
+//! written into, and eviction skips them (see `local_fs`). File contents and
 //! directory pages only (commits and policies come inline in the head, or from the store).
 //!
 //! Size: at most [`DISK_CACHE_BYTES`] per store, approximately. The first write of a process
@@ -18,12 +20,14 @@
 //! machine only: other machines' caches keep their sealed copies until evicted).
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memfs_core::ObjectId;
+
+use crate::local_fs::{self, OpenError};
 
 /// The bound on a store's cache folder, in bytes of sealed objects.
 pub const DISK_CACHE_BYTES: u64 = 256 << 20;
@@ -67,13 +71,19 @@ impl DiskCache {
 
     /// The sealed bytes of `id`, if cached. Not yet checked: the caller opens them.
     pub(crate) fn get(&self, id: &ObjectId) -> Option<Vec<u8>> {
-        fs::read(self.path(id)).ok()
+        // Never through a link: whoever can write the cache would have memfs read (and then,
+        // the bytes failing to open, delete) a file of their choice.
+        let mut file = local_fs::open_file(&self.path(id), fs::OpenOptions::new().read(true)).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        Some(bytes)
     }
 
     /// Removes `id` (a file that did not open, or an object deleted from the store).
     pub(crate) fn remove(&self, id: &ObjectId) {
         let path = self.path(id);
-        if let Ok(meta) = fs::metadata(&path)
+        // The entry itself (`unlink` removes a link, not its target).
+        if let Ok(meta) = fs::symlink_metadata(&path)
             && fs::remove_file(&path).is_ok()
         {
             self.account(-(meta.len() as i64));
@@ -84,7 +94,7 @@ impl DiskCache {
     /// that misses.
     pub(crate) fn put(&self, id: &ObjectId, sealed: &[u8]) {
         let path = self.path(id);
-        if path.exists() {
+        if fs::symlink_metadata(&path).is_ok() {
             return;
         }
         if self.write(&path, sealed).is_ok() {
@@ -98,11 +108,13 @@ impl DiskCache {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("object");
         let tmp = parent.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let written = options.open(&tmp).and_then(|mut f| f.write_all(sealed)).and_then(|()| fs::rename(&tmp, path));
+        // Created exclusively (never through a link), and renamed over whatever has the name
+        // (a rename replaces a link, it does not write through it).
+        let created = local_fs::create_new(&tmp, 0o600).map_err(|e| match e {
+            OpenError::Io(e) => e,
+            OpenError::Unsafe(u) => std::io::Error::other(u),
+        });
+        let written = created.and_then(|mut f| f.write_all(sealed)).and_then(|()| fs::rename(&tmp, path));
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
         }
@@ -142,6 +154,10 @@ impl DiskCache {
         let mut out = Vec::new();
         let Ok(prefixes) = fs::read_dir(&self.dir) else { return out };
         for prefix in prefixes.flatten() {
+            // A link among the folders would have eviction delete files elsewhere.
+            if !prefix.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let Ok(entries) = fs::read_dir(prefix.path()) else { continue };
             for entry in entries.flatten() {
                 let Ok(meta) = entry.metadata() else { continue };
@@ -155,16 +171,28 @@ impl DiskCache {
     }
 }
 
-/// Creates a folder and its missing parents, each readable by the owner only.
+/// Creates a folder and its missing parents, each readable by the owner only. The folder and
+/// its parent (the store's folder in the cache) must be folders, not links: writing through a
+/// link would put files where whoever planted it chose.
 fn private_dirs(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+    let check = |d: &Path| {
+        local_fs::open_dir(d).map(drop).map_err(|e| match e {
+            OpenError::Io(e) => e,
+            OpenError::Unsafe(u) => std::io::Error::other(u),
+        })
+    };
+    // The parent first: creating below a link would create in the link's target.
+    if let Some(parent) = dir.parent()
+        && fs::symlink_metadata(parent).is_ok()
+    {
+        check(parent)?;
     }
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    builder.create(dir)?;
+    check(dir)
 }
 
 #[cfg(test)]
@@ -194,6 +222,34 @@ mod tests {
         assert!(cache.get(&id(1)).is_none());
         assert!(DiskCache::new(root.path(), "").is_none());
         assert!(DiskCache::new(root.path(), "../x").is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(root.path(), "00ff").unwrap();
+        cache.put(&id(1), b"sealed");
+        // A file planted as a link: a miss, and removing it removes the link only.
+        let target = outside.path().join("authorized_keys");
+        fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, cache.path(&id(1))).unwrap_err();
+        fs::remove_file(cache.path(&id(1))).unwrap();
+        std::os::unix::fs::symlink(&target, cache.path(&id(1))).unwrap();
+        assert!(cache.get(&id(1)).is_none());
+        cache.remove(&id(1));
+        assert!(fs::symlink_metadata(cache.path(&id(1))).is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"keep");
+        // A folder planted as a link: nothing is written into it, nor evicted from it.
+        let prefix = cache.path(&id(2)).parent().unwrap().to_owned();
+        std::os::unix::fs::symlink(outside.path(), &prefix).unwrap();
+        cache.put(&id(2), b"sealed");
+        assert!(cache.get(&id(2)).is_none());
+        let mut names: Vec<_> = fs::read_dir(outside.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["authorized_keys"]);
+        assert!(cache.files().is_empty());
     }
 
     #[test]

@@ -237,7 +237,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             // Objects are appended without a sync; the head's put syncs the log, and with it
             // every object before it: one sync per commit, and the head never names an object
             // that a power loss could take back.
-            let log = Arc::new(LogStore::open(&dir).map_err(|e| Error::backend("open", &Path::from("log"), e))?);
+            let log = Arc::new(LogStore::open(&dir).map_err(Error::log_open)?);
             Connection { snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES, ..conditional(log.clone(), Some(log)) }
         }
         // Nobody else can ever open this store: no reader for a snapshot.

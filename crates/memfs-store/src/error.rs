@@ -149,6 +149,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A local store folder, or a file in it, that memfs refuses to use: a folder others may
+    /// write, or a link (never followed) where a file or folder belongs.
+    #[error(transparent)]
+    UnsafeLocal(#[from] crate::UnsafePath),
     /// Unlocking or sealing failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),
@@ -172,6 +176,14 @@ impl Error {
             Some(Class::NoCredentials) => Error::NoCredentials,
             Some(Class::Unreachable) => Error::Unreachable { op, path, detail: detail(&source, &scrubbed) },
             None => Error::Backend { op, path, source: Box::new(source) },
+        }
+    }
+
+    /// An error opening a local folder's log: a refusal as [`Error::UnsafeLocal`].
+    pub(crate) fn log_open(e: object_store::Error) -> Self {
+        match crate::log_store::unsafe_path(e) {
+            Ok(refused) => Error::UnsafeLocal(refused),
+            Err(e) => Error::backend("open", &object_store::path::Path::from("log"), e),
         }
     }
 

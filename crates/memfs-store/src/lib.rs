@@ -21,6 +21,7 @@ mod error;
 pub mod fault;
 mod format;
 mod head;
+mod local_fs;
 pub mod log_store;
 mod pages;
 pub mod probe;
@@ -35,6 +36,7 @@ pub use encrypted::{
     GcReport, HEAD_SNAPSHOT_BYTES, OpenOptions, Problem, PurgeError, PurgeReport,
 };
 pub use error::Error;
+pub use local_fs::UnsafePath;
 pub use progress::Progress;
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};

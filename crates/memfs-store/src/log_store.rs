@@ -111,3 +111,9 @@ mod state;
 mod store;
 
 pub use store::{CompactReport, LogStore, StoredBytes};
+
+/// The refusal inside an error of [`LogStore`] (a folder others may write, a link where a file
+/// belongs), if that is what the error is; else the error as it was.
+pub(crate) fn unsafe_path(e: object_store::Error) -> Result<crate::UnsafePath, object_store::Error> {
+    error::LogError::unsafe_path(e)
+}

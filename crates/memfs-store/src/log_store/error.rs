@@ -8,6 +8,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::local_fs::{OpenError, UnsafePath};
+
 #[derive(Debug, thiserror::Error)]
 pub(super) enum LogError {
     #[error("{op} {}: {source}", file.display())]
@@ -19,6 +21,9 @@ pub(super) enum LogError {
     },
     #[error("{}: {reason}", file.display())]
     BadHeader { file: PathBuf, reason: String },
+    /// A folder or file that is not safe to use (a link, a folder others may write).
+    #[error(transparent)]
+    Unsafe(#[from] UnsafePath),
     #[error("{}: corrupt record at offset {offset}: {reason}", file.display())]
     Corrupt { file: PathBuf, offset: u64, reason: &'static str },
     #[error("{}: incomplete record at offset {offset}, but a later segment exists", file.display())]
@@ -39,6 +44,29 @@ impl LogError {
     pub(super) fn io(op: &'static str, file: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> LogError {
         let file = file.into();
         move |source| LogError::Io { op, file, source }
+    }
+
+    /// For an open in a store folder: the path refused as unsafe, or the I/O error.
+    pub(super) fn open(op: &'static str, file: impl Into<PathBuf>) -> impl FnOnce(OpenError) -> LogError {
+        let file = file.into();
+        move |e| match e {
+            OpenError::Unsafe(u) => LogError::Unsafe(u),
+            OpenError::Io(source) => LogError::Io { op, file, source },
+        }
+    }
+
+    /// The refusal inside an error of [`super::LogStore`], if that is what it is.
+    pub(super) fn unsafe_path(e: object_store::Error) -> Result<UnsafePath, object_store::Error> {
+        match e {
+            object_store::Error::Generic { store, source } => match source.downcast::<LogError>() {
+                Ok(log) => match *log {
+                    LogError::Unsafe(u) => Ok(u),
+                    other => Err(object_store::Error::Generic { store, source: Box::new(other) }),
+                },
+                Err(source) => Err(object_store::Error::Generic { store, source }),
+            },
+            other => Err(other),
+        }
     }
 
     /// A segment went away under a reader (a compaction elsewhere): rebuilding is the cure.

@@ -2,10 +2,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::LogError;
+use crate::local_fs::{self, OpenError};
 use super::record::{self, HEADER_LEN, Header, Parsed, Record};
 
 /// The file of segment `n`: 16 lowercase hex digits, so names sort as numbers.
@@ -53,10 +54,10 @@ pub(super) fn remove_leftovers(log_dir: &Path) -> Result<(), LogError> {
 /// Opens segment `n` and reads its header; `None` if it does not exist.
 pub(super) fn open(log_dir: &Path, n: u64) -> Result<Option<(File, Header)>, LogError> {
     let file_path = path(log_dir, n);
-    let file = match OpenOptions::new().read(true).write(true).open(&file_path) {
+    let file = match local_fs::open_file(&file_path, OpenOptions::new().read(true).write(true)) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(LogError::io("open", file_path)(e)),
+        Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LogError::open("open", file_path)(e)),
     };
     let mut header = [0; HEADER_LEN as usize];
     let read = read_full_at(&file, &mut header, 0).map_err(LogError::io("read", &file_path))?;
@@ -78,14 +79,9 @@ pub(super) fn create(
 ) -> Result<File, LogError> {
     let final_path = path(log_dir, n);
     let tmp = final_path.with_extension("tmp");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(LogError::io("create", &tmp))?;
+    // Never create-and-truncate: a link planted at the temporary name would have this write
+    // through it, into any file the user can write. A stale one is unlinked instead.
+    let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
     let mut w = BufWriter::with_capacity(1 << 20, &file);
     w.write_all(&record::encode_header(compacted)).map_err(LogError::io("write", &tmp))?;
     body(&mut w, &tmp)?;
@@ -99,7 +95,8 @@ pub(super) fn create(
 
 /// Makes the folder's entries (a new or removed segment) durable.
 pub(super) fn sync_dir(dir: &Path) -> Result<(), LogError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(LogError::io("sync", dir))
+    let d = local_fs::open_dir(dir).map_err(LogError::open("sync", dir))?;
+    d.sync_all().map_err(LogError::io("sync", dir))
 }
 
 /// Reads into `buf` from `offset` until it is full or the file ends; returns the bytes read.

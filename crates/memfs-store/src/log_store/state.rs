@@ -14,7 +14,7 @@ use object_store::ObjectMeta;
 use object_store::path::Path;
 
 use super::error::LogError;
-use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Record};
+use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed, Record};
 use super::segment::{self, ScanEnd};
 use super::{CompactReport, StoredBytes};
 
@@ -25,6 +25,8 @@ const MAX_REBUILDS: u32 = 8;
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
     pub(super) segment: u64,
+    /// Of the record, in the segment file.
+    offset: u64,
     /// Of the data, in the segment file.
     data_offset: u64,
     pub(super) size: u64,
@@ -265,21 +267,25 @@ impl State {
         self.segments.get(&n).ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: n })
     }
 
-    /// Reads `range` of an entry's data.
+    /// Reads `range` of an entry's data. The whole record is read and its checksum verified
+    /// again: the file may have been changed since it was indexed, and a damaged record is
+    /// an error, never data.
     pub(super) fn read(&self, entry: &Entry, range: Range<u64>) -> Result<Bytes, LogError> {
         let file_path = || segment::path(&self.log_dir, entry.segment);
-        let mut buf = vec![0; usize::try_from(range.end - range.start).unwrap_or(usize::MAX)];
-        let offset = entry.data_offset + range.start;
-        let read = segment::read_full_at(self.file(entry.segment)?, &mut buf, offset)
+        let corrupt = |reason| LogError::Corrupt { file: file_path(), offset: entry.offset, reason };
+        let mut buf = vec![0; usize::try_from(entry.record_len).unwrap_or(usize::MAX)];
+        let read = segment::read_full_at(self.file(entry.segment)?, &mut buf, entry.offset)
             .map_err(|e| LogError::io("read", file_path())(e))?;
         if read < buf.len() {
-            return Err(LogError::Corrupt {
-                file: file_path(),
-                offset,
-                reason: "the file ends inside an indexed record",
-            });
+            return Err(corrupt("the file ends inside an indexed record"));
         }
-        Ok(buf.into())
+        let start = entry.data_offset - entry.offset;
+        match record::parse(&buf, true) {
+            Parsed::Record(r) if r.data_start as u64 == start && r.data_len as u64 == entry.size => {}
+            _ => return Err(corrupt("a damaged record (changed since it was read)")),
+        }
+        let bytes = Bytes::from(buf);
+        Ok(bytes.slice((start + range.start) as usize..(start + range.end) as usize))
     }
 
     /// Appends a put of `location` and indexes it; returns its e_tag. `sync`: make it (and
@@ -294,6 +300,7 @@ impl State {
             Some(data_start) => self.append(&buf).map(|(segment, offset)| {
                 let entry = Entry {
                     segment,
+                    offset,
                     data_offset: offset + data_start as u64,
                     size,
                     time_ms,
@@ -380,7 +387,8 @@ impl State {
         let mut bytes_before = 0;
         for &n in &numbers {
             let file_path = segment::path(&self.log_dir, n);
-            match std::fs::metadata(&file_path) {
+            // Of the entry itself: a link planted in the folder is not followed.
+            match std::fs::symlink_metadata(&file_path) {
                 Ok(md) => bytes_before += md.len(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(LogError::io("stat", file_path)(e)),
@@ -399,6 +407,7 @@ impl State {
                 std::io::Write::write_all(w, &rec).map_err(LogError::io("write", tmp))?;
                 let entry = Entry {
                     segment: new,
+                    offset,
                     data_offset: offset + data_start as u64,
                     record_len: rec.len() as u64,
                     ..e.clone()
@@ -455,6 +464,7 @@ fn apply(
         Kind::Put { origin } => {
             let entry = Entry {
                 segment,
+                offset,
                 data_offset: offset + r.data_start as u64,
                 size: r.data_len as u64,
                 time_ms: r.time_ms,

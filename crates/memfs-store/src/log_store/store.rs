@@ -18,6 +18,7 @@ use object_store::{
 
 use super::error::LogError;
 use super::segment;
+use crate::local_fs::{self, OpenError};
 use super::state::{Config, Mode, State};
 
 const STORE: &str = "LogStore";
@@ -72,28 +73,36 @@ impl LogStore {
     pub fn open(dir: impl Into<PathBuf>) -> Result<LogStore> {
         let dir = dir.into();
         let log_dir = dir.join("log");
-        if !log_dir.is_dir() {
-            let created_dir = !dir.exists();
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&log_dir)
-                .map_err(LogError::io("create", &log_dir))?;
+        let created_dir = match std::fs::symlink_metadata(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                private_dir(&dir)?;
+                true
+            }
+            _ => false,
+        };
+        // Before anything is written in them: the folders must be this user's alone, or
+        // whoever else can write them could plant links or change records (`local_fs`).
+        local_fs::open_private_dir(&dir).map_err(LogError::open("open", &dir))?;
+        let created_log = match local_fs::open_private_dir(&log_dir) {
+            Ok(_) => false,
+            Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                private_dir(&log_dir)?;
+                local_fs::open_private_dir(&log_dir).map_err(LogError::open("open", &log_dir))?;
+                true
+            }
+            Err(e) => return Err(LogError::open("open", &log_dir)(e).into()),
+        };
+        if created_log {
             // The new entries must be durable before a synced record inside them can be.
             segment::sync_dir(&dir)?;
             if created_dir && let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                segment::sync_dir(parent)?;
+                // The parent is the user's to choose, a link or not: opened the usual way.
+                File::open(parent).and_then(|d| d.sync_all()).map_err(LogError::io("sync", parent))?;
             }
         }
         let lock_path = dir.join("log.lock");
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(LogError::io("open", &lock_path))?;
+        let lock = local_fs::open_file(&lock_path, OpenOptions::new().read(true).write(true).create(true).mode(0o600))
+            .map_err(LogError::open("open", &lock_path))?;
         let config = Config { segment_limit: Self::DEFAULT_SEGMENT_LIMIT, lazy_prefixes: vec!["objects/".into()] };
         let inner = Inner { dir, lock, state: Mutex::new(State::new(log_dir, config)) };
         inner.refresh(&mut inner.state())?;
@@ -177,6 +186,11 @@ impl Inner {
         state.catch_up(Mode::Write)?;
         op(state)
     }
+}
+
+/// Creates a folder (and its missing parents) readable by the owner only.
+fn private_dir(dir: &std::path::Path) -> Result<(), LogError> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(LogError::io("create", dir))
 }
 
 /// Releases the `flock` when dropped.
