@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod advice;
 mod agent;
 mod check;
 mod cli;
@@ -65,7 +66,7 @@ fn main() -> ExitCode {
         // A closed stdout (`memfs exec | head`) is a normal way to stop.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("memfs: {}", message(&e));
+            eprintln!("memfs: {}{}", message(&e), advice::for_error(&e));
             ExitCode::FAILURE
         }
     }

@@ -2,6 +2,8 @@
 
 #[path = "cli/agent.rs"]
 mod agent;
+#[path = "cli/attacks_local.rs"]
+mod attacks_local;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]

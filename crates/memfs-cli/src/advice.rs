@@ -1,0 +1,33 @@
+//! What the user can do about an error, where the error alone does not say: appended to the
+//! message `main` prints.
+
+use memfs_store::UnsafePath;
+
+/// The advice for `e` (starting with `: ` or `; `), or nothing.
+pub(crate) fn for_error(e: &anyhow::Error) -> String {
+    e.chain()
+        .find_map(|cause| match cause.downcast_ref::<memfs_store::Error>() {
+            Some(memfs_store::Error::UnsafeLocal(refused)) => Some(unsafe_path(refused)),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Why memfs refuses a local store folder, and the fix.
+fn unsafe_path(refused: &UnsafePath) -> String {
+    match refused {
+        UnsafePath::Writable { path, .. } => format!(
+            ": whoever can write it could plant links or change the store's records; make it private with `chmod 700 {}`",
+            path.display()
+        ),
+        UnsafePath::Owner { path, user, .. } => format!(
+            ": its owner could change it at any time; run memfs as that user, or make it yours with `sudo chown -R {user} {}`",
+            path.display()
+        ),
+        UnsafePath::NotPlain { .. } => "; memfs never follows a link in a store folder, nor uses anything there but \
+             folders and regular files: if you did not put it there, someone who can write the folder did; remove it \
+             (or give the store folder's real path)"
+            .to_owned(),
+        _ => String::new(),
+    }
+}

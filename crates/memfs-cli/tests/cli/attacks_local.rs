@@ -1,0 +1,411 @@
+//! Issue 14, V2, end to end: an attacker who can write a local store folder (a shared, synced
+//! or network folder) plants links where memfs writes (`log/<n>.tmp` before a compaction or a
+//! segment roll-over, `log.lock`, the cache folder), opens the folder to others, or changes a
+//! record in the middle of the log. The victim runs the binary; nothing is written through a
+//! link, and every refusal is the exact message.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{all_segments, assert_text, log_entries, log_segments, text};
+
+const PASSPHRASE: &str = "attacks test passphrase";
+/// What the attacker points links at: a stand-in for `~/.ssh/authorized_keys`.
+const KEYS: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIVictimsOwnKey victim@host\n";
+const NOT_PLAIN: &str = "; memfs never follows a link in a store folder, nor uses anything there but folders and \
+     regular files: if you did not put it there, someone who can write the folder did; remove it (or give the \
+     store folder's real path)\n";
+
+/// The victim's store in a temporary home, and a folder outside it with the file to protect.
+struct Victim {
+    root: tempfile::TempDir,
+}
+
+impl Victim {
+    fn new() -> Self {
+        let v = Victim { root: tempfile::tempdir().expect("temp dir") };
+        let out = v.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+        assert!(out.status.success(), "init: {}", text(&out.stderr));
+        std::fs::create_dir(v.outside()).expect("create a folder");
+        std::fs::write(v.keys(), KEYS).expect("write the keys");
+        v.exec(&[
+            json!({"command": "create", "path": "/memories/a.md", "file_text": "alpha"}),
+            json!({"command": "create", "path": "/memories/secret.md", "file_text": "a secret"}),
+        ]);
+        v
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.root.path().join("store")
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.root.path().join("outside")
+    }
+
+    fn keys(&self) -> PathBuf {
+        self.outside().join("authorized_keys")
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.dir().display())
+    }
+
+    fn memfs(&self) -> Command {
+        let root = self.root.path();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_CACHE_DIR"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("HOME", root.join("home"))
+            .env("XDG_DATA_HOME", root.join("data"))
+            .env("XDG_CONFIG_HOME", root.join("config"))
+            .env("XDG_STATE_HOME", root.join("state"))
+            .env("MEMFS_PASSPHRASE", PASSPHRASE)
+            .env("MEMFS_STORE", self.url())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.memfs().args(args).output().expect("run memfs")
+    }
+
+    /// Runs a command that must succeed without a word on stderr; returns stdout.
+    #[track_caller]
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
+        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
+        text(&out.stdout)
+    }
+
+    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
+    #[track_caller]
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stderr {}", text(&out.stderr));
+        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
+        text(&out.stderr)
+    }
+
+    /// Runs tool inputs through `memfs exec` (with `args` before `exec`); returns the output.
+    fn exec_with(&self, args: &[&str], lines: &[Value]) -> Output {
+        let mut child = self
+            .memfs()
+            .args(args)
+            .arg("exec")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn memfs exec");
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+        child.wait_with_output().expect("wait")
+    }
+
+    /// Runs tool inputs through `memfs exec`; every answer must be a success.
+    fn exec(&self, lines: &[Value]) -> String {
+        let out = self.exec_with(&[], lines);
+        assert!(out.status.success(), "exec: {}", text(&out.stderr));
+        for answer in text(&out.stdout).lines() {
+            let v: Value = serde_json::from_str(answer).expect("JSON answer");
+            assert_eq!(v["is_error"], false, "{answer}");
+        }
+        text(&out.stdout)
+    }
+
+    /// `log/<n>.tmp` of the next segment: the name a compaction or a roll-over creates.
+    fn next_tmp(&self) -> PathBuf {
+        let last = all_segments(&self.dir()).last().expect("a segment").0;
+        self.dir().join(format!("log/{:016x}.tmp", last + 1))
+    }
+
+    /// Runs a command that compacts the log and must succeed; returns its output and the
+    /// bytes of every segment it found (what it appended included: they are kept through
+    /// hard links, as the compaction removes them).
+    fn compacting(&self, args: &[&str]) -> (String, u64) {
+        let kept = self.root.path().join("segments before");
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::create_dir(&kept).expect("create a folder");
+        let before = all_segments(&self.dir());
+        for (n, file) in &before {
+            std::fs::hard_link(file, kept.join(n.to_string())).expect("link a segment");
+        }
+        let out = self.ok(args);
+        let bytes = before.iter().map(|(n, _)| std::fs::metadata(kept.join(n.to_string())).expect("stat").len()).sum();
+        std::fs::remove_dir_all(&kept).expect("remove a folder");
+        (out, bytes)
+    }
+
+    /// The file outside, unchanged, and no link left in the store folder.
+    #[track_caller]
+    fn assert_untouched(&self) {
+        assert_text("the file outside", &std::fs::read_to_string(self.keys()).expect("read the keys"), KEYS);
+        assert_eq!(std::fs::read_dir(self.outside()).expect("list").count(), 1, "nothing else outside");
+        for (path, (kind, _)) in folder(&self.dir()) {
+            assert_ne!(kind, "link", "{} is a link", path.display());
+        }
+    }
+}
+
+/// Every entry below `dir`: its kind, and a regular file's bytes.
+fn folder(dir: &Path) -> BTreeMap<PathBuf, (&'static str, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("list a folder").flatten() {
+        let (path, t) = (entry.path(), entry.file_type().expect("file type"));
+        if t.is_dir() {
+            out.insert(path.clone(), ("folder", Vec::new()));
+            out.extend(folder(&path));
+        } else if t.is_symlink() {
+            out.insert(path, ("link", Vec::new()));
+        } else {
+            out.insert(path.clone(), ("file", std::fs::read(&path).expect("read a file")));
+        }
+    }
+    out
+}
+
+fn link(target: &Path, at: &Path) {
+    std::os::unix::fs::symlink(target, at).expect("plant a link");
+}
+
+/// The line `gc` and `purge` print about compacting the log, from the bytes before and the
+/// one segment left.
+fn compacted(bytes_before: u64, store: &Path) -> String {
+    let left = log_segments(store);
+    assert_eq!(left.len(), 1, "one compacted segment");
+    let after = std::fs::metadata(&left[0]).expect("stat").len();
+    format!("compacted the log: {bytes_before} bytes before, {after} bytes after\n")
+}
+
+#[test]
+fn gc_and_purge_unlink_a_link_at_the_next_segment_and_write_nothing_through_it() {
+    let v = Victim::new();
+    let objects = log_entries(&v.dir()).into_iter().filter(|(p, _)| p.starts_with("objects/")).collect::<Vec<_>>();
+    let object_bytes: u64 = objects.iter().map(|(_, e)| e.size()).sum();
+
+    // gc compacts the log into the next segment, written as `log/<n>.tmp` first.
+    let tmp = v.next_tmp();
+    link(&v.keys(), &tmp);
+    let (out, before) = v.compacting(&["gc", "--grace", "0"]);
+    assert_text(
+        "gc",
+        &out,
+        &format!(
+            "kept 2 commits (@1 to @2)\nreachable: {} objects ({object_bytes} bytes)\ndeleted: 0 objects (0 bytes)\n\
+             {}pending: 0 objects\n",
+            objects.len(),
+            compacted(before, &v.dir())
+        ),
+    );
+    v.assert_untouched();
+    assert!(std::fs::symlink_metadata(&tmp).is_err(), "the link is gone");
+
+    // purge compacts too.
+    link(&v.keys(), &v.next_tmp());
+    let (out, before) = v.compacting(&["purge", "/memories/secret.md"]);
+    let line = compacted(before, &v.dir());
+    assert!(out.lines().any(|l| format!("{l}\n") == line), "purge printed {out:?}, not {line:?}");
+    v.assert_untouched();
+    let answer = v.exec(&[json!({"command": "view", "path": "/memories/a.md"})]);
+    assert!(answer.contains("alpha"), "{answer}");
+}
+
+/// Appends to the last segment a put record of `path` with `len` zero bytes, valid by the
+/// format (docs/FORMAT.md, the local folder's log): its checksum is no secret.
+fn forge_record(store: &Path, path: &str, len: usize) {
+    let record_len = 21 + path.len() + len + 16;
+    let mut r = Vec::with_capacity(record_len);
+    r.extend_from_slice(&(record_len as u32).to_le_bytes());
+    r.extend_from_slice(&(!(record_len as u32)).to_le_bytes());
+    r.push(1);
+    r.extend_from_slice(&1_700_000_000_000u64.to_le_bytes());
+    r.extend_from_slice(&(path.len() as u32).to_le_bytes());
+    r.extend_from_slice(path.as_bytes());
+    r.resize(record_len - 16, 0);
+    let sum = blake3::hash(&r);
+    r.extend_from_slice(&sum.as_bytes()[..16]);
+    let last = &log_segments(store)[log_segments(store).len() - 1];
+    std::fs::OpenOptions::new().append(true).open(last).expect("open a segment").write_all(&r).expect("append");
+}
+
+#[test]
+fn a_segment_roll_over_unlinks_a_link_at_the_next_segment() {
+    let v = Victim::new();
+    // A segment is full at 64 MiB: the attacker fills the last one with a record the store
+    // above ignores, and plants the link the victim's next write would follow.
+    forge_record(&v.dir(), "padding", 64 << 20);
+    let segments = all_segments(&v.dir()).len();
+    let tmp = v.next_tmp();
+    link(&v.keys(), &tmp);
+    v.exec(&[json!({"command": "create", "path": "/memories/b.md", "file_text": "beta"})]);
+    assert_eq!(all_segments(&v.dir()).len(), segments + 1, "a new segment");
+    v.assert_untouched();
+    let answer = v.exec(&[json!({"command": "view", "path": "/memories/b.md"})]);
+    assert!(answer.contains("beta"), "{answer}");
+}
+
+#[test]
+fn a_link_for_log_lock_is_refused() {
+    let v = Victim::new();
+    let lock = v.dir().join("log.lock");
+    std::fs::remove_file(&lock).expect("remove the lock file");
+    link(&v.keys(), &lock);
+    let before = folder(&v.dir());
+    for args in [&["log"][..], &["check"], &["gc"]] {
+        assert_text(
+            &format!("{args:?}"),
+            &v.fails(args),
+            &format!("memfs: store {}: {} is a symbolic link, not a regular file{NOT_PLAIN}", v.url(), lock.display()),
+        );
+    }
+    let out = v.exec_with(&[], &[json!({"command": "create", "path": "/memories/c.md", "file_text": "c"})]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_text(
+        "exec",
+        &text(&out.stderr),
+        &format!("memfs: store {}: {} is a symbolic link, not a regular file{NOT_PLAIN}", v.url(), lock.display()),
+    );
+    assert_eq!(folder(&v.dir()), before, "nothing written");
+    assert_text("the file outside", &std::fs::read_to_string(v.keys()).expect("read"), KEYS);
+
+    // The log folder as a link: refused too.
+    std::fs::remove_file(&lock).expect("remove the link");
+    std::fs::File::create(&lock).expect("a lock file");
+    let log = v.dir().join("log");
+    let real = v.root.path().join("log elsewhere");
+    std::fs::rename(&log, &real).expect("move the log");
+    link(&real, &log);
+    assert_text(
+        "log as a link",
+        &v.fails(&["log"]),
+        &format!("memfs: store {}: {} is a symbolic link, not a folder{NOT_PLAIN}", v.url(), log.display()),
+    );
+}
+
+#[test]
+fn a_folder_others_may_write_is_refused() {
+    let v = Victim::new();
+    let before = folder(&v.dir());
+    for (dir, mode, writers) in [
+        (v.dir(), 0o777, "group and others"),
+        (v.dir(), 0o770, "group"),
+        (v.dir().join("log"), 0o757, "others"),
+    ] {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let expected = format!(
+            "memfs: store {}: {} is writable by {writers} (mode {mode:04o}): whoever can write it could plant links \
+             or change the store's records; make it private with `chmod 700 {}`\n",
+            v.url(),
+            dir.display(),
+            dir.display()
+        );
+        assert_text(&format!("log, {mode:o}"), &v.fails(&["log"]), &expected);
+        let out = v.exec_with(&[], &[json!({"command": "create", "path": "/memories/c.md", "file_text": "c"})]);
+        assert_eq!((out.status.code(), text(&out.stdout)), (Some(1), String::new()));
+        assert_text(&format!("exec, {mode:o}"), &text(&out.stderr), &expected);
+        assert_eq!(folder(&v.dir()), before, "nothing written");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    }
+    v.ok(&["check"]);
+
+    // Another user's folder (chown needs root).
+    let me = std::fs::metadata(v.root.path()).expect("stat").uid();
+    if me != 0 {
+        eprintln!("skipped the other owner's folder: chown needs root, and the tests run as user {me}");
+        return;
+    }
+    std::os::unix::fs::chown(v.dir(), Some(65534), None).expect("chown");
+    assert_text(
+        "another owner",
+        &v.fails(&["log"]),
+        &format!(
+            "memfs: store {}: {} belongs to user 65534, not to the user memfs runs as (0): its owner could change it \
+             at any time; run memfs as that user, or make it yours with `sudo chown -R 0 {}`\n",
+            v.url(),
+            v.dir().display(),
+            v.dir().display()
+        ),
+    );
+    assert_eq!(folder(&v.dir()), before, "nothing written");
+}
+
+#[test]
+fn a_damaged_record_that_is_not_the_last_is_an_error_naming_it() {
+    let v = Victim::new();
+    let segment = log_segments(&v.dir()).pop().expect("a segment");
+    let original = std::fs::read(&segment).expect("read the segment");
+    // The content of a.md: the first object of the first commit, many records before the end.
+    let entries = log_entries(&v.dir());
+    let (_, first) = entries
+        .iter()
+        .filter(|(p, e)| p.starts_with("objects/") && e.file == segment)
+        .min_by_key(|(_, e)| e.record.start)
+        .expect("an object");
+    assert!(first.record.end < original.len());
+    let mut bad = original.clone();
+    bad[first.data.start + 3] ^= 0x01;
+    std::fs::write(&segment, &bad).expect("write the segment");
+    let expected = format!(
+        "memfs: store {}: storage open of log failed: Generic LogStore error: {}: corrupt record at offset {}: a \
+         damaged record followed by more data\n",
+        v.url(),
+        segment.display(),
+        first.record.start
+    );
+    for args in [&["log"][..], &["check", "--read-data"], &["show", "@1:/memories/a.md"]] {
+        assert_text(&format!("{args:?}"), &v.fails(args), &expected);
+    }
+    let out = v.exec_with(&[], &[json!({"command": "view", "path": "/memories/a.md"})]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(1), String::new()));
+    assert_text("exec view", &text(&out.stderr), &expected);
+    assert_eq!(std::fs::read(&segment).expect("read the segment"), bad, "nothing truncated or written");
+}
+
+#[test]
+fn links_in_the_cache_folder_are_not_followed() {
+    let v = Victim::new();
+    let cache = v.root.path().join("cache");
+    let cache_arg = cache.display().to_string();
+    // Larger than what the head of a local store carries inline: read from the log, and cached.
+    let big = "big file ".repeat(1000);
+    v.exec(&[json!({"command": "create", "path": "/memories/big.md", "file_text": big})]);
+    let view = [json!({"command": "view", "path": "/memories/big.md"})];
+    let clean = v.exec_with(&["--cache-dir", &cache_arg], &view);
+    assert!(clean.status.success(), "{}", text(&clean.stderr));
+    assert!(text(&clean.stdout).contains("big file big file"));
+    // The store's folder in the cache, and its prefix folders and files.
+    let stores: Vec<PathBuf> = std::fs::read_dir(&cache).expect("list").flatten().map(|e| e.path()).collect();
+    assert_eq!(stores.len(), 1);
+    let cached: Vec<PathBuf> = folder(&stores[0]).into_iter().filter(|(_, (k, _))| *k == "file").map(|(p, _)| p).collect();
+    assert!(!cached.is_empty(), "objects cached");
+
+    // Every cached file replaced by a link to the file outside: not read, not written.
+    for file in &cached {
+        std::fs::remove_file(file).expect("remove");
+        link(&v.keys(), file);
+    }
+    let out = v.exec_with(&["--cache-dir", &cache_arg], &view);
+    assert_eq!((out.status.code(), text(&out.stdout), text(&out.stderr)), (Some(0), text(&clean.stdout), String::new()));
+    assert_text("the file outside", &std::fs::read_to_string(v.keys()).expect("read"), KEYS);
+
+    // Every prefix folder replaced by a link to the folder outside: nothing written there.
+    std::fs::remove_dir_all(&stores[0]).expect("remove");
+    std::fs::create_dir(&stores[0]).expect("create");
+    for file in &cached {
+        let prefix = file.parent().expect("a prefix folder");
+        if std::fs::symlink_metadata(prefix).is_err() {
+            link(&v.outside(), prefix);
+        }
+    }
+    let out = v.exec_with(&["--cache-dir", &cache_arg], &view);
+    assert_eq!((out.status.code(), text(&out.stdout), text(&out.stderr)), (Some(0), text(&clean.stdout), String::new()));
+    v.assert_untouched();
+}
