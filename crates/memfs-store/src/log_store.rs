@@ -35,6 +35,10 @@
 //!
 //! # Folder layout
 //!
+//! The folder and `log/` must belong to the user memfs runs as and be writable by no one else
+//! (new ones are made 0700); no file in them is opened through a link, and a file memfs
+//! creates is created exclusively (`crate::local_fs`). Opening refuses anything else.
+//!
 //! - `log.lock`: empty; writers hold an exclusive `flock` on it while they append.
 //! - `log/<n>`: segment `n`, named by 16 lowercase hex digits, numbered upward from 1 without
 //!   gaps. The log is the segments from the *base* (the highest-numbered compacted segment,

@@ -138,13 +138,17 @@ impl Store {
 }
 
 /// The segment bytes `bytes` with the data of records `a` and `b` exchanged: each keeps its
-/// path and its checksum (no longer matching, as after any tampering), with a length to fit.
+/// path, with a length to fit and a checksum to match (the log's checksum is public: whoever
+/// can write the folder can forge one).
 fn swap_data(bytes: &[u8], a: &LogEntry, b: &LogEntry) -> Vec<u8> {
     let (first, second) = if a.record.start < b.record.start { (a, b) } else { (b, a) };
     let rebuilt = |e: &LogEntry, data: &[u8]| {
         let fields = &bytes[e.record.start + 8..e.data.start]; // op, time, path_len, path
         let len = (8 + fields.len() + data.len() + 16) as u32;
-        [&len.to_le_bytes()[..], &(!len).to_le_bytes(), fields, data, &bytes[e.data.end..e.record.end]].concat()
+        let mut r = [&len.to_le_bytes()[..], &(!len).to_le_bytes(), fields, data].concat();
+        let sum = blake3::hash(&r);
+        r.extend_from_slice(&sum.as_bytes()[..16]);
+        r
     };
     [
         &bytes[..first.record.start],
@@ -447,11 +451,27 @@ fn check_names_every_tampered_object() {
     let head = log_entries(&s.dir()).remove("head").expect("a head");
     assert_eq!((head.file.as_path(), head.record.end), (segment.as_path(), original.len()));
     for (name, entry) in &objects {
-        // Followed by more records, a damaged record is served as it stands.
+        // Followed by more records, a damaged record is an error of the log, naming it.
         assert_eq!(entry.file, segment);
         assert!(entry.record.end < original.len(), "{name} is not the last record");
         let mut bad = original.clone();
         bad[entry.data.start + entry.data.len() / 2] ^= 0x01;
+        std::fs::write(&segment, &bad).expect("write the segment");
+        assert_text(
+            &format!("{name}, damaged"),
+            &s.fails(&["check", "--read-data"]),
+            &format!(
+                "memfs: store {}: storage open of log failed: Generic LogStore error: {}: corrupt record at offset {}: \
+                 a damaged record followed by more data\n",
+                s.url(),
+                segment.display(),
+                entry.record.start
+            ),
+        );
+        // With the checksum forged to match, the log serves it, and the object fails its
+        // authentication, by name.
+        let sum = blake3::hash(&bad[entry.record.start..entry.record.end - 16]);
+        bad[entry.record.end - 16..entry.record.end].copy_from_slice(&sum.as_bytes()[..16]);
         std::fs::write(&segment, &bad).expect("write the segment");
         let out = s.run(&["check", "--read-data"]);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));

@@ -26,8 +26,8 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 // segments, each a 16-byte header (`memfslog`, u32 version 1, u32 flags: bit 0 = compacted)
 // and then records (little-endian): u32 len, u32 !len, u8 op, u64 time, u32 path_len,
 // [16-byte origin if op 3], path, data, 16-byte checksum. The checksum (BLAKE3) is not
-// verified here: the tests read logs their writers finished, and a tampered record is
-// to be served as it stands anyway.
+// verified here: the tests read logs their writers finished (memfs refuses a damaged record
+// that is not the last; attacks_local.rs and history.rs show it).
 
 const SEGMENT_HEADER_LEN: usize = 16;
 const CHECKSUM_LEN: usize = 16;

@@ -69,7 +69,9 @@ impl LogStore {
     pub const DEFAULT_SEGMENT_LIMIT: u64 = 64 << 20;
 
     /// Opens the log in `dir`, creating the folder (mode 0700) if needed, and reads it. A bad
-    /// segment fails here, with an error naming the file.
+    /// segment fails here, with an error naming the file, and so does a folder (`dir` or its
+    /// `log/`) that is a link, belongs to another user or is writable by group or others, or
+    /// a link where `log.lock` or a segment belongs ([`crate::UnsafePath`]).
     pub fn open(dir: impl Into<PathBuf>) -> Result<LogStore> {
         let dir = dir.into();
         let log_dir = dir.join("log");
