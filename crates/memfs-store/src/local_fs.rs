@@ -220,7 +220,14 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         assert_eq!(unsafe_path(create_new(&sub, 0o600)), format!("{} is a folder, not a regular file", sub.display()));
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o600), 0).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
         assert_eq!(
             unsafe_path(open_file(&fifo, OpenOptions::new().read(true))),
             format!("{} is a fifo, not a regular file", fifo.display())

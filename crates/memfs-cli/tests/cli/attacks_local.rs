@@ -294,11 +294,9 @@ fn a_link_for_log_lock_is_refused() {
 fn a_folder_others_may_write_is_refused() {
     let v = Victim::new();
     let before = folder(&v.dir());
-    for (dir, mode, writers) in [
-        (v.dir(), 0o777, "group and others"),
-        (v.dir(), 0o770, "group"),
-        (v.dir().join("log"), 0o757, "others"),
-    ] {
+    for (dir, mode, writers) in
+        [(v.dir(), 0o777, "group and others"), (v.dir(), 0o770, "group"), (v.dir().join("log"), 0o757, "others")]
+    {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).expect("chmod");
         let expected = format!(
             "memfs: store {}: {} is writable by {writers} (mode {mode:04o}): whoever can write it could plant links \
@@ -384,7 +382,8 @@ fn links_in_the_cache_folder_are_not_followed() {
     // The store's folder in the cache, and its prefix folders and files.
     let stores: Vec<PathBuf> = std::fs::read_dir(&cache).expect("list").flatten().map(|e| e.path()).collect();
     assert_eq!(stores.len(), 1);
-    let cached: Vec<PathBuf> = folder(&stores[0]).into_iter().filter(|(_, (k, _))| *k == "file").map(|(p, _)| p).collect();
+    let cached: Vec<PathBuf> =
+        folder(&stores[0]).into_iter().filter(|(_, (k, _))| *k == "file").map(|(p, _)| p).collect();
     assert!(!cached.is_empty(), "objects cached");
 
     // Every cached file replaced by a link to the file outside: not read, not written.
@@ -393,7 +392,10 @@ fn links_in_the_cache_folder_are_not_followed() {
         link(&v.keys(), file);
     }
     let out = v.exec_with(&["--cache-dir", &cache_arg], &view);
-    assert_eq!((out.status.code(), text(&out.stdout), text(&out.stderr)), (Some(0), text(&clean.stdout), String::new()));
+    assert_eq!(
+        (out.status.code(), text(&out.stdout), text(&out.stderr)),
+        (Some(0), text(&clean.stdout), String::new())
+    );
     assert_text("the file outside", &std::fs::read_to_string(v.keys()).expect("read"), KEYS);
 
     // Every prefix folder replaced by a link to the folder outside: nothing written there.
@@ -406,6 +408,9 @@ fn links_in_the_cache_folder_are_not_followed() {
         }
     }
     let out = v.exec_with(&["--cache-dir", &cache_arg], &view);
-    assert_eq!((out.status.code(), text(&out.stdout), text(&out.stderr)), (Some(0), text(&clean.stdout), String::new()));
+    assert_eq!(
+        (out.status.code(), text(&out.stdout), text(&out.stderr)),
+        (Some(0), text(&clean.stdout), String::new())
+    );
     v.assert_untouched();
 }

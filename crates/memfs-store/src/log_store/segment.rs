@@ -6,8 +6,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::LogError;
-use crate::local_fs::{self, OpenError};
 use super::record::{self, HEADER_LEN, Header, Parsed, Record};
+use crate::local_fs::{self, OpenError};
 
 /// The file of segment `n`: 16 lowercase hex digits, so names sort as numbers.
 pub(super) fn path(log_dir: &Path, n: u64) -> PathBuf {

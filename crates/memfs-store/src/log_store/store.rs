@@ -18,8 +18,8 @@ use object_store::{
 
 use super::error::LogError;
 use super::segment;
-use crate::local_fs::{self, OpenError};
 use super::state::{Config, Mode, State};
+use crate::local_fs::{self, OpenError};
 
 const STORE: &str = "LogStore";
 

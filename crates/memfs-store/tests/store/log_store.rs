@@ -649,11 +649,9 @@ async fn folders_others_may_write_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("store");
     drop(LogStore::open(&root).unwrap());
-    for (folder, mode, writers) in [
-        (root.clone(), 0o777, "group and others"),
-        (root.clone(), 0o770, "group"),
-        (root.join("log"), 0o702, "others"),
-    ] {
+    for (folder, mode, writers) in
+        [(root.clone(), 0o777, "group and others"), (root.clone(), 0o770, "group"), (root.join("log"), 0o702, "others")]
+    {
         fs::set_permissions(&folder, fs::Permissions::from_mode(mode)).unwrap();
         let e = LogStore::open(&root).unwrap_err();
         assert_eq!(
