@@ -122,11 +122,16 @@ pub(crate) enum Commands {
     Expire(ExpireArgs),
     /// Erase a file from the live tree and from all history (right to erasure).
     ///
-    /// Every version the path ever held (followed through renames), and every other path
-    /// holding the same content, is removed from every kept commit, along with the commands
-    /// that carried its text; then the objects that held it are deleted at once, a local
-    /// folder's log is compacted, and memfs checks that none remains (exit status 1 if one
-    /// does). Only the new purge commit still names the path.
+    /// Every version the path ever held (followed through renames) is removed from every kept
+    /// commit, along with the commands that carried its text, and so is every other path that
+    /// held the same content in history only; then the objects that held it are deleted at
+    /// once, a local folder's log is compacted, and memfs checks that none remains (exit status
+    /// 1 if one does). Only the new purge commit still names the path.
+    ///
+    /// Live files elsewhere that hold the same content (equal contents are stored once) or
+    /// that the path was renamed to are someone's data: purge refuses and names them, unless
+    /// --all-copies erases them too. It shows what it will erase and asks first on a
+    /// terminal; --yes skips the question (required when stdin is not a terminal).
     Purge(PurgeArgs),
     /// Serve the memory tool over MCP (Model Context Protocol), for Claude Code, Claude Desktop
     /// and other MCP clients: stdio by default, streamable HTTP with --http ADDR.
@@ -188,8 +193,21 @@ fn parse_days(s: &str) -> Result<memfs::Day, String> {
 
 #[derive(Debug, Args)]
 pub(crate) struct PurgeArgs {
-    /// The file to erase (under /memories).
+    /// The file or directory to erase (under /memories).
     pub(crate) path: String,
+
+    /// Also erase the live files elsewhere that hold the same content or that the path was
+    /// renamed to (without it, purge refuses and names them).
+    #[arg(long)]
+    pub(crate) all_copies: bool,
+
+    /// Show what would be erased (paths, versions, commits, objects); change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Do not ask before erasing (needed when stdin is not a terminal).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

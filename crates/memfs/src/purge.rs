@@ -149,7 +149,7 @@ fn history_copies(out: &mut String, r: &PurgeReport, verb: &str) {
 /// would purge /memories/secret.md as @10:
 ///   D /memories/secret.md
 /// would remove 5 versions from 9 of 9 commits (9 rewritten)
-/// would delete: 31 objects (9013 bytes), 9 of them replaced commits
+/// would delete: 31 objects (9013 bytes), including 9 replaced commits
 /// ```
 pub fn render_plan(r: &PurgeReport) -> String {
     let mut out = format!("would purge {} as @{}:\n", r.path, r.generation);
@@ -172,11 +172,10 @@ pub fn render_plan(r: &PurgeReport) -> String {
     out.push('\n');
     let _ = writeln!(
         out,
-        "would delete: {} ({}), {} of them replaced {}",
+        "would delete: {} ({}), including {}",
         plural(r.deleted, "object", "objects"),
         plural(r.deleted_bytes, "byte", "bytes"),
-        r.replaced_commits,
-        if r.replaced_commits == 1 { "commit" } else { "commits" }
+        plural(r.replaced_commits, "replaced commit", "replaced commits")
     );
     out
 }
