@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use memfs::Dialect;
 
+use crate::parse_error::Refused;
+
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
 ///
 /// memfs executes the memory tool's commands (view, create, str_replace, insert, delete,
@@ -187,8 +189,8 @@ pub(crate) struct ExpireArgs {
     pub(crate) dry_run: bool,
 }
 
-fn parse_days(s: &str) -> Result<memfs::Day, String> {
-    memfs::parse_days(s).ok_or_else(|| format!("expected a number of days such as 90d, got {s:?}"))
+fn parse_days(s: &str) -> Result<memfs::Day, Refused> {
+    memfs::parse_days(s).ok_or(Refused("expected a number of days such as 90d"))
 }
 
 #[derive(Debug, Args)]
@@ -311,7 +313,7 @@ pub(crate) struct StoreArgs {
 pub(crate) struct ExecArgs {
     /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
-    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
+    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = parse_dialect)]
     pub(crate) dialect: Dialect,
 
     /// At the end, print on stderr what the session did: commands, commits, and conflicts
@@ -408,14 +410,19 @@ pub(crate) struct GcArgs {
 }
 
 /// Parses `KEY=VALUE` for --store-option; the message names the key only.
-fn parse_store_option(s: &str) -> Result<(String, String), String> {
+fn parse_store_option(s: &str) -> Result<(String, String), Refused> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
-        _ => Err("expected KEY=VALUE, as in aws_region=eu-west-1".to_owned()),
+        _ => Err(Refused("expected KEY=VALUE, as in aws_region=eu-west-1")),
     }
 }
 
+/// A dialect name; the error does not quote it (argument errors never show a value).
+pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, Refused> {
+    s.parse().map_err(|_| Refused("expected `spec` or `python-sdk`"))
+}
+
 /// Parses `30s`, `500ms`, `2m` for --max-staleness.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    memfs::parse_duration(s).ok_or_else(|| "expected a duration such as 30s, 500ms or 2m".to_owned())
+fn parse_duration(s: &str) -> Result<std::time::Duration, Refused> {
+    memfs::parse_duration(s).ok_or(Refused("expected a duration such as 30s, 500ms or 2m"))
 }
