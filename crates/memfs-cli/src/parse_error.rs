@@ -72,7 +72,9 @@ fn render(e: &clap::Error) -> Option<String> {
             }
             text
         }
-        ErrorKind::TooManyValues => format!("error: unexpected value for '{}' (not shown); no more were expected", arg()),
+        ErrorKind::TooManyValues => {
+            format!("error: unexpected value for '{}' (not shown); no more were expected", arg())
+        }
         ErrorKind::NoEquals => format!("error: equal sign is needed when assigning values to '{}'", arg()),
         _ => "error: invalid arguments (not shown: they may hold a secret)".to_owned(),
     };

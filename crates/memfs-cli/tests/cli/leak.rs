@@ -370,15 +370,25 @@ fn argument_errors_never_show_a_value() {
     let home = Home::new();
     let tail = "\nFor more information, try '--help'.\n";
     let invalid = |flag: &str, why: &str| format!("error: invalid value for '{flag}': {why}\n{tail}");
-    let cases: Vec<(Vec<String>, Option<(&str, &str)>, String)> = vec![
+    // Arguments, a variable of the environment, the exact stderr.
+    type Case<'a> = (Vec<String>, Option<(&'a str, &'a str)>, String);
+    let cases: Vec<Case> = vec![
         (
             // A colon for `=`: the secret access key, refused as a whole.
             vec!["--store-option".into(), format!("aws_secret_access_key:{SECRET}"), "log".into()],
             None,
             invalid("--store-option <KEY=VALUE>", "expected KEY=VALUE, as in aws_region=eu-west-1"),
         ),
-        (vec!["exec".into(), "--dialect".into(), SECRET.into()], None, invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`")),
-        (vec!["exec".into()], Some(("MEMFS_DIALECT", SECRET)), invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`")),
+        (
+            vec!["exec".into(), "--dialect".into(), SECRET.into()],
+            None,
+            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+        ),
+        (
+            vec!["exec".into()],
+            Some(("MEMFS_DIALECT", SECRET)),
+            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+        ),
         (
             vec!["log".into()],
             Some(("MEMFS_MAX_STALENESS", SECRET)),
@@ -411,7 +421,9 @@ fn argument_errors_never_show_a_value() {
         (
             vec!["undo".into(), SECRET.into()],
             None,
-            format!("error: unexpected argument found (not shown: it may be a secret)\n\nUsage: memfs undo [OPTIONS]\n{tail}"),
+            format!(
+                "error: unexpected argument found (not shown: it may be a secret)\n\nUsage: memfs undo [OPTIONS]\n{tail}"
+            ),
         ),
         (
             vec!["undo".into(), format!("-{SECRET}")],
@@ -424,7 +436,9 @@ fn argument_errors_never_show_a_value() {
         (
             vec![SECRET.into()],
             None,
-            format!("error: unrecognized subcommand (not shown: it may be a secret)\n\nUsage: memfs [OPTIONS] <COMMAND>\n{tail}"),
+            format!(
+                "error: unrecognized subcommand (not shown: it may be a secret)\n\nUsage: memfs [OPTIONS] <COMMAND>\n{tail}"
+            ),
         ),
         (
             vec!["purge".into(), format!("--yes={SECRET}"), "/memories/a.md".into()],

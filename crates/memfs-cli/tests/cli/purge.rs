@@ -348,7 +348,11 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
         &s.fails(&["purge", "-y", "/memories/"]),
         "memfs: cannot purge /memories itself: name a file or directory below it\n",
     );
-    assert_text("outside", &s.fails(&["purge", "--yes", "/etc"]), "memfs: path \"/etc\" does not start with /memories\n");
+    assert_text(
+        "outside",
+        &s.fails(&["purge", "--yes", "/etc"]),
+        "memfs: path \"/etc\" does not start with /memories\n",
+    );
     assert_eq!(s.commits().len(), 8, "failed purges commit nothing");
 }
 
@@ -382,7 +386,11 @@ fn purge_refuses_live_copies_and_loses_nothing() {
         for dry in [false, true] {
             let flag = if dry { "--dry-run" } else { "--yes" };
             let refused = s.fails(&["purge", flag, "/memories/p/a.md"]);
-            assert_text(&format!("{name}: same content"), &refused, &refusal("/memories/p/a.md", "/memories/keep/b.md"));
+            assert_text(
+                &format!("{name}: same content"),
+                &refused,
+                &refusal("/memories/p/a.md", "/memories/keep/b.md"),
+            );
             let refused = s.fails(&["purge", flag, "/memories/r/old.md"]);
             assert_text(&format!("{name}: renamed"), &refused, &refusal("/memories/r/old.md", "/memories/r/new.md"));
         }
@@ -423,11 +431,7 @@ fn purge_refuses_live_copies_and_loses_nothing() {
         // --all-copies erases the live copy too.
         let out = s.ok(&["purge", "--yes", "--all-copies", "/memories/p/a.md"]);
         assert!(out.starts_with("@9: purged /memories/p/a.md\n  D /memories/keep\n  D /memories/p\n"), "{name}: {out}");
-        assert_text(
-            &format!("{name}: tree"),
-            &s.ok(&["show", "HEAD:/memories"]),
-            "r/\n",
-        );
+        assert_text(&format!("{name}: tree"), &s.ok(&["show", "HEAD:/memories"]), "r/\n");
         assert_text(&format!("{name}: new.md last"), &s.ok(&["show", "HEAD:/memories/r/new.md"]), "renamed text");
         s.ok(&["check", "--read-data"]);
     }
@@ -451,7 +455,8 @@ fn purge_asks_on_a_terminal() {
                 None => script.env_remove(k),
             };
         }
-        let mut child = script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
+        let mut child =
+            script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
         child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
         let out = child.wait_with_output().expect("wait");
         (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))

@@ -443,13 +443,16 @@ fn dry_run(
     report.deleted_bytes = doomed.iter().map(|id| listing.get(*id).copied().unwrap_or(0)).sum();
 }
 
+/// The lineage's paths at one commit.
+type Lineage = Vec<Vec<Name>>;
+
 /// The live copies (head paths outside `target` that hold a content of `set` or carry the
 /// lineage) and the history copies (paths off the lineage that held one in an older kept
 /// commit and are not live copies), each sorted, a path below another listed one left out.
 fn copies(
     graph: &mut Graph,
     kept: &[(ObjectId, CommitObject)],
-    taints: &[(Vec<Vec<Name>>, Vec<Vec<Name>>)],
+    taints: &[(Lineage, Lineage)],
     target: &[Name],
     set: &HashSet<ObjectId>,
 ) -> (Vec<String>, Vec<String>) {

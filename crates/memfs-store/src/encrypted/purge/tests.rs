@@ -447,7 +447,8 @@ async fn a_live_file_with_the_same_content_is_refused_unless_all_copies() {
         tree(&[("/memories/keep/b.md", "same"), ("/memories/keep/c.md", "other"), ("/memories/p/a.md", "same")])
     );
 
-    let report = purge_with(&repo, "/memories/p/a.md", PurgeOptions { all_copies: true, dry_run: false }).await.unwrap();
+    let report =
+        purge_with(&repo, "/memories/p/a.md", PurgeOptions { all_copies: true, dry_run: false }).await.unwrap();
     assert_eq!(report.removed, ["/memories/keep/b.md", "/memories/p"]);
     assert_eq!(report.live_copies, ["/memories/keep/b.md"]);
     assert_eq!(files_at(&repo, 4).await, tree(&[("/memories/keep/c.md", "other")]));
@@ -504,7 +505,8 @@ async fn a_dry_run_changes_nothing_and_predicts_the_purge() {
     let repo = EncryptedRepository::ephemeral().unwrap();
     scenario(&repo).await;
     let before = repo.list_objects().await.unwrap();
-    let plan = purge_with(&repo, "/memories/secret.md", PurgeOptions { all_copies: true, dry_run: true }).await.unwrap();
+    let plan =
+        purge_with(&repo, "/memories/secret.md", PurgeOptions { all_copies: true, dry_run: true }).await.unwrap();
     assert_unchanged(&repo, &before, 9).await;
     let report = purge(&repo, "/memories/secret.md").await.unwrap();
     let after = repo.list_objects().await.unwrap();
