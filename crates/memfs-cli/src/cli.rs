@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use memfs::Dialect;
 
+use crate::parse_error::Refused;
+
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
 ///
 /// memfs executes the memory tool's commands (view, create, str_replace, insert, delete,
@@ -122,11 +124,16 @@ pub(crate) enum Commands {
     Expire(ExpireArgs),
     /// Erase a file from the live tree and from all history (right to erasure).
     ///
-    /// Every version the path ever held (followed through renames), and every other path
-    /// holding the same content, is removed from every kept commit, along with the commands
-    /// that carried its text; then the objects that held it are deleted at once, a local
-    /// folder's log is compacted, and memfs checks that none remains (exit status 1 if one
-    /// does). Only the new purge commit still names the path.
+    /// Every version the path ever held (followed through renames) is removed from every kept
+    /// commit, along with the commands that carried its text, and so is every other path that
+    /// held the same content in history only; then the objects that held it are deleted at
+    /// once, a local folder's log is compacted, and memfs checks that none remains (exit status
+    /// 1 if one does). Only the new purge commit still names the path.
+    ///
+    /// Live files elsewhere that hold the same content (equal contents are stored once) or
+    /// that the path was renamed to are someone's data: purge refuses and names them, unless
+    /// --all-copies erases them too. It shows what it will erase and asks first on a
+    /// terminal; --yes skips the question (required when stdin is not a terminal).
     Purge(PurgeArgs),
     /// Serve the memory tool over MCP (Model Context Protocol), for Claude Code, Claude Desktop
     /// and other MCP clients: stdio by default, streamable HTTP with --http ADDR.
@@ -182,14 +189,27 @@ pub(crate) struct ExpireArgs {
     pub(crate) dry_run: bool,
 }
 
-fn parse_days(s: &str) -> Result<memfs::Day, String> {
-    memfs::parse_days(s).ok_or_else(|| format!("expected a number of days such as 90d, got {s:?}"))
+fn parse_days(s: &str) -> Result<memfs::Day, Refused> {
+    memfs::parse_days(s).ok_or(Refused("expected a number of days such as 90d"))
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct PurgeArgs {
-    /// The file to erase (under /memories).
+    /// The file or directory to erase (under /memories).
     pub(crate) path: String,
+
+    /// Also erase the live files elsewhere that hold the same content or that the path was
+    /// renamed to (without it, purge refuses and names them).
+    #[arg(long)]
+    pub(crate) all_copies: bool,
+
+    /// Show what would be erased (paths, versions, commits, objects); change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Do not ask before erasing (needed when stdin is not a terminal).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -293,7 +313,7 @@ pub(crate) struct StoreArgs {
 pub(crate) struct ExecArgs {
     /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
-    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
+    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = parse_dialect)]
     pub(crate) dialect: Dialect,
 
     /// At the end, print on stderr what the session did: commands, commits, and conflicts
@@ -390,14 +410,19 @@ pub(crate) struct GcArgs {
 }
 
 /// Parses `KEY=VALUE` for --store-option; the message names the key only.
-fn parse_store_option(s: &str) -> Result<(String, String), String> {
+fn parse_store_option(s: &str) -> Result<(String, String), Refused> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
-        _ => Err("expected KEY=VALUE, as in aws_region=eu-west-1".to_owned()),
+        _ => Err(Refused("expected KEY=VALUE, as in aws_region=eu-west-1")),
     }
 }
 
+/// A dialect name; the error does not quote it (argument errors never show a value).
+pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, Refused> {
+    s.parse().map_err(|_| Refused("expected `spec` or `python-sdk`"))
+}
+
 /// Parses `30s`, `500ms`, `2m` for --max-staleness.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    memfs::parse_duration(s).ok_or_else(|| "expected a duration such as 30s, 500ms or 2m".to_owned())
+fn parse_duration(s: &str) -> Result<std::time::Duration, Refused> {
+    memfs::parse_duration(s).ok_or(Refused("expected a duration such as 30s, 500ms or 2m"))
 }

@@ -3,7 +3,7 @@
 use std::io::{BufRead, Write};
 
 use anyhow::Context;
-use memfs::protocol::handle_line;
+use memfs::protocol::handle_bytes;
 
 use crate::cli::{ExecArgs, StoreArgs};
 
@@ -13,10 +13,12 @@ pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()>
     // time, and no hand-off to another thread per line, which would cost more than a view.
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    let mut line = String::new();
+    // Bytes, not a String: a line that is not UTF-8 gets its error answer and the stream goes on.
+    let mut line = Vec::new();
+    let mut first = true;
     loop {
         line.clear();
-        if tokio::task::block_in_place(|| stdin.read_line(&mut line)).context("reading stdin")? == 0 {
+        if tokio::task::block_in_place(|| stdin.read_until(b'\n', &mut line)).context("reading stdin")? == 0 {
             // Last-access days of the session's reads that no commit carried yet.
             memfs.flush().await?;
             if args.stats {
@@ -25,8 +27,12 @@ pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()>
             }
             return Ok(());
         }
-        let text = line.strip_suffix('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).unwrap_or(&line);
-        if let Some(answer) = handle_line(&memfs, text).await {
+        let mut text = line.strip_suffix(b"\n").map(|l| l.strip_suffix(b"\r").unwrap_or(l)).unwrap_or(&line);
+        if std::mem::take(&mut first) {
+            // Editors on Windows start a UTF-8 file with a byte-order mark; it is not JSON.
+            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        }
+        if let Some(answer) = handle_bytes(&memfs, text).await {
             tokio::task::block_in_place(|| -> std::io::Result<()> {
                 stdout.write_all(answer.as_bytes())?;
                 stdout.write_all(b"\n")?;

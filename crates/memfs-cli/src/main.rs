@@ -17,6 +17,7 @@ mod key;
 mod log;
 mod mcp;
 mod output;
+mod parse_error;
 mod policy;
 mod purge;
 mod restore;
@@ -31,7 +32,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    // Not `parse`: its errors quote the values given, which may be secrets.
+    let cli = cli::Cli::try_parse().unwrap_or_else(|e| parse_error::exit(e));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

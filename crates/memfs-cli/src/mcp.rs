@@ -16,7 +16,7 @@ use crate::cli::StoreArgs;
 pub(crate) struct McpArgs {
     /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
-    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
+    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::cli::parse_dialect)]
     pub(crate) dialect: Dialect,
 
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT,

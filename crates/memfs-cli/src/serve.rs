@@ -98,10 +98,10 @@ pub(crate) struct ServeArgs {
     pub(crate) new_token: Option<String>,
 }
 
-fn parse_max_body(s: &str) -> Result<usize, String> {
+fn parse_max_body(s: &str) -> Result<usize, crate::parse_error::Refused> {
     match s.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err("expected a number of bytes greater than 0, such as 1048576".to_owned()),
+        _ => Err(crate::parse_error::Refused("expected a number of bytes greater than 0, such as 1048576")),
     }
 }
 

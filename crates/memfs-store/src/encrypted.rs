@@ -63,7 +63,7 @@ mod snapshot;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
-pub use purge::{PurgeError, PurgeReport};
+pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 5;

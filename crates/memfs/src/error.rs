@@ -109,6 +109,15 @@ pub enum Error {
         /// The path, normalised.
         path: String,
     },
+    /// `purge` of a path whose content or lineage live files elsewhere hold; nothing was
+    /// written. The binary names the flag that erases them too.
+    #[error("{path} has live copies: {}", copies.join(", "))]
+    PurgeLiveCopies {
+        /// The path, normalised.
+        path: String,
+        /// The live paths outside it that hold one of its contents or its renamed copy.
+        copies: Vec<String>,
+    },
     /// `purge` refused for another reason.
     #[error("cannot purge: {reason}")]
     Purge {

@@ -4,7 +4,8 @@
 //! `tool_use` block (`{"type":"tool_use","id":…,"name":"memory","input":{…}}`). Each line gets
 //! exactly one output line: `{"content":…,"is_error":…}` for a bare input and
 //! `{"type":"tool_result","tool_use_id":…,"content":…,"is_error":…}` for a block. A line that is
-//! not JSON gets an error line and the stream goes on. Blank lines are skipped.
+//! not JSON gets an error line and the stream goes on, and so does a line that is not UTF-8
+//! ([`handle_bytes`]). Blank lines are skipped.
 //!
 //! [`answer`] is the same decision on a parsed value; the HTTP endpoint (`memfs serve`) uses it,
 //! so a request body gets exactly the answer the same line gets from `memfs exec`.
@@ -69,6 +70,22 @@ pub async fn handle_line(memfs: &Memfs, line: &str) -> Option<String> {
         Err(e) => Answer::Bare(BareResult { content: format!("Invalid JSON input line: {e}"), is_error: true }),
     };
     Some(answer.to_json())
+}
+
+/// Answers one input line given as bytes: [`handle_line`] when they are UTF-8, else an error
+/// answer in the words of the "not JSON" error (JSON text is UTF-8, RFC 8259 §8.1), with the
+/// 1-based byte column of the first invalid byte; `None` for a blank line.
+pub async fn handle_bytes(memfs: &Memfs, line: &[u8]) -> Option<String> {
+    match std::str::from_utf8(line) {
+        Ok(text) => handle_line(memfs, text).await,
+        Err(e) => Some(
+            Answer::Bare(BareResult {
+                content: format!("Invalid JSON input line: invalid UTF-8 at line 1 column {}", e.valid_up_to() + 1),
+                is_error: true,
+            })
+            .to_json(),
+        ),
+    }
 }
 
 /// Answers one parsed input: a `tool_use` block (`"type": "tool_use"`) gets a

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use memfs_core::MemoryPath;
-use memfs_store::{Error as StoreError, Progress, PurgeError, PurgeReport, Repository};
+use memfs_store::{Error as StoreError, Progress, PurgeError, PurgeOptions, PurgeReport, Repository};
 
 use crate::engine::{MAX_ATTEMPTS, Memfs};
 use crate::error::Error;
@@ -19,14 +19,23 @@ impl Memfs {
     /// Erases `path` (a file, or a directory and everything below it) from the live tree and
     /// from every stored commit, deletes at once every object that held it, and checks that
     /// none remains; see [`PurgeReport`]. Runs again on a lost race, like a tool command.
-    pub async fn purge(&self, path: &str, progress: &dyn Progress) -> Result<PurgeReport, Error> {
+    ///
+    /// Live files elsewhere that hold one of its contents (equal contents are one object) or
+    /// that a rename made of it are [`Error::PurgeLiveCopies`], unless `options.all_copies`;
+    /// `options.dry_run` reports what would be erased and changes nothing.
+    pub async fn purge(
+        &self,
+        path: &str,
+        options: PurgeOptions,
+        progress: &dyn Progress,
+    ) -> Result<PurgeReport, Error> {
         let repo = self.history.as_deref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
         let path = MemoryPath::parse(path)?;
         let mut missing = 0;
         for attempt in 1..=MAX_ATTEMPTS {
             let began = Instant::now();
             let head = repo.head().await.map_err(|e| self.store_error(e))?;
-            match repo.purge(&head, &path, self.actor(), progress).await {
+            match repo.purge(&head, &path, self.actor(), options, progress).await {
                 Ok(report) => return Ok(report),
                 Err(PurgeError::Store(StoreError::Conflict)) => self.lost_race(attempt, began).await,
                 Err(PurgeError::Store(StoreError::MissingObject { .. })) if missing < MISSING_RETRIES => {
@@ -36,6 +45,7 @@ impl Memfs {
                 Err(PurgeError::Store(e)) => return Err(self.store_error(e)),
                 Err(PurgeError::Root) => return Err(Error::PurgeRoot),
                 Err(PurgeError::NotFound { path }) => return Err(Error::NothingToPurge { path }),
+                Err(PurgeError::LiveCopies { path, copies }) => return Err(Error::PurgeLiveCopies { path, copies }),
                 Err(e) => return Err(Error::Purge { reason: e.to_string() }),
             }
         }
@@ -60,10 +70,14 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// verified: none of the 5 content objects remains, nor any of the 9 replaced commits
 /// ```
 pub fn render_purged(r: &PurgeReport) -> String {
+    if r.dry_run {
+        return render_plan(r);
+    }
     let mut out = format!("@{}: purged {}\n", r.generation, r.path);
     for path in &r.removed {
         let _ = writeln!(out, "  D {path}");
     }
+    history_copies(&mut out, r, "removed");
     let _ = write!(
         out,
         "removed {} from {} of {} ({} rewritten)",
@@ -118,6 +132,54 @@ pub fn render_purged(r: &PurgeReport) -> String {
     out
 }
 
+/// The paths other than the purged one whose history copies go (or went) with it.
+fn history_copies(out: &mut String, r: &PurgeReport, verb: &str) {
+    if !r.history_copies.is_empty() {
+        let _ = writeln!(out, "{verb} from history, where these paths held the same content:");
+        for path in &r.history_copies {
+            let _ = writeln!(out, "  {path}");
+        }
+    }
+}
+
+/// What `memfs purge --dry-run` prints (and what the question before a purge shows): what the
+/// purge would delete from the live tree and from history, and how many objects.
+///
+/// ```text
+/// would purge /memories/secret.md as @10:
+///   D /memories/secret.md
+/// would remove 5 versions from 9 of 9 commits (9 rewritten)
+/// would delete: 31 objects (9013 bytes), including 9 replaced commits
+/// ```
+pub fn render_plan(r: &PurgeReport) -> String {
+    let mut out = format!("would purge {} as @{}:\n", r.path, r.generation);
+    for path in &r.removed {
+        let _ = writeln!(out, "  D {path}");
+    }
+    history_copies(&mut out, r, "would remove");
+    let _ = write!(
+        out,
+        "would remove {} from {} of {} ({} rewritten)",
+        plural(r.versions, "version", "versions"),
+        r.changed,
+        plural(r.commits, "commit", "commits"),
+        r.rewritten
+    );
+    if r.unreachable_commits > 0 {
+        let _ =
+            write!(out, "; searched {}", plural(r.unreachable_commits, "unreachable commit", "unreachable commits"));
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "would delete: {} ({}), including {}",
+        plural(r.deleted, "object", "objects"),
+        plural(r.deleted_bytes, "byte", "bytes"),
+        plural(r.replaced_commits, "replaced commit", "replaced commits")
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -135,7 +197,7 @@ mod tests {
         ] {
             assert!(!memfs.call(&input).await.is_error);
         }
-        let report = memfs.purge("/memories//secret.md", &()).await.unwrap();
+        let report = memfs.purge("/memories//secret.md", PurgeOptions::default(), &()).await.unwrap();
         let text = render_purged(&report);
         let expected = format!(
             "@4: purged /memories/secret.md\n  D /memories/secret.md\nremoved 2 versions from 3 of 3 commits (3 rewritten)\n\
@@ -149,15 +211,15 @@ mod tests {
         assert!(log[1..].iter().all(|c| !c.command.contains("secret") && !c.command.contains("s1")));
 
         assert_eq!(
-            memfs.purge("/memories", &()).await.unwrap_err().to_string(),
+            memfs.purge("/memories", PurgeOptions::default(), &()).await.unwrap_err().to_string(),
             "cannot purge /memories itself: name a file or directory below it"
         );
         assert_eq!(
-            memfs.purge("/memories/secret.md", &()).await.unwrap_err().to_string(),
+            memfs.purge("/memories/secret.md", PurgeOptions::default(), &()).await.unwrap_err().to_string(),
             "nothing to purge: /memories/secret.md is not in the tree, in its kept history or in any other stored commit"
         );
         assert_eq!(
-            memfs.purge("/etc/passwd", &()).await.unwrap_err().to_string(),
+            memfs.purge("/etc/passwd", PurgeOptions::default(), &()).await.unwrap_err().to_string(),
             "path \"/etc/passwd\" does not start with /memories"
         );
     }

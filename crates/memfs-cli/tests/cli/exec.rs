@@ -24,6 +24,11 @@ fn memfs() -> Command {
 
 /// Runs the binary with `args`, `stdin` as its whole input, and waits for it.
 fn run(args: &[&str], stdin: &str) -> Output {
+    run_bytes(args, stdin.as_bytes())
+}
+
+/// [`run`] with input that need not be UTF-8.
+fn run_bytes(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = memfs()
         .args(args)
         .stdin(Stdio::piped())
@@ -35,7 +40,7 @@ fn run(args: &[&str], stdin: &str) -> Output {
     let data = stdin.to_owned();
     let writer = thread::spawn(move || {
         // The process may exit before reading (argument errors): ignore a broken pipe.
-        let _ = input.write_all(data.as_bytes());
+        let _ = input.write_all(&data);
     });
     let output = child.wait_with_output().expect("wait for memfs");
     writer.join().expect("writer thread");
@@ -126,6 +131,36 @@ fn exec_python_sdk_lines() {
 }
 
 #[test]
+fn exec_answers_a_line_that_is_not_utf8_and_goes_on() {
+    // A byte-order mark before the first line, a Latin-1 byte inside a string, a lone
+    // continuation byte, a truncated sequence at the end of a line, then valid lines: each gets
+    // one answer and the file written after the bad lines is there.
+    let mut input = b"\xEF\xBB\xBF{\"command\":\"view\",\"path\":\"/memories\"}\n".to_vec();
+    input.extend_from_slice(b"{\"command\":\"create\",\"path\":\"/memories/caf\xE9.md\",\"file_text\":\"x\"}\n");
+    input.extend_from_slice(b"\x80\r\n");
+    input.extend_from_slice(b"{\"command\":\"view\",\"path\":\"/memories\"}\xE2\x82\n");
+    input.extend_from_slice(b"\xEF\xBB\xBF{\"command\":\"view\",\"path\":\"/memories\"}\n");
+    input.extend_from_slice(b"{\"command\":\"create\",\"path\":\"/memories/after.md\",\"file_text\":\"ok\"}\n");
+    input.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"memory\",\"input\":{\"command\":\"view\",\"path\":\"/memories\"}}\n");
+    let out = run_bytes(&["exec", "--dialect", "python-sdk"], &input);
+    assert!(out.status.success(), "exit status {}; stderr: {}", out.status, text(&out.stderr));
+    assert_text("stderr", &text(&out.stderr), "");
+    let expected = [
+        r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories","is_error":false}"#,
+        r#"{"content":"Invalid JSON input line: invalid UTF-8 at line 1 column 42","is_error":true}"#,
+        r#"{"content":"Invalid JSON input line: invalid UTF-8 at line 1 column 1","is_error":true}"#,
+        r#"{"content":"Invalid JSON input line: invalid UTF-8 at line 1 column 38","is_error":true}"#,
+        // Only the first line may start with a byte-order mark: anywhere else it is not JSON.
+        r#"{"content":"Invalid JSON input line: expected value at line 1 column 1","is_error":true}"#,
+        r#"{"content":"File created successfully at: /memories/after.md","is_error":false}"#,
+        r#"{"type":"tool_result","tool_use_id":"t1","content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories\n2B\t/memories/after.md","is_error":false}"#,
+    ]
+    .join("\n")
+        + "\n";
+    assert_text("stdout", &text(&out.stdout), &expected);
+}
+
+#[test]
 fn exec_answers_each_line_as_it_comes() {
     let mut s = Session::start(&["exec", "--dialect", "python-sdk"]);
     assert_text(
@@ -206,7 +241,7 @@ fn bogus_dialect_is_refused() {
     assert_text(
         "stderr",
         &text(&out.stderr),
-        "error: invalid value 'bogus' for '--dialect <DIALECT>': unknown dialect \"bogus\": expected `spec` or `python-sdk`\n\n\
+        "error: invalid value for '--dialect <DIALECT>': expected `spec` or `python-sdk`\n\n\
          For more information, try '--help'.\n",
     );
 }

@@ -359,3 +359,112 @@ fn the_encodings_find_embedded_secrets() {
     let escaped = "M\\u00e6rk\\u00ebr-\\u00fcn\\u00efc\\u00f8d\\u00e9-\\u6a19\\u8a18";
     assert!(encodings(MARKER_UNICODE).iter().any(|(_, n)| n == escaped.as_bytes()));
 }
+
+/// No argument error shows a value: a secret planted in each kind of parse error (a value a
+/// parser refuses, from a flag or from the environment; an unknown flag with a value; a
+/// value given to a flag that takes none; a stray positional; a subcommand that does not
+/// exist) is in no encoding on stdout or stderr, and the message names the flag.
+#[test]
+fn argument_errors_never_show_a_value() {
+    const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYzEXAMPLEKEY";
+    let home = Home::new();
+    let tail = "\nFor more information, try '--help'.\n";
+    let invalid = |flag: &str, why: &str| format!("error: invalid value for '{flag}': {why}\n{tail}");
+    // Arguments, a variable of the environment, the exact stderr.
+    type Case<'a> = (Vec<String>, Option<(&'a str, &'a str)>, String);
+    let cases: Vec<Case> = vec![
+        (
+            // A colon for `=`: the secret access key, refused as a whole.
+            vec!["--store-option".into(), format!("aws_secret_access_key:{SECRET}"), "log".into()],
+            None,
+            invalid("--store-option <KEY=VALUE>", "expected KEY=VALUE, as in aws_region=eu-west-1"),
+        ),
+        (
+            vec!["exec".into(), "--dialect".into(), SECRET.into()],
+            None,
+            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+        ),
+        (
+            vec!["exec".into()],
+            Some(("MEMFS_DIALECT", SECRET)),
+            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+        ),
+        (
+            vec!["log".into()],
+            Some(("MEMFS_MAX_STALENESS", SECRET)),
+            invalid("--max-staleness <DURATION>", "expected a duration such as 30s, 500ms or 2m"),
+        ),
+        (
+            vec!["expire".into(), "--unused-for".into(), SECRET.into()],
+            None,
+            invalid("--unused-for <DAYS>", "expected a number of days such as 90d"),
+        ),
+        (
+            vec!["serve".into(), "--max-body".into(), SECRET.into()],
+            None,
+            invalid("--max-body <BYTES>", "expected a number of bytes greater than 0, such as 1048576"),
+        ),
+        // A parser memfs does not own: its reason might quote the value, and is not shown.
+        (
+            vec!["agent".into(), "--max-turns".into(), SECRET.into()],
+            None,
+            format!("error: invalid value for '--max-turns <N>'\n{tail}"),
+        ),
+        (
+            vec![format!("--store-secret={SECRET}"), "log".into()],
+            None,
+            format!(
+                "error: unexpected argument '--store-secret' found\n\n  tip: a similar argument exists: '--store'\n\n\
+                 Usage: memfs --store <URL> <COMMAND>\n{tail}"
+            ),
+        ),
+        (
+            vec!["undo".into(), SECRET.into()],
+            None,
+            format!(
+                "error: unexpected argument found (not shown: it may be a secret)\n\nUsage: memfs undo [OPTIONS]\n{tail}"
+            ),
+        ),
+        (
+            vec!["undo".into(), format!("-{SECRET}")],
+            None,
+            format!(
+                "error: unexpected argument found (not shown: it may be a secret)\n\n  tip: to pass a value that starts \
+                 with '-', put '--' before it\n\nUsage: memfs undo [OPTIONS]\n{tail}"
+            ),
+        ),
+        (
+            vec![SECRET.into()],
+            None,
+            format!(
+                "error: unrecognized subcommand (not shown: it may be a secret)\n\nUsage: memfs [OPTIONS] <COMMAND>\n{tail}"
+            ),
+        ),
+        (
+            vec!["purge".into(), format!("--yes={SECRET}"), "/memories/a.md".into()],
+            None,
+            format!(
+                "error: unexpected value for '--yes' (not shown); no more were expected\n\n\
+                 Usage: memfs purge --yes <PATH>\n{tail}"
+            ),
+        ),
+    ];
+    for (args, env, expected) in cases {
+        let mut cmd = home.memfs("store");
+        cmd.args(&args);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = run(cmd, "");
+        let what = format!("{args:?} {env:?}");
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            for (encoding, needle) in encodings(SECRET) {
+                assert!(!contains(bytes, &needle), "{what}: {stream} shows the secret ({encoding})");
+            }
+        }
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{what}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected, "{what}");
+    }
+    assert!(!home.path("store").exists(), "nothing was created");
+}

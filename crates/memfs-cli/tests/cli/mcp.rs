@@ -307,3 +307,47 @@ fn help_says_there_is_no_authentication() {
         assert!(help.contains(needle), "--help mentions {needle:?}:\n{help}");
     }
 }
+
+/// stdio lines are read by rmcp, not memfs: a byte-order mark before the first message is
+/// accepted, and a line that is not UTF-8 is dropped without an answer (it has no id to
+/// answer) while the session goes on: the next call is answered and writes the store.
+#[test]
+fn stdio_skips_a_byte_order_mark_and_survives_a_line_that_is_not_utf8() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mut args = new_store(root);
+    args.push("mcp".to_owned());
+    let init = request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}),
+    );
+    let mut input = b"\xEF\xBB\xBF".to_vec();
+    for line in [
+        init.as_bytes(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string().as_bytes(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"x\":\"\xff\"}}",
+        call(3, json!({"command": "create", "path": "/memories/a.md", "file_text": "after"})).as_bytes(),
+    ] {
+        input.extend_from_slice(line);
+        input.push(b'\n');
+    }
+    let mut child = memfs(root)
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memfs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for memfs");
+    writer.join().expect("writer thread");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let answers: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!(3)], "{answers:?}");
+    assert_eq!(answers[1]["result"]["content"][0]["text"], "File created successfully at: /memories/a.md");
+}

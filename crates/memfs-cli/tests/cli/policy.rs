@@ -387,7 +387,8 @@ expire-unused-after  off
     assert_text(
         "negative size",
         &s.fails(2, &["policy", "set", "max-file-bytes", "-1"]),
-        "error: unexpected argument '-1' found\n\n  tip: to pass '-1' as a value, use '-- -1'\n\n\
+        "error: unexpected argument found (not shown: it may be a secret)\n\n  tip: to pass a value that starts with \
+         '-', put '--' before it\n\n\
          Usage: memfs policy set [OPTIONS] <KEY> <VALUE>\n\nFor more information, try '--help'.\n",
     );
     assert_text(

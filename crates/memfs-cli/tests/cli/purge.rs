@@ -19,17 +19,51 @@ const PASSPHRASE: &str = "purge test passphrase";
 /// What sealing adds to a content (docs/FORMAT.md, "Sealed objects").
 const SEAL_OVERHEAD: usize = 32;
 
-/// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`.
+/// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`: a local folder, or a
+/// prefix of the emulators' S3 bucket.
 struct Store {
     root: tempfile::TempDir,
+    /// `None`: the local folder `dir()`.
+    url: Option<String>,
+    env: Vec<(&'static str, String)>,
 }
 
 impl Store {
     fn new() -> Self {
-        let store = Store { root: tempfile::tempdir().expect("temp dir") };
+        Store::init(None, Vec::new())
+    }
+
+    fn init(url: Option<String>, env: Vec<(&'static str, String)>) -> Self {
+        let store = Store { root: tempfile::tempdir().expect("temp dir"), url, env };
         let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
         assert!(out.status.success(), "init: {}", text(&out.stderr));
         store
+    }
+
+    /// A local folder, and S3 when `scripts/emulators.sh` runs the tests (skipped otherwise,
+    /// unless `MEMFS_TEST_CLOUD=required`).
+    fn each() -> Vec<(&'static str, Store)> {
+        let mut out = vec![("local", Store::new())];
+        match (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET")) {
+            (Ok(endpoint), Ok(bucket)) => {
+                let mut id = [0u8; 8];
+                getrandom::fill(&mut id).expect("random");
+                let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+                let env = vec![
+                    ("AWS_ENDPOINT", endpoint),
+                    ("AWS_ALLOW_HTTP", "true".into()),
+                    ("AWS_REGION", "us-east-1".into()),
+                    ("AWS_ACCESS_KEY_ID", "test".into()),
+                    ("AWS_SECRET_ACCESS_KEY", "test".into()),
+                ];
+                out.push(("s3", Store::init(Some(format!("s3://{bucket}/purge/{id}")), env)));
+            }
+            _ if std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required") => {
+                panic!("MEMFS_TEST_CLOUD=required but MEMFS_TEST_S3_ENDPOINT/BUCKET are not set")
+            }
+            _ => eprintln!("skipping S3: MEMFS_TEST_S3_ENDPOINT is not set (scripts/emulators.sh sets it)"),
+        }
+        out
     }
 
     fn dir(&self) -> PathBuf {
@@ -47,7 +81,8 @@ impl Store {
             .env("XDG_CONFIG_HOME", root.join("config"))
             .env("XDG_STATE_HOME", root.join("state"))
             .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", format!("file://{}", self.dir().display()))
+            .env("MEMFS_STORE", self.url.clone().unwrap_or_else(|| format!("file://{}", self.dir().display())))
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null());
         cmd
     }
@@ -193,7 +228,27 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
     for (n, file) in &segments {
         std::fs::hard_link(file, kept.join(n.to_string())).expect("link a segment");
     }
-    let out = s.ok(&["--actor", "eraser", "purge", secret]);
+    // Without a terminal to ask on, only --yes purges; live copies are refused and named.
+    assert_text(
+        "no --yes",
+        &s.fails(&["purge", secret]),
+        "memfs: purge cannot be undone and asks before erasing, but stdin is not a terminal: pass --yes to purge \
+         without asking (--dry-run shows what it would erase)\n",
+    );
+    for args in [&["purge", "--yes", secret][..], &["purge", "--dry-run", secret]] {
+        assert_text(
+            "live copies",
+            &s.fails(args),
+            "memfs: nothing was changed: /memories/secret.md has live copies (files that hold the same content, or \
+             that it was renamed to): /memories/copy.md, /memories/old/secret.md; to erase them too, pass \
+             --all-copies\n",
+        );
+    }
+    let plan = s.ok(&["purge", "--dry-run", "--all-copies", secret]);
+    assert_eq!(s.objects(), before, "a refusal and a dry run change nothing");
+    assert_eq!(s.commits().len(), 7);
+
+    let out = s.ok(&["--actor", "eraser", "purge", "--yes", "--all-copies", secret]);
     let after = s.objects();
     let deleted: Vec<&String> = before.keys().filter(|p| !after.contains_key(*p)).collect();
     let deleted_bytes: u64 = deleted.iter().map(|p| before[*p].size()).sum();
@@ -211,6 +266,16 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
              deleted: {} objects ({deleted_bytes} bytes)\n\
              compacted the log: {log_before} bytes before, {log_after} bytes after\n\
              verified: none of the 4 content objects remains, nor any of the 7 replaced commits\n",
+            deleted.len()
+        ),
+    );
+    assert_text(
+        "dry run",
+        &plan,
+        &format!(
+            "would purge /memories/secret.md as @8:\n  D /memories/copy.md\n  D /memories/old\n  D /memories/secret.md\n\
+             would remove 4 versions from 7 of 7 commits (7 rewritten)\n\
+             would delete: {} objects ({deleted_bytes} bytes), including 7 replaced commits\n",
             deleted.len()
         ),
     );
@@ -274,15 +339,143 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
     // Nothing left to purge; the root is refused.
     assert_text(
         "again",
-        &s.fails(&["purge", secret]),
+        &s.fails(&["purge", "--yes", secret]),
         "memfs: nothing to purge: /memories/secret.md is not in the tree, in its kept history or in any other \
          stored commit\n",
     );
     assert_text(
         "root",
-        &s.fails(&["purge", "/memories/"]),
+        &s.fails(&["purge", "-y", "/memories/"]),
         "memfs: cannot purge /memories itself: name a file or directory below it\n",
     );
-    assert_text("outside", &s.fails(&["purge", "/etc"]), "memfs: path \"/etc\" does not start with /memories\n");
+    assert_text(
+        "outside",
+        &s.fails(&["purge", "--yes", "/etc"]),
+        "memfs: path \"/etc\" does not start with /memories\n",
+    );
     assert_eq!(s.commits().len(), 8, "failed purges commit nothing");
+}
+
+/// The two ways purge lost live data: a live file elsewhere holding the same content (equal
+/// contents are one object), and a live file the purged path was renamed to. Both are refused,
+/// named, and left as they were, on a local folder and on S3; `--all-copies` erases them.
+#[test]
+fn purge_refuses_live_copies_and_loses_nothing() {
+    for (name, s) in Store::each() {
+        s.exec(
+            "alice",
+            &[
+                json!({"command": "create", "path": "/memories/p/a.md", "file_text": "same text"}),
+                json!({"command": "create", "path": "/memories/keep/b.md", "file_text": "same text"}),
+                json!({"command": "create", "path": "/memories/r/old.md", "file_text": "renamed text"}),
+                json!({"command": "rename", "old_path": "/memories/r/old.md", "new_path": "/memories/r/new.md"}),
+                json!({"command": "create", "path": "/memories/h.md", "file_text": "history"}),
+                json!({"command": "create", "path": "/memories/was.md", "file_text": "history"}),
+                json!({"command": "delete", "path": "/memories/was.md"}),
+            ],
+        );
+        let log = s.ok(&["log"]);
+        let check = s.ok(&["check", "--read-data"]);
+        let objects = if name == "local" { Some(s.objects()) } else { None };
+        let refusal = |path: &str, copies: &str| {
+            format!(
+                "memfs: nothing was changed: {path} has live copies (files that hold the same content, or that it \
+                 was renamed to): {copies}; to erase them too, pass --all-copies\n"
+            )
+        };
+        for dry in [false, true] {
+            let flag = if dry { "--dry-run" } else { "--yes" };
+            let refused = s.fails(&["purge", flag, "/memories/p/a.md"]);
+            assert_text(
+                &format!("{name}: same content"),
+                &refused,
+                &refusal("/memories/p/a.md", "/memories/keep/b.md"),
+            );
+            let refused = s.fails(&["purge", flag, "/memories/r/old.md"]);
+            assert_text(&format!("{name}: renamed"), &refused, &refusal("/memories/r/old.md", "/memories/r/new.md"));
+        }
+        assert_text(&format!("{name}: b.md"), &s.ok(&["show", "HEAD:/memories/keep/b.md"]), "same text");
+        assert_text(&format!("{name}: new.md"), &s.ok(&["show", "HEAD:/memories/r/new.md"]), "renamed text");
+        assert_text(&format!("{name}: log"), &s.ok(&["log"]), &log);
+        assert_text(&format!("{name}: check"), &s.ok(&["check", "--read-data"]), &check);
+        if let Some(objects) = &objects {
+            assert_eq!(&s.objects(), objects, "{name}: no object deleted or added");
+        }
+
+        // A copy in history only goes with the content, and is named; the live files stay.
+        let plan = s.ok(&["purge", "--dry-run", "/memories/h.md"]);
+        let out = s.ok(&["purge", "--yes", "/memories/h.md"]);
+        let deleted = out.lines().find_map(|l| l.strip_prefix("deleted: ")).expect("a deleted line");
+        assert_text(
+            &format!("{name}: dry run"),
+            &plan,
+            &format!(
+                "would purge /memories/h.md as @8:\n  D /memories/h.md\n\
+                 would remove from history, where these paths held the same content:\n  /memories/was.md\n\
+                 would remove 1 version from 3 of 7 commits (3 rewritten)\n\
+                 would delete: {deleted}, including 3 replaced commits\n"
+            ),
+        );
+        assert!(
+            out.starts_with(
+                "@8: purged /memories/h.md\n  D /memories/h.md\n\
+                 removed from history, where these paths held the same content:\n  /memories/was.md\n\
+                 removed 1 version from 3 of 7 commits (3 rewritten)\n"
+            ),
+            "{name}: {out}"
+        );
+        assert!(out.ends_with("verified: none of the 1 content object remains, nor any of the 3 replaced commits\n"));
+        assert_text(&format!("{name}: b.md after"), &s.ok(&["show", "HEAD:/memories/keep/b.md"]), "same text");
+        assert_text(&format!("{name}: new.md after"), &s.ok(&["show", "HEAD:/memories/r/new.md"]), "renamed text");
+
+        // --all-copies erases the live copy too.
+        let out = s.ok(&["purge", "--yes", "--all-copies", "/memories/p/a.md"]);
+        assert!(out.starts_with("@9: purged /memories/p/a.md\n  D /memories/keep\n  D /memories/p\n"), "{name}: {out}");
+        assert_text(&format!("{name}: tree"), &s.ok(&["show", "HEAD:/memories"]), "r/\n");
+        assert_text(&format!("{name}: new.md last"), &s.ok(&["show", "HEAD:/memories/r/new.md"]), "renamed text");
+        s.ok(&["check", "--read-data"]);
+    }
+}
+
+/// On a terminal, purge shows what it will erase and asks: anything but y/yes changes
+/// nothing. The terminal is a real pseudo-terminal, made by util-linux's `script`.
+#[test]
+fn purge_asks_on_a_terminal() {
+    let s = Store::new();
+    s.exec("alice", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "erase me"})]);
+    let on_terminal = |answer: &str| {
+        let cmd = s.memfs();
+        let line = format!("{} purge /memories/a.md", env!("CARGO_BIN_EXE_memfs"));
+        let mut script = Command::new("script");
+        script.args(["-qec", &line, "/dev/null"]);
+        // The store's environment, on `script`, which passes it on.
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => script.env(k, v),
+                None => script.env_remove(k),
+            };
+        }
+        let mut child =
+            script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
+        child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
+        let out = child.wait_with_output().expect("wait");
+        (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))
+    };
+    let question = "would purge /memories/a.md as @2:\n  D /memories/a.md\n\
+                    would remove 1 version from 1 of 1 commit (1 rewritten)\n";
+    // The terminal also shows the progress bars (stderr is the terminal too) and echoes the
+    // answer where it was typed, before the question: look for the lines, not the whole screen.
+    let (code, out) = on_terminal("n\n");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(question), "{out}");
+    assert!(
+        out.ends_with("Erase all of this? It cannot be undone. [y/N] memfs: purge cancelled: nothing was changed\n"),
+        "{out}"
+    );
+    assert_text("kept", &s.ok(&["show", "HEAD:/memories/a.md"]), "erase me");
+    let (code, out) = on_terminal("yes\n");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains(question) && out.contains("[y/N] "), "{out}");
+    assert!(out.contains("@2: purged /memories/a.md\n  D /memories/a.md\n"), "{out}");
+    assert_text("gone", &s.ok(&["show", "HEAD:/memories"]), "");
 }

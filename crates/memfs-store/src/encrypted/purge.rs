@@ -13,6 +13,13 @@
 //!    content found at the lineage's paths (or below them) in a kept commit, or at the path in
 //!    another stored commit. The empty content is never in S: it holds nothing, and any empty
 //!    file shares it (an empty file on the lineage is removed by its path all the same).
+//!    **Live copies**: files of the head's tree outside the path that hold a content of S
+//!    (equal contents are one object) or carry its lineage (a rename took it there). They
+//!    are someone's live data: the purge refuses ([`PurgeError::LiveCopies`], naming them)
+//!    unless [`PurgeOptions::all_copies`] asks to erase them too. Copies in history only,
+//!    at other paths, are erased with S without asking (the content itself is what is
+//!    erased, and a commit cannot keep a file whose object is deleted); the report names
+//!    their paths ([`PurgeReport::history_copies`]).
 //! 3. **Rewrite** every kept commit, oldest first: its tree without the lineage's paths and
 //!    without every file whose content is in S, wherever it is (copies, restores); its
 //!    command replaced by `{"command":"purged"}` and its changes dropped when they name a
@@ -20,6 +27,8 @@
 //!    path that still holds something). Generation, time, actor and policy stay; the parent is
 //!    the rewritten parent (the oldest kept commit keeps its parent link). Directories that
 //!    do not change keep their ids, and so do the commits before the first that changes.
+//!    A dry run ([`PurgeOptions::dry_run`]) stops here: the report says what the purge would
+//!    remove and delete, and nothing is written.
 //! 4. **Commit** one more commit on the rewritten chain, `{"command":"purge",…}`, deleting the
 //!    removed paths from the live tree, and swap the head to it by compare-and-swap against
 //!    `base` ([`Error::Conflict`] if it moved: nothing visible changed).
@@ -71,6 +80,16 @@ const PARALLEL: usize = 16;
 /// The command recorded in place of one that named a purged path.
 const PURGED: &str = r#"{"command":"purged"}"#;
 
+/// How far a purge goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeOptions {
+    /// Also erase the live files outside the path that hold one of its contents or carry
+    /// its lineage (without it, their presence is [`PurgeError::LiveCopies`]).
+    pub all_copies: bool,
+    /// Find and report everything, write and delete nothing.
+    pub dry_run: bool,
+}
+
 /// Why a purge did not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -83,6 +102,15 @@ pub enum PurgeError {
     NotFound {
         /// The path, normalised.
         path: String,
+    },
+    /// Live files outside the path hold one of its contents or carry its lineage, and
+    /// [`PurgeOptions::all_copies`] was not given: nothing was written.
+    #[error("{path} has live copies: {}", copies.join(", "))]
+    LiveCopies {
+        /// The path, normalised.
+        path: String,
+        /// The live paths outside it, sorted (a directory when its lineage went there whole).
+        copies: Vec<String>,
     },
     /// The store failed; [`Error::Conflict`] before anything was visible.
     #[error(transparent)]
@@ -97,9 +125,18 @@ pub struct PurgeReport {
     pub path: String,
     /// The purge commit's generation.
     pub generation: u64,
-    /// What the purge commit deleted from the live tree: the path (if it was there) and every
-    /// other path that held the same content, or the path's content after a rename.
+    /// Whether this is the report of a dry run: nothing was written or deleted, and the
+    /// counts say what the purge would do.
+    pub dry_run: bool,
+    /// What the purge commit deleted from the live tree: the path (if it was there) and, with
+    /// [`PurgeOptions::all_copies`], the live copies.
     pub removed: Vec<String>,
+    /// The live copies outside the path (see [`PurgeError::LiveCopies`]); erased, as they
+    /// are only with [`PurgeOptions::all_copies`].
+    pub live_copies: Vec<String>,
+    /// Other paths that held a content of S in a kept commit but not in the head: erased from
+    /// those commits along with it.
+    pub history_copies: Vec<String>,
     /// Distinct contents the path held (S), the empty content aside.
     pub versions: u64,
     /// Kept commits (head back to gc's horizon), before the purge commit.
@@ -140,6 +177,7 @@ impl EncryptedRepository {
         base: &Head,
         path: &MemoryPath,
         actor: &str,
+        options: PurgeOptions,
         progress: &dyn Progress,
     ) -> Result<PurgeReport, PurgeError> {
         if path.is_root() {
@@ -207,12 +245,19 @@ impl EncryptedRepository {
         }
         versions.remove(&self.keys.blob_address.address(b""));
         let purge_set = versions;
+        let (live_copies, history_copies) = copies(&mut graph, &kept, &taints, &target, &purge_set);
+        if !live_copies.is_empty() && !options.all_copies {
+            return Err(PurgeError::LiveCopies { path: path.normalized(), copies: live_copies });
+        }
 
         // 3. Rewrite the kept commits, oldest first.
         progress.phase("rewriting", Some(kept.len() as u64));
         let mut rewrite = Rewrite::new(&purge_set, &self.keys.tree_address);
         let mut report = PurgeReport {
             path: path.normalized(),
+            dry_run: options.dry_run,
+            live_copies,
+            history_copies,
             versions: purge_set.len() as u64,
             commits: kept.len() as u64,
             unreachable_commits: others.len() as u64,
@@ -299,6 +344,10 @@ impl EncryptedRepository {
         let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0);
         writes.push((ObjectKind::Commit, purge_id, plain));
         new_ids.insert(purge_id);
+        if options.dry_run {
+            dry_run(&mut report, &graph, generation, new_roots, new_ids, &old, &kept, &others, &listing);
+            return Ok(report);
+        }
         writes.extend(rewrite.new.into_iter().map(|(id, plain)| (ObjectKind::Dir, id, plain)));
         progress.phase("writing", Some(writes.len() as u64));
         stream::iter(&writes)
@@ -369,6 +418,80 @@ impl EncryptedRepository {
         }
         Ok(report)
     }
+}
+
+/// Fills a dry run's report: what the new chain would not reach among what the old commits
+/// reach is what step 5 would delete (writers aside, which the fence handles).
+#[allow(clippy::too_many_arguments)]
+fn dry_run(
+    report: &mut PurgeReport,
+    graph: &Graph,
+    generation: u64,
+    new_roots: Vec<ObjectId>,
+    mut new_ids: HashSet<ObjectId>,
+    old: &HashSet<ObjectId>,
+    kept: &[(ObjectId, CommitObject)],
+    others: &[(ObjectId, CommitObject)],
+    listing: &HashMap<ObjectId, u64>,
+) {
+    graph.reach(new_roots, &mut new_ids);
+    let doomed: Vec<&ObjectId> = old.iter().filter(|id| !new_ids.contains(*id)).collect();
+    let old_commits: HashSet<&ObjectId> = kept.iter().chain(others).map(|(id, _)| id).collect();
+    report.generation = generation;
+    report.replaced_commits = doomed.iter().filter(|id| old_commits.contains(**id)).count() as u64;
+    report.deleted = doomed.len() as u64;
+    report.deleted_bytes = doomed.iter().map(|id| listing.get(*id).copied().unwrap_or(0)).sum();
+}
+
+/// The lineage's paths at one commit.
+type Lineage = Vec<Vec<Name>>;
+
+/// The live copies (head paths outside `target` that hold a content of `set` or carry the
+/// lineage) and the history copies (paths off the lineage that held one in an older kept
+/// commit and are not live copies), each sorted, a path below another listed one left out.
+fn copies(
+    graph: &mut Graph,
+    kept: &[(ObjectId, CommitObject)],
+    taints: &[(Lineage, Lineage)],
+    target: &[Name],
+    set: &HashSet<ObjectId>,
+) -> (Vec<String>, Vec<String>) {
+    let mut memo = HashMap::new();
+    let mut live: Vec<Vec<Name>> = Vec::new();
+    if let (Some((_, head)), Some((_, lineage))) = (kept.last(), taints.last()) {
+        live.extend(graph.holders(head.tree, set, &mut memo).iter().filter(|p| !p.starts_with(target)).cloned());
+        for t in lineage {
+            if !t.starts_with(target) && graph.node_at(Some(head.tree), t).is_some() {
+                live.push(t.clone());
+            }
+        }
+    }
+    let live = outermost(live);
+    let mut history = Vec::new();
+    for ((_, c), (before, after)) in kept.iter().zip(taints) {
+        for p in graph.holders(c.tree, set, &mut memo).iter() {
+            let on_lineage = before.iter().chain(after).any(|t| p.starts_with(t));
+            if !on_lineage && !p.starts_with(target) && !live.iter().any(|l| p.starts_with(l)) {
+                history.push(p.clone());
+            }
+        }
+    }
+    let normalize = |paths: Vec<Vec<Name>>| paths.iter().map(|p| memfs_core::normalized(p)).collect();
+    (normalize(live), normalize(outermost(history)))
+}
+
+/// `paths` sorted and deduplicated, without those below another of them.
+fn outermost(mut paths: Vec<Vec<Name>>) -> Vec<Vec<Name>> {
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<Vec<Name>> = Vec::with_capacity(paths.len());
+    for p in paths {
+        // Sorted: a path's ancestors come before it.
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

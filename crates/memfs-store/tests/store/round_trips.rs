@@ -455,7 +455,10 @@ async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
     let purged = first.address(b"gee\n").to_hex();
     assert!(store_dir.join(&purged[..2]).join(&purged).is_file());
     let head = first.head().await.unwrap();
-    first.purge(&head, &MemoryPath::parse("/memories/g.md").unwrap(), "test", &()).await.unwrap();
+    first
+        .purge(&head, &MemoryPath::parse("/memories/g.md").unwrap(), "test", memfs_store::PurgeOptions::default(), &())
+        .await
+        .unwrap();
     assert!(!store_dir.join(&purged[..2]).join(&purged).exists());
     crate::support::check(&cold(&store).await).await;
 }

@@ -81,6 +81,38 @@ impl Graph {
         }
     }
 
+    /// The paths (relative to the directory `id`) of the files below it whose content is in
+    /// `set`, sorted; `memo` keeps the answer per directory, so that the many commits that
+    /// share a subtree walk it once.
+    pub(super) fn holders(
+        &mut self,
+        id: ObjectId,
+        set: &HashSet<ObjectId>,
+        memo: &mut HashMap<ObjectId, Arc<Vec<Vec<Name>>>>,
+    ) -> Arc<Vec<Vec<Name>>> {
+        if let Some(done) = memo.get(&id) {
+            return done.clone();
+        }
+        let mut out = Vec::new();
+        if let Some(dir) = self.dir(&id) {
+            for (name, node) in dir.entries() {
+                match node {
+                    Node::File(f) if set.contains(&f.id) => out.push(vec![name.clone()]),
+                    Node::File(_) => {}
+                    Node::Dir(d) => {
+                        let Some(child) = d.id() else { continue };
+                        for below in self.holders(child, set, memo).iter() {
+                            out.push([std::slice::from_ref(name), below].concat());
+                        }
+                    }
+                }
+            }
+        }
+        let out = Arc::new(out);
+        memo.insert(id, out.clone());
+        out
+    }
+
     /// Adds every page and file content reachable from `roots` to `out` (stopping at what it
     /// holds already: equal ids, equal subtrees).
     pub(super) fn reach(&self, roots: impl IntoIterator<Item = ObjectId>, out: &mut HashSet<ObjectId>) {

@@ -67,9 +67,14 @@ fn entry(generation: u64, command: &str, changes: &[&str]) -> (u64, String, Vec<
     (generation, command.to_owned(), changes.iter().map(|c| c.to_string()).collect())
 }
 
+/// A purge with `--all-copies`: the tests written before live copies were refused.
 async fn purge(repo: &EncryptedRepository, path: &str) -> Result<PurgeReport, PurgeError> {
+    purge_with(repo, path, PurgeOptions { all_copies: true, dry_run: false }).await
+}
+
+async fn purge_with(repo: &EncryptedRepository, path: &str, options: PurgeOptions) -> Result<PurgeReport, PurgeError> {
     let head = repo.head().await.unwrap();
-    repo.purge(&head, &at(path), "eraser", &()).await
+    repo.purge(&head, &at(path), "eraser", options, &()).await
 }
 
 async fn assert_clean(repo: &EncryptedRepository) {
@@ -101,7 +106,10 @@ async fn assert_purged(repo: &EncryptedRepository, report: &PurgeReport, deleted
     let expected = PurgeReport {
         path: "/memories/secret.md".into(),
         generation: 10,
+        dry_run: false,
         removed: vec!["/memories/archive".into(), "/memories/copy.md".into(), "/memories/secret.md".into()],
+        live_copies: vec!["/memories/archive/old.md".into(), "/memories/copy.md".into()],
+        history_copies: Vec::new(),
         versions: 5,
         commits: 9,
         changed: 9,
@@ -412,13 +420,117 @@ async fn refuses_the_root_and_paths_never_stored() {
     assert_eq!(repo.head().await.unwrap().generation, 1);
 }
 
+/// What a refused purge must leave: every object, and the head.
+async fn assert_unchanged(repo: &EncryptedRepository, before: &HashMap<ObjectId, u64>, generation: u64) {
+    assert_eq!(repo.list_objects().await.unwrap(), *before);
+    assert_eq!(repo.head().await.unwrap().generation, generation);
+}
+
+const DEFAULT: PurgeOptions = PurgeOptions { all_copies: false, dry_run: false };
+
+/// Equal contents are one object: a live file elsewhere holding the purged file's content is
+/// someone's data. The purge refuses, names it and changes nothing; `all_copies` erases it.
+#[tokio::test]
+async fn a_live_file_with_the_same_content_is_refused_unless_all_copies() {
+    let repo = EncryptedRepository::ephemeral().unwrap();
+    run(&repo, create("/memories/p/a.md", "same")).await; // 1
+    run(&repo, create("/memories/keep/b.md", "same")).await; // 2
+    run(&repo, create("/memories/keep/c.md", "other")).await; // 3
+    let before = repo.list_objects().await.unwrap();
+    let err = purge_with(&repo, "/memories/p/a.md", DEFAULT).await.unwrap_err();
+    assert_eq!(err.to_string(), "/memories/p/a.md has live copies: /memories/keep/b.md");
+    let err = purge_with(&repo, "/memories/p/a.md", PurgeOptions { dry_run: true, ..DEFAULT }).await.unwrap_err();
+    assert!(matches!(&err, PurgeError::LiveCopies { copies, .. } if copies == &["/memories/keep/b.md"]), "{err:?}");
+    assert_unchanged(&repo, &before, 3).await;
+    assert_eq!(
+        files_at(&repo, 3).await,
+        tree(&[("/memories/keep/b.md", "same"), ("/memories/keep/c.md", "other"), ("/memories/p/a.md", "same")])
+    );
+
+    let report =
+        purge_with(&repo, "/memories/p/a.md", PurgeOptions { all_copies: true, dry_run: false }).await.unwrap();
+    assert_eq!(report.removed, ["/memories/keep/b.md", "/memories/p"]);
+    assert_eq!(report.live_copies, ["/memories/keep/b.md"]);
+    assert_eq!(files_at(&repo, 4).await, tree(&[("/memories/keep/c.md", "other")]));
+    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"same")));
+    assert_clean(&repo).await;
+}
+
+/// A path that exists only in history, renamed to a live file: the live file is its lineage,
+/// and someone's data; refused and named, as a live copy.
+#[tokio::test]
+async fn a_live_file_renamed_from_the_path_is_refused() {
+    let repo = EncryptedRepository::ephemeral().unwrap();
+    run(&repo, create("/memories/a.md", "draft")).await; // 1
+    run(&repo, rename("/memories/a.md", "/memories/b.md")).await; // 2
+    run(&repo, replace("/memories/b.md", "draft", "final")).await; // 3
+    let before = repo.list_objects().await.unwrap();
+    let err = purge_with(&repo, "/memories/a.md", DEFAULT).await.unwrap_err();
+    assert_eq!(err.to_string(), "/memories/a.md has live copies: /memories/b.md");
+    assert_unchanged(&repo, &before, 3).await;
+    assert_eq!(files_at(&repo, 3).await, tree(&[("/memories/b.md", "final")]));
+
+    // A renamed directory is named as the directory.
+    run(&repo, create("/memories/d/x.md", "x")).await; // 4
+    run(&repo, rename("/memories/d", "/memories/e")).await; // 5
+    let err = purge_with(&repo, "/memories/d/x.md", DEFAULT).await.unwrap_err();
+    assert_eq!(err.to_string(), "/memories/d/x.md has live copies: /memories/e/x.md");
+    let err = purge_with(&repo, "/memories/d", DEFAULT).await.unwrap_err();
+    assert_eq!(err.to_string(), "/memories/d has live copies: /memories/e");
+}
+
+/// Copies at other paths that are in history only go with the content, and are named.
+#[tokio::test]
+async fn history_copies_elsewhere_are_erased_and_named() {
+    let repo = EncryptedRepository::ephemeral().unwrap();
+    run(&repo, create("/memories/s.md", "secret")).await; // 1
+    run(&repo, create("/memories/old/c.md", "secret")).await; // 2
+    run(&repo, replace("/memories/old/c.md", "secret", "public")).await; // 3
+    run(&repo, create("/memories/gone.md", "secret")).await; // 4
+    run(&repo, json!({"command": "delete", "path": "/memories/gone.md"})).await; // 5
+    let report = purge_with(&repo, "/memories/s.md", DEFAULT).await.unwrap();
+    assert_eq!(report.removed, ["/memories/s.md"]);
+    assert!(report.live_copies.is_empty());
+    assert_eq!(report.history_copies, ["/memories/gone.md", "/memories/old/c.md"]);
+    assert_eq!(files_at(&repo, 2).await, tree(&[]));
+    assert_eq!(files_at(&repo, 3).await, tree(&[("/memories/old/c.md", "public")]));
+    assert_eq!(files_at(&repo, 6).await, tree(&[("/memories/old/c.md", "public")]));
+    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
+    assert_clean(&repo).await;
+}
+
+/// A dry run writes nothing and says exactly what the purge then does.
+#[tokio::test]
+async fn a_dry_run_changes_nothing_and_predicts_the_purge() {
+    let repo = EncryptedRepository::ephemeral().unwrap();
+    scenario(&repo).await;
+    let before = repo.list_objects().await.unwrap();
+    let plan =
+        purge_with(&repo, "/memories/secret.md", PurgeOptions { all_copies: true, dry_run: true }).await.unwrap();
+    assert_unchanged(&repo, &before, 9).await;
+    let report = purge(&repo, "/memories/secret.md").await.unwrap();
+    let after = repo.list_objects().await.unwrap();
+    let deleted: HashSet<ObjectId> = before.keys().filter(|id| !after.contains_key(*id)).copied().collect();
+    assert_purged(&repo, &report, &deleted).await;
+    let expected = PurgeReport {
+        dry_run: true,
+        remaining: 0,
+        remaining_commits: 0,
+        log_bytes_before: 0,
+        log_bytes_after: 0,
+        stored_again: Vec::new(),
+        ..report.clone()
+    };
+    assert_eq!(plan, expected);
+}
+
 #[tokio::test]
 async fn a_moved_head_is_a_conflict_that_changes_nothing() {
     let repo = EncryptedRepository::ephemeral().unwrap();
     run(&repo, create("/memories/s.md", "secret")).await;
     let stale = repo.head().await.unwrap();
     run(&repo, create("/memories/t.md", "other")).await;
-    let err = repo.purge(&stale, &at("/memories/s.md"), "", &()).await.unwrap_err();
+    let err = repo.purge(&stale, &at("/memories/s.md"), "", PurgeOptions::default(), &()).await.unwrap_err();
     assert!(matches!(err, PurgeError::Store(Error::Conflict)), "{err:?}");
     assert!(repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
     assert_eq!(repo.head().await.unwrap().generation, 2);
