@@ -398,6 +398,6 @@ fn parse_store_option(s: &str) -> Result<(String, String), String> {
 }
 
 /// Parses `30s`, `500ms`, `2m` for --max-staleness.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     memfs::parse_duration(s).ok_or_else(|| "expected a duration such as 30s, 500ms or 2m".to_owned())
 }

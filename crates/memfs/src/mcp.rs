@@ -61,7 +61,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::engine::Memfs;
 use crate::protocol::TOOL_NAME;
 
-pub use http::{ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http};
+pub use http::{
+    BearerAuth, ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http,
+    serve_http_authenticated,
+};
 
 /// The name the server gives itself in `initialize` (`serverInfo.name`).
 pub const SERVER_NAME: &str = "memfs";
