@@ -1,5 +1,6 @@
 //! `memfs serve`: Serve the memory tool as a JSON endpoint over HTTP, behind bearer tokens.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -153,14 +154,33 @@ fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
 /// The server's log: one line per request and per store failure, on stderr.
 struct Stderr;
 
+/// The error and its causes, joined by `: `, each said once (as `main` prints errors).
+fn detail(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(text.trim()) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 /// `2026-11-24T22:30:00.123Z`.
 fn time(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 impl Log for Stderr {
+    // `writeln!`, not `eprintln!`: a closed stderr must not stop the server (no panic).
     fn access(&self, r: &Access) {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "memfs: access {} request={} namespace={} command={} status={} duration={:.3}s",
             time(r.time),
             r.request_id,
@@ -172,12 +192,13 @@ impl Log for Stderr {
     }
 
     fn store_failure(&self, f: &StoreFailure<'_>) {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "memfs: store error {} request={} namespace={}: {}",
             time(jiff::Timestamp::now()),
             f.request_id,
             f.namespace,
-            memfs::error_chain(f.error)
+            detail(f.error)
         );
     }
 }

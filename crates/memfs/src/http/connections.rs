@@ -32,7 +32,9 @@ pub struct Limits {
     /// `header_read_timeout`, which starts as soon as the previous answer is sent).
     pub header_timeout: Duration,
     /// How long a connection may stay with no byte read or written while no request is being
-    /// answered (a stalled body upload is cut after this).
+    /// answered: an idle keep-alive connection, or one cut off half-way through a request's
+    /// headers (a request being answered, its body included, is bounded by
+    /// `request_timeout` instead).
     pub idle_timeout: Duration,
     /// How long a request may take, from its headers to its answer (reading its body and
     /// running its command); past it the answer is `503`.
