@@ -175,10 +175,8 @@ impl Server {
         let serving = connections::run(listener, self.clone().router(), self.limits, stopped.clone());
         // A client that never finishes its request must not keep the server up for ever.
         let grace = async {
-            match stopped.wait_for(|stop| *stop).await {
-                Ok(_) => tokio::time::sleep(self.grace).await,
-                Err(_) => std::future::pending().await,
-            }
+            connections::stopped(&mut stopped).await;
+            tokio::time::sleep(self.grace).await;
         };
         tokio::select! {
             served = serving => served.map_err(ServeError::Io)?,

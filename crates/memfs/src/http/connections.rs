@@ -79,7 +79,7 @@ pub(super) async fn run(
     loop {
         let permit = tokio::select! {
             permit = permits.clone().acquire_owned() => permit.map_err(std::io::Error::other)?,
-            _ = stopping.wait_for(|stop| *stop) => break,
+            () = stopped(&mut stopping) => break,
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -91,7 +91,7 @@ pub(super) async fn run(
                     continue;
                 }
             },
-            _ = stopping.wait_for(|stop| *stop) => break,
+            () = stopped(&mut stopping) => break,
         };
         let router = router.clone();
         let stopping = stopping.clone();
@@ -105,6 +105,14 @@ pub(super) async fn run(
     drop(listener);
     while connections.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Completes once `stopping` is set; never if its sender is gone unset. The guard `wait_for`
+/// returns is dropped here, so the futures that await this stay `Send`.
+pub(super) async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    if stopping.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Serves one connection until it closes, breaks a limit, or the server stops.
@@ -129,7 +137,7 @@ async fn serve_connection(
         // hyper has answered what it could; there is nothing to report to anyone.
         _ = connection.as_mut() => return,
         () = idle.as_mut() => return,
-        _ = stopping.wait_for(|stop| *stop) => {}
+        () = stopped(&mut stopping) => {}
     }
     connection.as_mut().graceful_shutdown();
     tokio::select! {
