@@ -379,8 +379,7 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
 
     // Day 100: alice writes a file.
     let log = Arc::new(Recorded::default());
-    let server =
-        Running::start(Server::new(tokens(), Namespaces::new(&url, options(100))).with_log(log.clone())).await;
+    let server = Running::start(Server::new(tokens(), Namespaces::new(&url, options(100))).with_log(log.clone())).await;
     let (status, body) =
         server.post(Some(ALICE), r#"{"command":"create","path":"/memories/a.md","file_text":"on disk"}"#).await;
     assert_eq!(

@@ -336,14 +336,20 @@ fn a_redirect_is_never_followed() {
 fn plain_http_is_refused_except_to_loopback() {
     let setup = Setup::new();
     for base in ["http://example.com", "http://10.1.2.3:8080/api"] {
-        let out =
-            setup.memfs().env("ANTHROPIC_BASE_URL", base).args(["agent", "--model", MODEL, PROMPT]).output().expect("run");
+        let out = setup
+            .memfs()
+            .env("ANTHROPIC_BASE_URL", base)
+            .args(["agent", "--model", MODEL, PROMPT])
+            .output()
+            .expect("run");
         assert_eq!(out.status.code(), Some(1));
         assert_text("stdout", &text(&out.stdout), "");
         assert_text(
             "stderr",
             &text(&out.stderr),
-            &format!("memfs: the base URL {base} is not usable: plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://\n"),
+            &format!(
+                "memfs: the base URL {base} is not usable: plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://\n"
+            ),
         );
     }
     // https:// passes the check: the request is made (and fails to connect, nothing listens).

@@ -356,8 +356,7 @@ fn http_requires_a_bearer_token_of_the_served_namespace() {
         .expect("init alice");
     assert!(init.status.success(), "{}", text(&init.stderr));
     let tokens = tokens.display().to_string();
-    let (addr, stop) =
-        start_http(root, store, &["--tokens", &tokens], Some("mcp test passphrase"), "bearer tokens");
+    let (addr, stop) = start_http(root, store, &["--tokens", &tokens], Some("mcp test passphrase"), "bearer tokens");
     let bearer = |token: &str| format!("Authorization: Bearer {token}\r\n");
     assert_eq!(status_line(&addr, &post(&addr, "/mcp", "")), "HTTP/1.1 401 Unauthorized");
     assert_eq!(

@@ -115,7 +115,6 @@ impl Served {
         (head.to_owned(), body.to_owned())
     }
 
-
     /// SIGTERM, then the exit status, stdout and the rest of stderr.
     fn stop(mut self) -> (std::process::ExitStatus, String) {
         let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
@@ -347,10 +346,13 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 fn one_access_line_per_request() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\n"), 0o600);
-    let served = serve(memfs().args(["--store", "memory://", "serve", "--http", "127.0.0.1:0", "--tokens"]).arg(&tokens));
-    let (head, _) = served.post_full(ALICE, r#"{"command":"create","path":"/memories/secret-plan.md","file_text":"launch codes"}"#);
+    let served =
+        serve(memfs().args(["--store", "memory://", "serve", "--http", "127.0.0.1:0", "--tokens"]).arg(&tokens));
+    let (head, _) =
+        served.post_full(ALICE, r#"{"command":"create","path":"/memories/secret-plan.md","file_text":"launch codes"}"#);
     let id = header(&head, "x-request-id").expect("x-request-id").to_owned();
-    let view = r#"{"type":"tool_use","id":"t","name":"memory","input":{"command":"view","path":"/memories/secret-plan.md"}}"#;
+    let view =
+        r#"{"type":"tool_use","id":"t","name":"memory","input":{"command":"view","path":"/memories/secret-plan.md"}}"#;
     served.post(ALICE, view);
     served.post(ALICE, r#"{"command":"launch codes"}"#);
     served.post("wrong-token-0123456789abcdef0123456789", view);
@@ -409,7 +411,9 @@ fn a_store_failure_is_coarse_for_the_tenant_and_detailed_in_the_log() {
     assert_text(
         "body",
         &body,
-        &format!(r#"{{"error":"cannot open the store of this token's namespace (request id {id}); the server's log has the detail"}}"#),
+        &format!(
+            r#"{{"error":"cannot open the store of this token's namespace (request id {id}); the server's log has the detail"}}"#
+        ),
     );
     let log = served.log.clone();
     let (exit, _) = served.stop();
@@ -437,7 +441,13 @@ fn a_store_failure_is_coarse_for_the_tenant_and_detailed_in_the_log() {
 
 fn serve_with(dir: &Path, flags: &[&str]) -> Served {
     let tokens = tokens_file(dir, &format!("alice {ALICE}\n"), 0o600);
-    serve(memfs().args(["--store", "memory://", "serve", "--http", "127.0.0.1:0"]).args(flags).arg("--tokens").arg(&tokens))
+    serve(
+        memfs()
+            .args(["--store", "memory://", "serve", "--http", "127.0.0.1:0"])
+            .args(flags)
+            .arg("--tokens")
+            .arg(&tokens),
+    )
 }
 
 /// Reads until the server closes the connection; the bytes read, and how long it took.
@@ -525,7 +535,8 @@ fn a_request_over_the_request_timeout_is_answered_503() {
 #[test]
 fn connections_past_the_limit_wait() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let served = serve_with(dir.path(), &["--max-connections", "2", "--header-timeout", "60s", "--idle-timeout", "60s"]);
+    let served =
+        serve_with(dir.path(), &["--max-connections", "2", "--header-timeout", "60s", "--idle-timeout", "60s"]);
     let first = TcpStream::connect(&served.addr).expect("connect 1");
     let _second = TcpStream::connect(&served.addr).expect("connect 2");
     // Both are accepted by now (accepting takes the server a moment).

@@ -197,7 +197,9 @@ fn messages_url(base_url: &str) -> Result<reqwest::Url, AgentError> {
     }
     // Plain HTTP would carry the key and the conversation in clear: only to this machine.
     if url.scheme() == "http" && !is_loopback(&url) {
-        return Err(bad("plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://"));
+        return Err(bad(
+            "plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://",
+        ));
     }
     Ok(url)
 }
