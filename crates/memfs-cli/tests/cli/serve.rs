@@ -555,3 +555,66 @@ fn connections_past_the_limit_wait() {
     let (exit, _) = served.stop();
     assert!(exit.success());
 }
+
+/// A store that fails in the middle of a command (its log overwritten in the folder after the
+/// server opened it): the tool answer names a request id and no server path; the log has the
+/// detail under that id.
+#[test]
+fn a_store_failure_during_a_command_is_coarse_for_the_tenant() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let store = dir.path().join("store");
+    let url = format!("file://{}", store.display());
+    let passphrase = "correct horse battery staple";
+    let init = run(memfs()
+        .args(["--store", &url, "--namespace", "alice", "init"])
+        .args(["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
+        .env("MEMFS_PASSPHRASE", passphrase));
+    assert!(init.status.success(), "{}", text(&init.stderr));
+    let mut exec = memfs()
+        .args(["--store", &url, "--namespace", "alice", "exec"])
+        .env("MEMFS_PASSPHRASE", passphrase)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn exec");
+    exec.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"{\"command\":\"create\",\"path\":\"/memories/a.md\",\"file_text\":\"kept\"}\n")
+        .expect("write");
+    assert!(exec.wait_with_output().expect("exec").status.success());
+    let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\n"), 0o600);
+    let served = serve(
+        memfs()
+            .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--tokens"])
+            .arg(&tokens)
+            .env("MEMFS_PASSPHRASE", passphrase),
+    );
+    let (status, _) = served.post(ALICE, r#"{"command":"view","path":"/memories"}"#);
+    assert_text("status", &status, "HTTP/1.1 200 OK");
+    let segment = store.join("ns/alice/log/0000000000000001");
+    std::fs::write(&segment, b"garbage").expect("damage the log");
+    let (head, body) = served.post_full(ALICE, r#"{"command":"view","path":"/memories/a.md"}"#);
+    let id = header(&head, "x-request-id").expect("x-request-id").to_owned();
+    assert_text(
+        "body",
+        &body,
+        &format!(
+            r#"{{"content":"memfs: the store failed while running this command (request id {id}); the server's log has the detail","is_error":true}}"#
+        ),
+    );
+    let log = served.log.clone();
+    let (exit, _) = served.stop();
+    assert!(exit.success());
+    let log = log.lock().unwrap().clone();
+    let failure = log.iter().find(|l| l.starts_with("memfs: store error ")).expect("a store error line");
+    assert!(failure.contains(&format!(" request={id} ")), "{failure}");
+    assert_text(
+        "store error",
+        &mask(failure),
+        &format!(
+            "memfs: store error TIME request=ID namespace=alice: store {url} (namespace alice): storage read of head failed: Generic LogStore error: {}: shorter (7 bytes) than a segment header (16 bytes)",
+            segment.display()
+        ),
+    );
+}
