@@ -618,3 +618,61 @@ fn a_store_failure_during_a_command_is_coarse_for_the_tenant() {
         ),
     );
 }
+
+/// On S3 (moto): a namespace with a token but no store in the bucket. The tenant's answer names
+/// a request id, not the bucket; the server's log has the detail. Skipped without
+/// `scripts/emulators.sh` unless `MEMFS_TEST_CLOUD=required`.
+#[test]
+fn on_s3_a_store_failure_is_coarse_for_the_tenant() {
+    let (Ok(endpoint), Ok(bucket)) = (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET"))
+    else {
+        assert_ne!(std::env::var("MEMFS_TEST_CLOUD").as_deref(), Ok("required"), "MEMFS_TEST_S3_ENDPOINT is not set");
+        eprintln!("skipping S3: MEMFS_TEST_S3_ENDPOINT is not set (scripts/emulators.sh sets it)");
+        return;
+    };
+    let mut id = [0u8; 8];
+    getrandom::fill(&mut id).unwrap();
+    let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let url = format!("s3://{bucket}/serve/{id}");
+    let env = [
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("MEMFS_PASSPHRASE", "correct horse battery staple"),
+    ];
+    let init = run(memfs()
+        .args(["--store", &url, "--namespace", "alice", "init"])
+        .args(["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
+        .envs(env));
+    assert!(init.status.success(), "{}", text(&init.stderr));
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\nbob {BOB}\n"), 0o600);
+    let served =
+        serve(memfs().args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--tokens"]).arg(&tokens).envs(env));
+    let (status, _) = served.post(ALICE, r#"{"command":"view","path":"/memories"}"#);
+    assert_text("alice", &status, "HTTP/1.1 200 OK");
+    let (head, body) = served.post_full(BOB, r#"{"command":"view","path":"/memories"}"#);
+    let request = header(&head, "x-request-id").expect("x-request-id").to_owned();
+    assert_text(
+        "body",
+        &body,
+        &format!(
+            r#"{{"error":"cannot open the store of this token's namespace (request id {request}); the server's log has the detail"}}"#
+        ),
+    );
+    let log = served.log.clone();
+    let (exit, _) = served.stop();
+    assert!(exit.success());
+    let log = log.lock().unwrap().clone();
+    let failure = log.iter().find(|l| l.starts_with("memfs: store error ")).expect("a store error line");
+    assert!(failure.contains(&format!(" request={request} ")), "{failure}");
+    assert_text(
+        "store error",
+        &mask(failure),
+        &format!(
+            "memfs: store error TIME request=ID namespace=bob: store {url} (namespace bob): no memfs store here (run `memfs init` to create one)"
+        ),
+    );
+}
