@@ -42,9 +42,10 @@ the request id; the detail, which may name the store's location, is in the log):
   tool command); CMD is one of the six tool commands. No content, path or token is logged.
 
 Limits: at most --max-connections connections at once (more wait to be accepted); a request's
-headers must arrive within --header-timeout of the connection's start or the previous answer;
-a connection silent for --idle-timeout (no request being answered) is closed; a request that
-takes longer than --request-timeout is answered 503.
+headers must arrive within --header-timeout of the connection's start or the previous answer
+(so an idle keep-alive connection is closed after it); a connection that moves no byte for
+--idle-timeout (a body stalled half-way) is closed, unless a command is running on the store;
+a request that takes longer than --request-timeout is answered 503.
 
 Tokens (--tokens FILE and/or MEMFS_SERVE_TOKENS, same format):
   One `NAMESPACE TOKEN` pair a line; `#` starts a comment; blank lines are ignored.
@@ -106,7 +107,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
     pub(crate) header_timeout: std::time::Duration,
 
-    /// Close a connection that moves no byte for this long while no request is being answered.
+    /// Close a connection that moves no byte for this long (a body stalled half-way), unless a
+    /// command is running on the store.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
     pub(crate) idle_timeout: std::time::Duration,
 

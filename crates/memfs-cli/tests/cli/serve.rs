@@ -500,6 +500,23 @@ fn an_idle_connection_is_closed_after_the_idle_timeout() {
     assert!(exit.success());
 }
 
+/// A client that stops half-way through its body is cut after --idle-timeout.
+#[test]
+fn a_stalled_body_is_cut_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let served =
+        serve_with(dir.path(), &["--header-timeout", "60s", "--idle-timeout", "300ms", "--request-timeout", "60s"]);
+    let mut socket = TcpStream::connect(&served.addr).expect("connect");
+    let head = format!(
+        "POST /v1/memory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ALICE}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"command\""
+    );
+    socket.write_all(head.as_bytes()).expect("send a head and part of a body");
+    let (_, took) = read_until_closed(&mut socket);
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(10), "{took:?}");
+    let (exit, _) = served.stop();
+    assert!(exit.success());
+}
+
 /// A request not answered within --request-timeout gets 503 (here: a body that never comes,
 /// with a long idle timeout).
 #[test]

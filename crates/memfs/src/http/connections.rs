@@ -8,7 +8,6 @@
 //! connections wait in the kernel's backlog until one closes (they are not refused, so a burst
 //! of honest clients is only delayed).
 
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,10 +30,10 @@ pub struct Limits {
     /// for them: when the connection opens, and after each answer (hyper's
     /// `header_read_timeout`, which starts as soon as the previous answer is sent).
     pub header_timeout: Duration,
-    /// How long a connection may stay with no byte read or written while no request is being
-    /// answered: an idle keep-alive connection, or one cut off half-way through a request's
-    /// headers (a request being answered, its body included, is bounded by
-    /// `request_timeout` instead).
+    /// How long a connection may stay with no byte read or written, unless a request's command
+    /// is running on the store: a client that stops half-way through a body is cut after
+    /// this. (An idle keep-alive connection is closed after `header_timeout`, which runs while
+    /// the server waits for the next request's headers.)
     pub idle_timeout: Duration,
     /// How long a request may take, from its headers to its answer (reading its body and
     /// running its command); past it the answer is `503`.
@@ -146,7 +145,7 @@ async fn serve_connection(
     }
 }
 
-/// When a connection last moved a byte, and how many of its requests are being answered.
+/// When a connection last moved a byte, and how many of its requests are running a command.
 struct Activity {
     last: Mutex<Instant>,
     in_flight: AtomicUsize,
@@ -170,7 +169,7 @@ impl Activity {
                 if self.in_flight.load(Ordering::SeqCst) == 0 {
                     return;
                 }
-                // A request is running (its own timeout bounds it): look again later.
+                // A command is running (the request timeout bounds it): look again later.
                 self.touch();
                 continue;
             }
@@ -214,8 +213,7 @@ impl AsyncWrite for Tracked {
     }
 }
 
-/// The router, counting the requests being answered so that a long command is not taken for
-/// silence.
+/// The router, each request carrying its connection's [`Busy`] handle.
 struct InFlight {
     inner: TowerToHyperService<axum::Router>,
     activity: Arc<Activity>,
@@ -224,17 +222,34 @@ struct InFlight {
 impl hyper::service::Service<axum::http::Request<hyper::body::Incoming>> for InFlight {
     type Response = axum::response::Response;
     type Error = std::convert::Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+    type Future = <TowerToHyperService<axum::Router> as hyper::service::Service<
+        axum::http::Request<hyper::body::Incoming>,
+    >>::Future;
 
-    fn call(&self, request: axum::http::Request<hyper::body::Incoming>) -> Self::Future {
-        let activity = self.activity.clone();
-        activity.in_flight.fetch_add(1, Ordering::SeqCst);
-        let answer = self.inner.call(request);
-        Box::pin(async move {
-            let response = answer.await;
-            activity.touch();
-            activity.in_flight.fetch_sub(1, Ordering::SeqCst);
-            response
-        })
+    fn call(&self, mut request: axum::http::Request<hyper::body::Incoming>) -> Self::Future {
+        request.extensions_mut().insert(Busy(self.activity.clone()));
+        self.inner.call(request)
+    }
+}
+
+/// A request's handle on its connection's idle watch: while a [`BusyGuard`] lives (the
+/// request's command runs on the store, sending and receiving nothing), silence is not idleness.
+#[derive(Clone)]
+pub(super) struct Busy(Arc<Activity>);
+
+impl Busy {
+    pub(super) fn enter(&self) -> BusyGuard {
+        self.0.in_flight.fetch_add(1, Ordering::SeqCst);
+        BusyGuard(self.0.clone())
+    }
+}
+
+/// See [`Busy`].
+pub(super) struct BusyGuard(Arc<Activity>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::Server;
+use super::connections::Busy;
 use super::log::{Access, RequestId, StoreFailure, command_of};
 use crate::protocol;
 
@@ -74,9 +75,10 @@ async fn method_not_allowed() -> Response {
 /// One tool input or `tool_use` block in, its answer out: the line `memfs exec` would write.
 async fn memory(State(server): State<Arc<Server>>, request: Request) -> Response {
     let request_id = request.extensions().get::<RequestId>().cloned().unwrap_or_else(RequestId::new);
+    let busy = request.extensions().get::<Busy>().cloned();
     let mut noted = Noted::default();
     let limit = server.limits.request_timeout;
-    let answered = tokio::time::timeout(limit, answer(&server, request, &request_id, &mut noted)).await;
+    let answered = tokio::time::timeout(limit, answer(&server, request, &request_id, busy, &mut noted)).await;
     let mut response = match answered {
         Ok(Ok(answer)) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], answer).into_response()
@@ -90,7 +92,13 @@ async fn memory(State(server): State<Arc<Server>>, request: Request) -> Response
 
 /// The checks, in order: the token first (nothing else is looked at for a stranger), then the
 /// content type, the size, the JSON, and the store.
-async fn answer(server: &Server, request: Request, id: &RequestId, noted: &mut Noted) -> Result<String, Refused> {
+async fn answer(
+    server: &Server,
+    request: Request,
+    id: &RequestId,
+    busy: Option<Busy>,
+    noted: &mut Noted,
+) -> Result<String, Refused> {
     let (parts, body) = request.into_parts();
     let namespace = authenticate(server, &parts.headers)?;
     noted.namespace = Some(namespace.into());
@@ -106,6 +114,8 @@ async fn answer(server: &Server, request: Request, id: &RequestId, noted: &mut N
     let bytes = read_body(body, limit).await?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| Refused::BadJson(e.to_string()))?;
     noted.command = command_of(&value);
+    // From here on the connection is silent while the store works: not idle.
+    let _busy = busy.as_ref().map(Busy::enter);
     // A store's errors can name the server's store location: the tenant gets the request id,
     // the server's log the detail.
     let report = |error: &crate::Error| {
