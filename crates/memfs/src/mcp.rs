@@ -13,9 +13,10 @@
 //! description here rather than by the API's built-in definition.
 //!
 //! Serve it over any byte stream with [`MemoryServer::serve`] (stdio:
-//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http`], [`router`] or
-//! [`http_service`]. Last-access days noted by views are committed by the next write; call
-//! [`Memfs::flush`] when serving ends to commit the rest.
+//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http_authenticated`]
+//! (bearer tokens, [`BearerAuth`]), [`serve_http`], [`router`] or [`http_service`].
+//! Last-access days noted by views are committed by the next write; call [`Memfs::flush`] when
+//! serving ends to commit the rest.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -82,8 +82,8 @@ pub fn loopback_config() -> StreamableHttpServerConfig {
 
 /// The configuration for a server reachable from other machines: any `Host` is accepted
 /// (clients name the server by whatever name or address reaches it); a request with an
-/// `Origin` header is still refused. There is no authentication: anyone who can reach the
-/// address can read and change the memory.
+/// `Origin` header is still refused. Serve it with [`serve_http_authenticated`]: without
+/// tokens, anyone who can reach the address can read and change the memory.
 pub fn remote_config() -> StreamableHttpServerConfig {
     loopback_config().disable_allowed_hosts()
 }
