@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `memfs mcp` against the official MCP Python SDK (PyPI `mcp`, pinned in scripts/python-env.sh):
-# its stdio client, and its streamable-HTTP client against `memfs mcp --http 127.0.0.1:0` (a free
-# port on loopback, stopped with SIGTERM by the test). Every store is made in a temporary folder
+# its stdio client, and its streamable-HTTP client against `memfs mcp --http 127.0.0.1:0 --tokens
+# FILE` (a free port on loopback, a bearer token, stopped with SIGTERM by the test). Every store is made in a temporary folder
 # and removed afterwards. See tests/mcp/client.py.
 #
 #   scripts/test-mcp.sh                   # both transports, target/debug/memfs (built if needed)

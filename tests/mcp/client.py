@@ -11,7 +11,9 @@ with a new key file in a temporary folder:
 - a call of another tool: a JSON-RPC error -32602;
 - nothing but JSON-RPC arrives from the server, and it writes nothing on stderr;
 - stdio: a second process on the same store reads what the first wrote;
-- HTTP: the server stops on SIGTERM, exit status 0, stdout empty.
+- HTTP: `memfs mcp --http --tokens FILE` with a token from `memfs serve --new-token`; a request
+  without it gets 401, the SDK's client sends it as `Authorization: Bearer TOKEN`; the server
+  stops on SIGTERM, exit status 0, stdout empty.
 
     scripts/test-mcp.sh                      # builds memfs, makes the venv, runs this
     "$PY" tests/mcp/client.py --memfs target/debug/memfs [--transport stdio|http|both]
@@ -37,6 +39,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -163,20 +166,33 @@ async def stdio_scenario(memfs: str, tmp: Path, version: str) -> None:
 
 async def http_scenario(memfs: str, tmp: Path, version: str) -> None:
     store = new_store(memfs, tmp, "http-store")
+    # A bearer token, made by memfs, in a tokens file only its owner can read.
+    line = subprocess.run(
+        [memfs, "serve", "--new-token", "me"], env=clean_env(tmp), capture_output=True, text=True, check=True
+    ).stdout
+    token = line.split()[1]
+    tokens = tmp / "tokens"
+    tokens.write_text(line)
+    tokens.chmod(0o600)
     proc = subprocess.Popen(
-        [memfs, *store, "mcp", "--http", "127.0.0.1:0"],
+        [memfs, *store, "mcp", "--http", "127.0.0.1:0", "--tokens", str(tokens)],
         env=clean_env(tmp), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert proc.stderr is not None and proc.stdout is not None
         first = await anyio.to_thread.run_sync(proc.stderr.readline)
-        match = re.fullmatch(r"memfs: MCP over streamable HTTP at (http://127\.0\.0\.1:\d+/mcp) \(no authentication\)\n", first)
+        match = re.fullmatch(r"memfs: MCP over streamable HTTP at (http://127\.0\.0\.1:\d+/mcp) \(bearer tokens\)\n", first)
         if not match:
             raise Failure(f"unexpected first stderr line {first!r}")
         url = match.group(1)
+        # Without the token: 401 before MCP is reached.
+        async with create_mcp_http_client() as anonymous:
+            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            check("status without a token", refused.status_code, 401)
         talk = Conversation()
         with anyio.fail_after(TIMEOUT):
-            async with streamable_http_client(url) as (read, write):
+            client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with client, streamable_http_client(url, http_client=client) as (read, write):
                 async with talk.session(read, write) as session:
                     await converse(session, version)
         check("non-protocol messages from the server", talk.bad, [])

@@ -43,6 +43,10 @@ turn (the first one seen with that number of assistant messages) with 529 `overl
 `retry-after-ms: 10`, as the API does when it is overloaded: a client that retries gets the
 same conversation with every request twice. Scenario `overloaded` answers every request so.
 
+With `--redirect-to URL`, every request is recorded and answered `307 Temporary Redirect` with
+`Location: URL` followed by the request's path (a hostile or compromised endpoint sending the
+client elsewhere), whatever the scenario.
+
 Errors are Anthropic-style JSON, `{"type": "error", "error": {"type": ..., "message": ...}}`:
 404 `not_found_error` for another path or method; 401 `authentication_error` without
 `x-api-key`; 400 `invalid_request_error` without `anthropic-version`, for a body that is not a JSON
@@ -129,7 +133,7 @@ class Recorder:
             self._file.flush()
 
 
-def make_handler(recorder: Recorder, scenario_name: str):
+def make_handler(recorder: Recorder, scenario_name: str, redirect_to: str | None = None):
     scenario = SCENARIOS[scenario_name]
     overloaded_turns: set[int] = set()
     overloaded_lock = threading.Lock()
@@ -199,6 +203,13 @@ def make_handler(recorder: Recorder, scenario_name: str):
                 {"method": self.command, "path": self.path, "headers": headers, "body": body}
             )
 
+            if redirect_to is not None:
+                self.send_response(307)
+                self.send_header("location", redirect_to + self.path)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                self.wfile.flush()
+                return
             route = self.path.split("?", 1)[0]
             if self.command != "POST" or route != "/v1/messages":
                 self.send_error_json(
@@ -308,10 +319,13 @@ def main() -> int:
     parser.add_argument(
         "--scenario", default="docs-example", choices=sorted(SCENARIOS), help="the script to play"
     )
+    parser.add_argument(
+        "--redirect-to", default=None, help="answer every request 307 to this URL + its path"
+    )
     args = parser.parse_args()
 
     recorder = Recorder(args.record)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(recorder, args.scenario))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(recorder, args.scenario, args.redirect_to))
     server.daemon_threads = True
 
     stop = threading.Event()

@@ -423,6 +423,6 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, Refused> {
 }
 
 /// Parses `30s`, `500ms`, `2m` for --max-staleness.
-fn parse_duration(s: &str) -> Result<std::time::Duration, Refused> {
+pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, Refused> {
     memfs::parse_duration(s).ok_or(Refused("expected a duration such as 30s, 500ms or 2m"))
 }

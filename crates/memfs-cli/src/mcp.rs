@@ -1,12 +1,14 @@
 //! `memfs mcp`: Serve the memory tool over MCP (stdio by default, or streamable HTTP with --http ADDR).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
 use memfs::Dialect;
-use memfs::mcp::{self, ENDPOINT_PATH, MemoryServer};
+use memfs::http::Tokens;
+use memfs::mcp::{self, BearerAuth, ENDPOINT_PATH, MemoryServer};
 
 use crate::cli::StoreArgs;
 
@@ -21,17 +23,27 @@ pub(crate) struct McpArgs {
 
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT,
     /// such as `127.0.0.1:8765`, `[::1]:8765` or `localhost:8765` (port 0: any free port; the
-    /// address is printed on stderr). There is NO authentication: anyone who can reach the
-    /// address can read and change the memory. So ADDR must be a loopback address, requests
-    /// must name a loopback host, and requests from web browsers (with an Origin header) are
-    /// refused. Stops on Ctrl-C or SIGTERM.
+    /// address is printed on stderr). Every request needs `Authorization: Bearer TOKEN` with a
+    /// token from --tokens, unless --no-auth. ADDR must be a loopback address unless
+    /// --allow-remote, requests to a loopback address must name a loopback host, and requests
+    /// from web browsers (with an Origin header) are refused. Stops on Ctrl-C or SIGTERM.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<String>,
 
+    /// The bearer tokens --http accepts: a file of `NAMESPACE TOKEN` lines, the format of
+    /// `memfs serve --tokens` (mode 0600 or stricter). With --namespace NAME only NAME's tokens
+    /// are accepted; without, every token in the file.
+    #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "no_auth")]
+    pub(crate) tokens: Option<PathBuf>,
+
+    /// Serve --http without tokens: anyone who can reach the address can read and change the
+    /// memory. Accepted only on a loopback address.
+    #[arg(long, requires = "http")]
+    pub(crate) no_auth: bool,
+
     /// Allow --http on an address that is not loopback (such as `0.0.0.0:8765`), and accept any
-    /// Host header. Still no authentication: anyone on the network who can reach it can read
-    /// and change the memory. Use it only on a network you trust, or behind a proxy that
-    /// authenticates.
+    /// Host header. Requires --tokens; the transport is plain HTTP, so tokens and memories
+    /// cross the network in clear: put it behind a TLS-terminating proxy.
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
 }
@@ -46,13 +58,33 @@ Examples (absolute paths: clients start memfs from a directory of their own):
   # Claude Code, all projects (the tool appears as mcp__memfs__memory):
   claude mcp add --scope user memfs -- /usr/local/bin/memfs mcp \\
       --store file:///home/me/memfs-store --key-file /home/me/memfs.key
-  # Streamable HTTP on this machine only:
-  memfs mcp --http 127.0.0.1:8765      # clients connect to http://127.0.0.1:8765/mcp";
+  # Streamable HTTP on this machine, behind a token:
+  memfs serve --new-token me > ~/.config/memfs/mcp-tokens && chmod 600 ~/.config/memfs/mcp-tokens
+  memfs mcp --http 127.0.0.1:8765 --tokens ~/.config/memfs/mcp-tokens
+      # clients connect to http://127.0.0.1:8765/mcp with Authorization: Bearer TOKEN";
 
 pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> {
     // The address is checked before the store is opened (or created): a refused flag
     // changes nothing.
     let bind = args.http.as_deref().map(|addr| bind_address(addr, args.allow_remote)).transpose()?;
+    let auth = match (bind, &args.tokens) {
+        (None, _) => None,
+        (Some(_), Some(path)) => Some(BearerAuth::new(Tokens::read_file(path)?, store.namespace.clone())),
+        (Some(addr), None) => {
+            let addr_text = args.http.as_deref().unwrap_or_default();
+            if !args.no_auth {
+                anyhow::bail!(
+                    "memfs mcp --http needs bearer tokens: give --tokens FILE (`NAMESPACE TOKEN` lines, as for memfs serve; make one with `memfs serve --new-token NAMESPACE`), or --no-auth to serve {addr_text} without authentication"
+                );
+            }
+            if !addr.ip().to_canonical().is_loopback() {
+                anyhow::bail!(
+                    "--no-auth is accepted only on a loopback address: without tokens, anyone who reaches {addr_text} could read and change the memory; give --tokens FILE"
+                );
+            }
+            None
+        }
+    };
     let memfs = Arc::new(crate::store::open(store, args.dialect, true).await?);
     match bind {
         None => MemoryServer::new(memfs.clone()).serve_stdio().await?,
@@ -61,8 +93,17 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
             let local = listener.local_addr().context("reading the bound address")?;
             let config =
                 if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
-            eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
-            mcp::serve_http(memfs.clone(), listener, config, crate::signal::shutdown()).await?;
+            match auth {
+                Some(auth) => {
+                    eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (bearer tokens)");
+                    mcp::serve_http_authenticated(memfs.clone(), listener, config, auth, crate::signal::shutdown())
+                        .await?;
+                }
+                None => {
+                    eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
+                    mcp::serve_http(memfs.clone(), listener, config, crate::signal::shutdown()).await?;
+                }
+            }
         }
     }
     // Last-access days of the session's reads that no commit carried yet.
@@ -83,9 +124,10 @@ fn bind_address(addr: &str, allow_remote: bool) -> anyhow::Result<SocketAddr> {
     };
     if !allow_remote && !socket.ip().to_canonical().is_loopback() {
         anyhow::bail!(
-            "--http {addr}: not a loopback address. MCP over HTTP has no authentication (anyone who reaches \
-             the address can read and change the memory), so memfs mcp serves it only on loopback \
-             (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway, add --allow-remote."
+            "--http {addr}: not a loopback address. MCP over HTTP is plain HTTP (tokens and memories \
+             would cross the network in clear), so memfs mcp serves it only on loopback \
+             (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway (with --tokens, \
+             behind a TLS-terminating proxy), add --allow-remote."
         );
     }
     Ok(socket)
@@ -111,9 +153,10 @@ mod tests {
             assert_eq!(
                 err,
                 format!(
-                    "--http {addr}: not a loopback address. MCP over HTTP has no authentication (anyone who reaches \
-                     the address can read and change the memory), so memfs mcp serves it only on loopback \
-                     (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway, add --allow-remote."
+                    "--http {addr}: not a loopback address. MCP over HTTP is plain HTTP (tokens and memories \
+                     would cross the network in clear), so memfs mcp serves it only on loopback \
+                     (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway (with --tokens, \
+                     behind a TLS-terminating proxy), add --allow-remote."
                 )
             );
             assert_eq!(bind_address(addr, true).unwrap().to_string(), addr);

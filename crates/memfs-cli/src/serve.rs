@@ -1,12 +1,13 @@
 //! `memfs serve`: Serve the memory tool as a JSON endpoint over HTTP, behind bearer tokens.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memfs::http::{Namespaces, Server, Tokens};
+use memfs::http::{Access, Limits, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::{Dialect, KdfParams, Memfs, OpenOptions};
 
 use crate::cli::StoreArgs;
@@ -30,7 +31,21 @@ Protocol:
   GET /v1/health    no token needed: {\"status\":\"ok\"}
   Refused, with {\"error\":\"…\"} and nothing changed: 401 no or unknown token (with
   WWW-Authenticate: Bearer), 415 not application/json, 413 body over --max-body, 400 not
-  JSON, 404 unknown path, 405 wrong method, 503 the namespace's store cannot be opened.
+  JSON, 404 unknown path, 405 wrong method, 503 the namespace's store cannot be opened or the
+  request took longer than --request-timeout. Every answer has an x-request-id header.
+
+Log (stderr): one line per request, and one per store failure (the tenant's answer names only
+the request id; the detail, which may name the store's location, is in the log):
+  memfs: access TIME request=ID namespace=NS command=CMD status=STATUS duration=SECONDS
+  memfs: store error TIME request=ID namespace=NS: DETAIL
+  TIME is RFC 3339 UTC with milliseconds; NS and CMD are - when unknown (no valid token, no
+  tool command); CMD is one of the six tool commands. No content, path or token is logged.
+
+Limits: at most --max-connections connections at once (more wait to be accepted); a request's
+headers must arrive within --header-timeout of the connection's start or the previous answer
+(so an idle keep-alive connection is closed after it); a connection that moves no byte for
+--idle-timeout (a body stalled half-way) is closed, unless a command is running on the store;
+a request that takes longer than --request-timeout is answered 503.
 
 Tokens (--tokens FILE and/or MEMFS_SERVE_TOKENS, same format):
   One `NAMESPACE TOKEN` pair a line; `#` starts a comment; blank lines are ignored.
@@ -82,6 +97,26 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = memfs::http::DEFAULT_MAX_BODY, value_parser = parse_max_body)]
     pub(crate) max_body: usize,
 
+    /// The most connections open at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_CONNECTIONS,
+          value_parser = parse_max_connections)]
+    pub(crate) max_connections: usize,
+
+    /// How long a client has to send a request's headers (from the connection's start or the
+    /// previous answer), such as 10s or 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
+    pub(crate) header_timeout: std::time::Duration,
+
+    /// Close a connection that moves no byte for this long (a body stalled half-way), unless a
+    /// command is running on the store.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) idle_timeout: std::time::Duration,
+
+    /// Answer 503 to a request not answered within this long (reading its body and running
+    /// its command).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) request_timeout: std::time::Duration,
+
     /// At start, create the store of each namespace in the tokens that has none, unlocked by
     /// the server's credential (the passphrase or the key file, which must exist).
     #[arg(long)]
@@ -102,6 +137,75 @@ fn parse_max_body(s: &str) -> Result<usize, crate::parse_error::Refused> {
     match s.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(crate::parse_error::Refused("expected a number of bytes greater than 0, such as 1048576")),
+    }
+}
+
+fn parse_max_connections(s: &str) -> Result<usize, crate::parse_error::Refused> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(crate::parse_error::Refused("expected a number of connections greater than 0, such as 256")),
+    }
+}
+
+fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Refused> {
+    crate::cli::parse_duration(s).and_then(|d| {
+        if d.is_zero() {
+            Err(crate::parse_error::Refused("expected a duration greater than 0, such as 30s, 500ms or 2m"))
+        } else {
+            Ok(d)
+        }
+    })
+}
+
+/// The server's log: one line per request and per store failure, on stderr.
+struct Stderr;
+
+/// The error and its causes, joined by `: `, each said once (as `main` prints errors).
+fn detail(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(text.trim()) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// `2026-11-24T22:30:00.123Z`.
+fn time(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+impl Log for Stderr {
+    // `writeln!`, not `eprintln!`: a closed stderr must not stop the server (no panic).
+    fn access(&self, r: &Access) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "memfs: access {} request={} namespace={} command={} status={} duration={:.3}s",
+            time(r.time),
+            r.request_id,
+            r.namespace.as_deref().unwrap_or("-"),
+            r.command.unwrap_or("-"),
+            r.status,
+            r.duration.as_secs_f64()
+        );
+    }
+
+    fn store_failure(&self, f: &StoreFailure<'_>) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "memfs: store error {} request={} namespace={}: {}",
+            time(jiff::Timestamp::now()),
+            f.request_id,
+            f.namespace,
+            detail(f.error)
+        );
     }
 }
 
@@ -148,7 +252,18 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         max_staleness: store.max_staleness,
         cache_dir: store.cache_dir.clone(),
     };
-    let server = Arc::new(Server::new(tokens, Namespaces::new(location, options)).with_max_body(args.max_body));
+    let limits = Limits {
+        max_connections: args.max_connections,
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        request_timeout: args.request_timeout,
+    };
+    let server = Arc::new(
+        Server::new(tokens, Namespaces::new(location, options))
+            .with_max_body(args.max_body)
+            .with_limits(limits)
+            .with_log(Arc::new(Stderr)),
+    );
 
     let listener = tokio::net::TcpListener::bind(addrs.as_slice())
         .await

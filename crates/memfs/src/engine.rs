@@ -280,11 +280,22 @@ impl Memfs {
 
     /// Executes a tool `input` object in `dialect`.
     pub async fn call_with(&self, input: &Value, dialect: Dialect) -> ToolResult {
+        self.call_reporting(input, dialect, |e| format!("memfs: {}", crate::error::error_chain(e))).await
+    }
+
+    /// [`Memfs::call_with`], with the text of the answer to a store error chosen by
+    /// `store_error` (the HTTP endpoint keeps the detail in its log and tells the tenant less).
+    pub(crate) async fn call_reporting(
+        &self,
+        input: &Value,
+        dialect: Dialect,
+        store_error: impl FnOnce(&Error) -> String,
+    ) -> ToolResult {
         match Command::from_input(input) {
             Err(e) => ToolResult::error(ToolError::from(e).render(dialect)),
             Ok(cmd) => match self.execute_with(&cmd, dialect).await {
                 Ok(result) => result,
-                Err(e) => ToolResult::error(format!("memfs: {}", crate::error::error_chain(&e))),
+                Err(e) => ToolResult::error(store_error(&e)),
             },
         }
     }

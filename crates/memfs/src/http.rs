@@ -19,7 +19,22 @@
 //! `401`, an unknown token `401` (both with `WWW-Authenticate: Bearer realm="memfs"`); another
 //! content type `415`; a body over the limit (default [`DEFAULT_MAX_BODY`]) `413`; a body that
 //! is not JSON `400`; a namespace whose store cannot be opened `503` (tried again on the next
-//! request).
+//! request); a request not answered within the request timeout `503`.
+//!
+//! # Store failures, request ids and the access log
+//!
+//! Every answer carries an `x-request-id` header ([`RequestId`]). A store failure (a store
+//! that cannot be opened, a backend error during a command) is answered with a generic
+//! message naming that id, never the error itself (which can name the server's store
+//! location): the detail goes to the server's [`Log`] with the same id. Each request, answered
+//! or refused, makes one [`Access`] record: time, id, namespace, command name, status and
+//! duration; no content, no path, no token.
+//!
+//! # Connections
+//!
+//! [`Server::serve`] bounds its connections ([`Limits`]): at most 256 open at once (more wait
+//! to be accepted), 10 s to send a request's headers (from the connection's start or the
+//! previous answer), 60 s of silence, 60 s per request.
 //!
 //! # Tokens and namespaces
 //!
@@ -46,16 +61,21 @@
 //! The endpoint speaks plain HTTP: tokens and memories cross the network in clear, so outside
 //! loopback put it behind a TLS-terminating proxy.
 
+mod connections;
 mod error;
+mod log;
 mod namespaces;
 mod routes;
 mod tokens;
 
-use std::future::{Future, IntoFuture};
+use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use connections::Limits;
 pub use error::{ServeError, TokenError};
+pub use log::{Access, Log, RequestId, StoreFailure};
 pub use namespaces::Namespaces;
 pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token, new_token_line};
 
@@ -69,18 +89,50 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
 
 /// The endpoint: tokens, the namespaces' stores and limits.
-#[derive(Debug)]
 pub struct Server {
     tokens: Tokens,
     namespaces: Namespaces,
     max_body: usize,
     grace: Duration,
+    limits: Limits,
+    log: Arc<dyn Log>,
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("tokens", &self.tokens)
+            .field("namespaces", &self.namespaces)
+            .field("max_body", &self.max_body)
+            .field("grace", &self.grace)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
     /// An endpoint accepting `tokens`, running each request on its namespace's store.
     pub fn new(tokens: Tokens, namespaces: Namespaces) -> Self {
-        Server { tokens, namespaces, max_body: DEFAULT_MAX_BODY, grace: SHUTDOWN_GRACE }
+        Server {
+            tokens,
+            namespaces,
+            max_body: DEFAULT_MAX_BODY,
+            grace: SHUTDOWN_GRACE,
+            limits: Limits::default(),
+            log: Arc::new(log::NoLog),
+        }
+    }
+
+    /// Sets the connection limits and timeouts (default [`Limits::default`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sends the access records and store failures to `log` (by default they are dropped).
+    pub fn with_log(mut self, log: Arc<dyn Log>) -> Self {
+        self.log = log;
+        self
     }
 
     /// Refuses request bodies over `bytes` with `413`.
@@ -115,18 +167,16 @@ impl Server {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
-        let signal = async move {
+        let (stopping, mut stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
             shutdown.await;
-            let _ = stopping.send(());
-        };
-        let serving = axum::serve(listener, self.clone().router()).with_graceful_shutdown(signal).into_future();
+            let _ = stopping.send(true);
+        });
+        let serving = connections::run(listener, self.clone().router(), self.limits, stopped.clone());
         // A client that never finishes its request must not keep the server up for ever.
         let grace = async {
-            match stopped.await {
-                Ok(()) => tokio::time::sleep(self.grace).await,
-                Err(_) => std::future::pending().await,
-            }
+            connections::stopped(&mut stopped).await;
+            tokio::time::sleep(self.grace).await;
         };
         tokio::select! {
             served = serving => served.map_err(ServeError::Io)?,

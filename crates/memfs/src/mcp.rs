@@ -13,9 +13,10 @@
 //! description here rather than by the API's built-in definition.
 //!
 //! Serve it over any byte stream with [`MemoryServer::serve`] (stdio:
-//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http`], [`router`] or
-//! [`http_service`]. Last-access days noted by views are committed by the next write; call
-//! [`Memfs::flush`] when serving ends to commit the rest.
+//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http_authenticated`]
+//! (bearer tokens, [`BearerAuth`]), [`serve_http`], [`router`] or [`http_service`].
+//! Last-access days noted by views are committed by the next write; call [`Memfs::flush`] when
+//! serving ends to commit the rest.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -61,7 +62,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::engine::Memfs;
 use crate::protocol::TOOL_NAME;
 
-pub use http::{ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http};
+pub use http::{
+    BearerAuth, ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http,
+    serve_http_authenticated,
+};
 
 /// The name the server gives itself in `initialize` (`serverInfo.name`).
 pub const SERVER_NAME: &str = "memfs";

@@ -92,13 +92,23 @@ pub async fn handle_bytes(memfs: &Memfs, line: &[u8]) -> Option<String> {
 /// [`ToolResultBlock`] carrying its `id`, anything else is a bare tool input and gets a
 /// [`BareResult`]. Shared by `memfs exec` ([`handle_line`]) and the HTTP endpoint.
 pub async fn answer(memfs: &Memfs, value: &Value) -> Answer {
+    answer_reporting(memfs, value, |e| format!("memfs: {}", crate::error::error_chain(e))).await
+}
+
+/// [`answer`], with the text of the answer to a store error chosen by `store_error`.
+pub(crate) async fn answer_reporting(
+    memfs: &Memfs,
+    value: &Value,
+    store_error: impl FnOnce(&crate::Error) -> String,
+) -> Answer {
+    let dialect = memfs.dialect();
     if value.get("type").and_then(Value::as_str) == Some("tool_use") {
         let tool_use_id = value.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
         let name = value.get("name").and_then(Value::as_str).unwrap_or_default();
         let result = if name != TOOL_NAME {
             memfs_core::ToolResult::error(format!("Error: Tool '{name}' not found"))
         } else {
-            memfs.call(value.get("input").unwrap_or(&Value::Null)).await
+            memfs.call_reporting(value.get("input").unwrap_or(&Value::Null), dialect, store_error).await
         };
         return Answer::Block(ToolResultBlock {
             kind: "tool_result",
@@ -107,6 +117,6 @@ pub async fn answer(memfs: &Memfs, value: &Value) -> Answer {
             is_error: result.is_error,
         });
     }
-    let result = memfs.call(value).await;
+    let result = memfs.call_reporting(value, dialect, store_error).await;
     Answer::Bare(BareResult { content: result.content, is_error: result.is_error })
 }

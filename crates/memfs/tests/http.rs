@@ -2,9 +2,9 @@
 //! answers (the same lines `memfs exec` writes), every refusal with its exact status and body
 //! and the store left unchanged, tenant isolation, concurrency, and the flush at shutdown.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use memfs::http::{Namespaces, Server, Tokens};
+use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::protocol::handle_line;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions};
 use reqwest::StatusCode;
@@ -335,6 +335,26 @@ async fn concurrent_creates_on_one_namespace_all_land() {
     assert_eq!((stats.commands, stats.commits), (65, 64));
 }
 
+/// A [`Log`] that keeps what it is given: `NAMESPACE COMMAND STATUS` per request, and
+/// `(request id, NAMESPACE: error)` per store failure.
+#[derive(Default)]
+struct Recorded {
+    accesses: Mutex<Vec<String>>,
+    failures: Mutex<Vec<(String, String)>>,
+}
+
+impl Log for Recorded {
+    fn access(&self, r: &Access) {
+        let ns = r.namespace.as_deref().unwrap_or("-");
+        self.accesses.lock().unwrap().push(format!("{ns} {} {}", r.command.unwrap_or("-"), r.status));
+    }
+
+    fn store_failure(&self, f: &StoreFailure<'_>) {
+        let detail = format!("{}: {}", f.namespace, memfs::error_chain(f.error));
+        self.failures.lock().unwrap().push((f.request_id.to_string(), detail));
+    }
+}
+
 fn key() -> Credential {
     Credential::KeyFile(KeyFile::from_bytes([7; 32]))
 }
@@ -358,7 +378,8 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
     };
 
     // Day 100: alice writes a file.
-    let server = Running::start(Server::new(tokens(), Namespaces::new(&url, options(100)))).await;
+    let log = Arc::new(Recorded::default());
+    let server = Running::start(Server::new(tokens(), Namespaces::new(&url, options(100))).with_log(log.clone())).await;
     let (status, body) =
         server.post(Some(ALICE), r#"{"command":"create","path":"/memories/a.md","file_text":"on disk"}"#).await;
     assert_eq!(
@@ -368,12 +389,23 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
     assert_text(&server.post(Some(BOB), VIEW_ROOT).await.1, EMPTY_ROOT);
     let (status, body) = server.post(Some(CAROL), VIEW_ROOT).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    // The tenant learns a request id, not the server's store location; the log has the detail
+    // under the same id.
+    let failures = log.failures.lock().unwrap().clone();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let id = failures[0].0.clone();
     assert_text(
         &body,
         &format!(
-            r#"{{"error":"cannot open the store of this token's namespace: store {url} (namespace carol): no memfs store here (run `memfs init` to create one)"}}"#
+            r#"{{"error":"cannot open the store of this token's namespace (request id {id}); the server's log has the detail"}}"#
         ),
     );
+    assert_text(
+        &failures[0].1,
+        &format!("carol: store {url} (namespace carol): no memfs store here (run `memfs init` to create one)"),
+    );
+    let accesses = log.accesses.lock().unwrap().clone();
+    assert_eq!(accesses, ["alice create 200", "bob view 200", "carol view 503"]);
     server.stop().await;
 
     // Day 101: a new server reads it; the read's day is recorded when the server stops.

@@ -30,13 +30,18 @@ struct Scripted {
 
 impl Scripted {
     fn start(dir: &Path, scenario: &str) -> Self {
-        let record = dir.join(format!("requests-{scenario}.jsonl"));
+        Scripted::start_with(dir, scenario, &[])
+    }
+
+    fn start_with(dir: &Path, scenario: &str, extra: &[&str]) -> Self {
+        let record = dir.join(format!("requests-{scenario}-{}.jsonl", extra.len()));
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scripted/messages_server.py");
         let mut child = Command::new("python3")
             .arg(script)
             .arg("--record")
             .arg(&record)
             .args(["--scenario", scenario])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -295,4 +300,73 @@ fn api_errors_are_reported_without_the_key() {
         "memfs: the Messages API answered 529 overloaded_error: Overloaded (request-id req_scripted)\n",
     );
     assert_eq!(overloaded.requests().len(), 2);
+}
+
+/// V4: a 307 from the configured endpoint to another origin. memfs does not follow it: the
+/// error names the status and the target, and the second server receives nothing (no key, no
+/// conversation).
+#[test]
+fn a_redirect_is_never_followed() {
+    let setup = Setup::new();
+    let elsewhere = Scripted::start(setup.root.path(), "docs-example");
+    let target = elsewhere.url.replace("127.0.0.1", "localhost");
+    let redirecting = Scripted::start_with(setup.root.path(), "docs-example", &["--redirect-to", &target]);
+    let out = setup
+        .memfs()
+        .env("ANTHROPIC_BASE_URL", &redirecting.url)
+        .args(["agent", "--model", MODEL, PROMPT])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert_text("stdout", &text(&out.stdout), "");
+    assert_text(
+        "stderr",
+        &text(&out.stderr),
+        &format!(
+            "memfs: the Messages API answered 307 with a redirect to {target}/v1/messages: memfs does not follow redirects (set ANTHROPIC_BASE_URL to the address you trust)\n"
+        ),
+    );
+    assert_eq!(redirecting.requests().len(), 1, "the redirecting server got one request, not retried");
+    assert_eq!(elsewhere.requests().len(), 0, "the redirect target received a request");
+}
+
+/// Plain http:// to a host other than loopback is refused before anything is sent; loopback
+/// (the scripted server) and https:// are accepted.
+#[test]
+fn plain_http_is_refused_except_to_loopback() {
+    let setup = Setup::new();
+    for base in ["http://example.com", "http://10.1.2.3:8080/api"] {
+        let out = setup
+            .memfs()
+            .env("ANTHROPIC_BASE_URL", base)
+            .args(["agent", "--model", MODEL, PROMPT])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1));
+        assert_text("stdout", &text(&out.stdout), "");
+        assert_text(
+            "stderr",
+            &text(&out.stderr),
+            &format!(
+                "memfs: the base URL {base} is not usable: plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://\n"
+            ),
+        );
+    }
+    // https:// passes the check: the request is made (and fails to connect, nothing listens).
+    let out = setup
+        .memfs()
+        .env("ANTHROPIC_BASE_URL", "https://127.0.0.1:1")
+        .args(["agent", "--model", MODEL, "--max-retries", "0", PROMPT])
+        .output()
+        .expect("run");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("memfs: cannot reach the Messages API at https://127.0.0.1:1/v1/messages: "),
+        "stderr: {stderr}"
+    );
+    // Loopback over http: the whole conversation.
+    let out = setup.agent(&["--model", MODEL, PROMPT]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_text("stdout", &text(&out.stdout), &format!("{FINAL}\n"));
+    assert_eq!(setup.server.requests().len(), 3);
 }

@@ -206,16 +206,41 @@ fn http_refuses_non_loopback_addresses_before_opening_the_store() {
             "stderr",
             &text(&out.stderr),
             &format!(
-                "memfs: --http {addr}: not a loopback address. MCP over HTTP has no authentication (anyone who \
-                 reaches the address can read and change the memory), so memfs mcp serves it only on loopback \
-                 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway, add --allow-remote.\n"
+                "memfs: --http {addr}: not a loopback address. MCP over HTTP is plain HTTP (tokens and memories \
+                 would cross the network in clear), so memfs mcp serves it only on loopback \
+                 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT). To serve on {addr} anyway (with --tokens, \
+                 behind a TLS-terminating proxy), add --allow-remote.\n"
+            ),
+        );
+        // --no-auth is for loopback only, even with --allow-remote.
+        let out = memfs(root)
+            .args(["mcp", "--http", addr, "--allow-remote", "--no-auth"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run memfs mcp");
+        assert_eq!(out.status.code(), Some(1));
+        assert_text(
+            "stderr",
+            &text(&out.stderr),
+            &format!(
+                "memfs: --no-auth is accepted only on a loopback address: without tokens, anyone who reaches {addr} could read and change the memory; give --tokens FILE\n"
             ),
         );
     }
+    // No tokens and no --no-auth.
+    let out = memfs(root).args(["mcp", "--http", "127.0.0.1:0"]).stdin(Stdio::null()).output().expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert_text(
+        "stderr",
+        &text(&out.stderr),
+        "memfs: memfs mcp --http needs bearer tokens: give --tokens FILE (`NAMESPACE TOKEN` lines, as for memfs serve; make one with `memfs serve --new-token NAMESPACE`), or --no-auth to serve 127.0.0.1:0 without authentication\n",
+    );
     // The default store was not created.
     assert!(!root.join("data").exists(), "nothing written under the data directory");
     let out = memfs(root).args(["mcp", "--allow-remote"]).stdin(Stdio::null()).output().expect("run");
     assert_eq!(out.status.code(), Some(2), "--allow-remote needs --http: {}", text(&out.stderr));
+    let out = memfs(root).args(["mcp", "--no-auth"]).stdin(Stdio::null()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "--no-auth needs --http: {}", text(&out.stderr));
 }
 
 /// The status line of a raw HTTP/1.1 request to `addr`.
@@ -242,15 +267,27 @@ fn post(addr: &str, path: &str, extra_headers: &str) -> String {
     )
 }
 
+const ALICE: &str = "alice-token-0123456789abcdef0123456789";
+const BOB: &str = "bob-token-0123456789abcdef0123456789abc";
+
+/// `memfs STORE-ARGS mcp --http 127.0.0.1:0 FLAGS` (with MEMFS_PASSPHRASE when `passphrase`):
+/// the address, and a function that stops it with SIGTERM and checks that it stopped cleanly.
 #[cfg(unix)]
-#[test]
-fn http_serves_on_loopback_until_sigterm() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
-    let mut args = new_store(root);
+fn start_http(
+    root: &Path,
+    mut args: Vec<String>,
+    flags: &[&str],
+    passphrase: Option<&str>,
+    note: &str,
+) -> (String, Box<dyn FnOnce()>) {
     args.extend(["mcp", "--http", "127.0.0.1:0"].map(String::from));
-    let mut child = memfs(root)
+    let mut cmd = memfs(root);
+    if let Some(passphrase) = passphrase {
+        cmd.env("MEMFS_PASSPHRASE", passphrase);
+    }
+    let mut child = cmd
         .args(&args)
+        .args(flags)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -269,40 +306,103 @@ fn http_serves_on_loopback_until_sigterm() {
     let first = rx.recv_timeout(TIMEOUT).expect("the address on stderr");
     let url = first
         .strip_prefix("memfs: MCP over streamable HTTP at ")
-        .and_then(|l| l.strip_suffix(" (no authentication)\n"))
+        .and_then(|l| l.strip_suffix(&format!(" ({note})\n")))
         .unwrap_or_else(|| panic!("unexpected first stderr line {first:?}"));
-    let addr = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp")).expect("http://ADDR/mcp");
+    let addr = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp")).expect("http://ADDR/mcp").to_owned();
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let stop = move || {
+        let pid = child.id().to_string();
+        let killed = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(killed.success());
+        let (done_tx, done_rx) = channel();
+        let waiter = thread::spawn(move || {
+            let status = child.wait().expect("wait");
+            let mut stdout = String::new();
+            child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("read stdout");
+            let _ = done_tx.send((status, stdout));
+        });
+        let (status, stdout) = done_rx.recv_timeout(TIMEOUT).expect("memfs mcp --http stops on SIGTERM");
+        waiter.join().expect("waiter");
+        assert!(status.success(), "exit status {status}");
+        assert_text("stdout", &stdout, "");
+        assert_text("stderr after the address", &stderr_rest.join().expect("stderr reader"), "memfs: stopping\n");
+    };
+    (addr, Box::new(stop))
+}
 
-    assert_eq!(status_line(addr, &post(addr, "/mcp", "")), "HTTP/1.1 200 OK");
-    assert_eq!(status_line(addr, &post(addr, "/mcp", "Origin: http://localhost:3000\r\n")), "HTTP/1.1 403 Forbidden");
-    assert_eq!(status_line(addr, &post(addr, "/elsewhere", "")), "HTTP/1.1 404 Not Found");
+/// Without a token, with an unknown one or with another namespace's, a request is refused with
+/// 401 before it reaches MCP; with the served namespace's token it is answered; a browser's
+/// Origin is still refused.
+#[cfg(unix)]
+#[test]
+fn http_requires_a_bearer_token_of_the_served_namespace() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tokens = root.join("tokens");
+    std::fs::write(&tokens, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let store = vec![
+        "--store".to_owned(),
+        format!("file://{}", root.join("store").display()),
+        "--namespace".to_owned(),
+        "alice".to_owned(),
+    ];
+    let init = memfs(root)
+        .args(&store)
+        .args(["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
+        .env("MEMFS_PASSPHRASE", "mcp test passphrase")
+        .output()
+        .expect("init alice");
+    assert!(init.status.success(), "{}", text(&init.stderr));
+    let tokens = tokens.display().to_string();
+    let (addr, stop) = start_http(root, store, &["--tokens", &tokens], Some("mcp test passphrase"), "bearer tokens");
+    let bearer = |token: &str| format!("Authorization: Bearer {token}\r\n");
+    assert_eq!(status_line(&addr, &post(&addr, "/mcp", "")), "HTTP/1.1 401 Unauthorized");
+    assert_eq!(
+        status_line(&addr, &post(&addr, "/mcp", &bearer("wrong-token-0123456789abcdef0123456789"))),
+        "HTTP/1.1 401 Unauthorized"
+    );
+    assert_eq!(status_line(&addr, &post(&addr, "/mcp", &bearer(BOB))), "HTTP/1.1 401 Unauthorized");
+    assert_eq!(status_line(&addr, &post(&addr, "/mcp", &bearer(ALICE))), "HTTP/1.1 200 OK");
+    assert_eq!(
+        status_line(&addr, &post(&addr, "/mcp", &format!("{}Origin: http://localhost:3000\r\n", bearer(ALICE)))),
+        "HTTP/1.1 403 Forbidden"
+    );
+    // The whole 401 answer: a JSON error and the Bearer challenge.
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+    stream.write_all(post(&addr, "/mcp", "").as_bytes()).expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    assert!(response.contains("\r\nwww-authenticate: Bearer realm=\"memfs\"\r\n"), "{response}");
+    assert!(
+        response.ends_with(r#"{"error":"missing or invalid bearer token: send Authorization: Bearer TOKEN"}"#),
+        "{response}"
+    );
+    stop();
+}
 
-    let pid = child.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
-    assert!(killed.success());
-    let (done_tx, done_rx) = channel();
-    let waiter = thread::spawn(move || {
-        let status = child.wait().expect("wait");
-        let mut stdout = String::new();
-        child.stdout.take().expect("stdout").read_to_string(&mut stdout).expect("read stdout");
-        let _ = done_tx.send((status, stdout));
-    });
-    let (status, stdout) = done_rx.recv_timeout(TIMEOUT).expect("memfs mcp --http stops on SIGTERM");
-    waiter.join().expect("waiter");
-    assert!(status.success(), "exit status {status}");
-    assert_text("stdout", &stdout, "");
-    assert_text("stderr after the address", &stderr_rest.join().expect("stderr reader"), "memfs: stopping\n");
+#[cfg(unix)]
+#[test]
+fn http_serves_on_loopback_with_no_auth_until_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (addr, stop) = start_http(root, new_store(root), &["--no-auth"], None, "no authentication");
+    assert_eq!(status_line(&addr, &post(&addr, "/mcp", "")), "HTTP/1.1 200 OK");
+    assert_eq!(status_line(&addr, &post(&addr, "/mcp", "Origin: http://localhost:3000\r\n")), "HTTP/1.1 403 Forbidden");
+    assert_eq!(status_line(&addr, &post(&addr, "/elsewhere", "")), "HTTP/1.1 404 Not Found");
+    stop();
 }
 
 #[test]
-fn help_says_there_is_no_authentication() {
+fn help_names_tokens_and_no_auth() {
     let tmp = tempfile::tempdir().unwrap();
     let out = memfs(tmp.path()).args(["mcp", "--help"]).output().expect("run");
     assert!(out.status.success());
     let help = text(&out.stdout);
     for needle in
-        ["--http <ADDR>", "There is NO authentication", "--allow-remote", "--dialect <DIALECT>", "claude mcp add"]
+        ["--http <ADDR>", "--tokens <FILE>", "--no-auth", "--allow-remote", "--dialect <DIALECT>", "claude mcp add"]
     {
         assert!(help.contains(needle), "--help mentions {needle:?}:\n{help}");
     }

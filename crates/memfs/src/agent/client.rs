@@ -45,6 +45,10 @@ impl<'a> Client<'a> {
         let http = reqwest::Client::builder()
             .default_headers(headers)
             .timeout(REQUEST_TIMEOUT)
+            // Never follow a redirect: reqwest drops `Authorization` on a cross-origin hop but
+            // not `x-api-key`, so a 3xx to another host would receive the key and the whole
+            // conversation. A 3xx is reported instead (`AgentError::Redirect`).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| AgentError::Network { url: redact(url.as_str()), source: Box::new(e.without_url()) })?;
         Ok(Client { http, url, config })
@@ -106,6 +110,17 @@ impl<'a> Client<'a> {
             _ => matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error(),
         };
         let asked = retry_after(header("retry-after-ms").as_deref(), header("retry-after").as_deref());
+        if status.is_redirection() {
+            // The target is named (resolved against the request, credentials and query
+            // redacted); the body is not read.
+            let target = header("location")
+                .map(|location| match self.url.join(&location) {
+                    Ok(url) => redact(url.as_str()),
+                    Err(_) => redact(&location),
+                })
+                .unwrap_or_else(|| "(no Location header)".to_owned());
+            return Err(Failed { error: AgentError::Redirect { status: status.as_u16(), target }, retry: None });
+        }
         let bytes = response.bytes().await.map_err(network)?;
         if !status.is_success() {
             let error = self.api_error(status.as_u16(), &bytes, request_id);
@@ -180,7 +195,23 @@ fn messages_url(base_url: &str) -> Result<reqwest::Url, AgentError> {
     if url.query().is_some() || url.fragment().is_some() {
         return Err(bad("expected no query string or fragment"));
     }
+    // Plain HTTP would carry the key and the conversation in clear: only to this machine.
+    if url.scheme() == "http" && !is_loopback(&url) {
+        return Err(bad(
+            "plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://",
+        ));
+    }
     Ok(url)
+}
+
+/// Whether the URL's host is this machine: `localhost`, an address in 127.0.0.0/8, or `::1`.
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
 }
 
 /// Reads a successful answer: a `message` with a list of content blocks and a stop reason.
@@ -212,7 +243,18 @@ mod tests {
         let url = |s: &str| messages_url(s).map(|u| u.to_string()).map_err(|e| e.to_string());
         assert_eq!(url("https://api.anthropic.com").as_deref(), Ok("https://api.anthropic.com/v1/messages"));
         assert_eq!(url("http://127.0.0.1:8080/").as_deref(), Ok("http://127.0.0.1:8080/v1/messages"));
-        assert_eq!(url("http://proxy/anthropic").as_deref(), Ok("http://proxy/anthropic/v1/messages"));
+        assert_eq!(url("https://proxy/anthropic").as_deref(), Ok("https://proxy/anthropic/v1/messages"));
+        assert_eq!(url("http://localhost:1/").as_deref(), Ok("http://localhost:1/v1/messages"));
+        assert_eq!(url("http://127.0.0.2").as_deref(), Ok("http://127.0.0.2/v1/messages"));
+        assert_eq!(url("http://[::1]:9").as_deref(), Ok("http://[::1]:9/v1/messages"));
+        for remote in ["http://proxy/anthropic", "http://10.0.0.1", "http://[::2]", "http://localhost.example.com"] {
+            assert_eq!(
+                url(remote).unwrap_err(),
+                format!(
+                    "the base URL {remote} is not usable: plain http:// is accepted only for a loopback host (localhost, 127.0.0.1, [::1]); use https://"
+                )
+            );
+        }
         assert_eq!(
             url("ftp://user:secret@host").unwrap_err(),
             "the base URL ftp://****@host is not usable: expected an http:// or https:// URL"

@@ -2,7 +2,8 @@
 //!
 //! Rules: a memory command that fails is not an error here: the model reads it as a
 //! `tool_result` with `is_error: true` and the loop goes on. [`AgentError`] is for what stops
-//! the loop: no usable key, an unusable base URL, an HTTP error of the API (with the API's own
+//! the loop: no usable key, an unusable base URL (not http or https, or plain http to a host that is not loopback),
+//! a redirect (never followed), an HTTP error of the API (with the API's own
 //! message), a network failure, an answer that is not a Messages API response, the request
 //! limit. No message carries the API key: the key is never formatted, and a message the
 //! server sends back is cleaned of it before it is kept. URLs are shown with credentials
@@ -48,6 +49,18 @@ pub enum AgentError {
         message: String,
         /// The `request-id` response header, for support requests.
         request_id: Option<String>,
+    },
+    /// The API answered with a redirect, which memfs never follows: the key and the
+    /// conversation go to the configured base URL only.
+    #[error(
+        "the Messages API answered {status} with a redirect to {target}: memfs does not follow redirects (set ANTHROPIC_BASE_URL to the address you trust)"
+    )]
+    Redirect {
+        /// The HTTP status code (3xx).
+        status: u16,
+        /// The `Location` it named, resolved against the request's URL, credentials and query
+        /// string redacted.
+        target: String,
     },
     /// The request did not get an answer (connection refused, DNS, TLS, timeout, …).
     #[error("cannot reach the Messages API at {url}")]

@@ -2,17 +2,28 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::Server;
+use super::connections::Busy;
+use super::log::{Access, RequestId, StoreFailure, command_of};
 use crate::protocol;
+
+/// What the memory route learnt of a request, for its access record.
+#[derive(Clone, Default)]
+struct Noted {
+    namespace: Option<Arc<str>>,
+    command: Option<&'static str>,
+}
 
 /// The endpoints, for the 404 and 405 messages.
 const ENDPOINTS: &str = "the endpoints are POST /v1/memory and GET /v1/health";
@@ -23,7 +34,30 @@ pub(super) fn router(server: Arc<Server>) -> Router {
         .route("/v1/health", get(health))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(server.clone(), access))
         .with_state(server)
+}
+
+/// Gives each request its id, and records it once answered.
+async fn access(State(server): State<Arc<Server>>, mut request: Request, next: Next) -> Response {
+    let time = jiff::Timestamp::now();
+    let started = Instant::now();
+    let request_id = RequestId::new();
+    request.extensions_mut().insert(request_id.clone());
+    let mut response = next.run(request).await;
+    let noted = response.extensions_mut().remove::<Noted>().unwrap_or_default();
+    if let Ok(value) = HeaderValue::from_str(request_id.as_str()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    server.log.access(&Access {
+        time,
+        request_id,
+        namespace: noted.namespace,
+        command: noted.command,
+        status: response.status().as_u16(),
+        duration: started.elapsed(),
+    });
+    response
 }
 
 async fn health() -> Response {
@@ -40,17 +74,34 @@ async fn method_not_allowed() -> Response {
 
 /// One tool input or `tool_use` block in, its answer out: the line `memfs exec` would write.
 async fn memory(State(server): State<Arc<Server>>, request: Request) -> Response {
-    match answer(&server, request).await {
-        Ok(answer) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], answer).into_response(),
-        Err(refused) => refused.into_response(),
-    }
+    let request_id = request.extensions().get::<RequestId>().cloned().unwrap_or_else(RequestId::new);
+    let busy = request.extensions().get::<Busy>().cloned();
+    let mut noted = Noted::default();
+    let limit = server.limits.request_timeout;
+    let answered = tokio::time::timeout(limit, answer(&server, request, &request_id, busy, &mut noted)).await;
+    let mut response = match answered {
+        Ok(Ok(answer)) => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], answer).into_response()
+        }
+        Ok(Err(refused)) => refused.into_response(),
+        Err(_) => Refused::TimedOut { seconds: limit.as_secs_f64() }.into_response(),
+    };
+    response.extensions_mut().insert(noted);
+    response
 }
 
 /// The checks, in order: the token first (nothing else is looked at for a stranger), then the
 /// content type, the size, the JSON, and the store.
-async fn answer(server: &Server, request: Request) -> Result<String, Refused> {
+async fn answer(
+    server: &Server,
+    request: Request,
+    id: &RequestId,
+    busy: Option<Busy>,
+    noted: &mut Noted,
+) -> Result<String, Refused> {
     let (parts, body) = request.into_parts();
     let namespace = authenticate(server, &parts.headers)?;
+    noted.namespace = Some(namespace.into());
     if !is_json(&parts.headers) {
         return Err(Refused::ContentType);
     }
@@ -62,9 +113,28 @@ async fn answer(server: &Server, request: Request) -> Result<String, Refused> {
     }
     let bytes = read_body(body, limit).await?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| Refused::BadJson(e.to_string()))?;
-    let memfs =
-        server.namespaces.get(namespace).await.map_err(|e| Refused::Unavailable(crate::error::error_chain(&e)))?;
-    Ok(protocol::answer(&memfs, &value).await.to_json())
+    noted.command = command_of(&value);
+    // From here on the connection is silent while the store works: not idle.
+    let _busy = busy.as_ref().map(Busy::enter);
+    // A store's errors can name the server's store location: the tenant gets the request id,
+    // the server's log the detail.
+    let report = |error: &crate::Error| {
+        server.log.store_failure(&StoreFailure { request_id: id, namespace, error });
+    };
+    let memfs = server.namespaces.get(namespace).await.map_err(|e| {
+        report(&e);
+        Refused::Unavailable(id.clone())
+    })?;
+    let answer = protocol::answer_reporting(&memfs, &value, |e| {
+        report(e);
+        store_failed(id)
+    });
+    Ok(answer.await.to_json())
+}
+
+/// The answer to a command that a store failure stopped.
+fn store_failed(id: &RequestId) -> String {
+    format!("memfs: the store failed while running this command (request id {id}); the server's log has the detail")
 }
 
 /// The namespace of the request's bearer token (RFC 6750 §2.1: `Authorization: Bearer TOKEN`,
@@ -115,7 +185,8 @@ enum Refused {
     TooLarge { limit: usize },
     BodyRead,
     BadJson(String),
-    Unavailable(String),
+    Unavailable(RequestId),
+    TimedOut { seconds: f64 },
     NotFound,
     MethodNotAllowed,
 }
@@ -145,9 +216,18 @@ impl IntoResponse for Refused {
             }
             Refused::BodyRead => (StatusCode::BAD_REQUEST, "cannot read the request body".to_owned()),
             Refused::BadJson(e) => (StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")),
-            Refused::Unavailable(e) => {
-                (StatusCode::SERVICE_UNAVAILABLE, format!("cannot open the store of this token's namespace: {e}"))
-            }
+            Refused::Unavailable(id) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "cannot open the store of this token's namespace (request id {id}); the server's log has the detail"
+                ),
+            ),
+            Refused::TimedOut { seconds } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the request took longer than the server's limit of {seconds} s; a command it carried may or may not have been applied"
+                ),
+            ),
             Refused::NotFound => (StatusCode::NOT_FOUND, format!("not found: {ENDPOINTS}")),
             Refused::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, format!("method not allowed: {ENDPOINTS}")),
         };

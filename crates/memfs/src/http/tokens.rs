@@ -1,7 +1,9 @@
 //! Bearer tokens, each bound to one namespace.
 //!
-//! Only a keyed BLAKE3 hash of each token is kept; a request's token is hashed the same way and
-//! compared with every entry in constant time ([`blake3::Hash`]'s `==`), so neither the answer
+//! Only a keyed BLAKE3 hash of each token is kept, under a random key made for this process
+//! (never stored, never printed): a copy of the server's memory (a core dump, swap) holds no
+//! hash an attacker could test guesses against offline, nor one that matches another server's.
+//! A request's token is hashed the same way and compared with every entry in constant time ([`blake3::Hash`]'s `==`), so neither the answer
 //! time nor anything kept in memory reveals a token. Tokens never appear in a message: errors
 //! name the file (or variable) and the line.
 
@@ -9,9 +11,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use super::TokenError;
 
@@ -21,8 +23,20 @@ pub const MIN_TOKEN_LEN: usize = 32;
 /// The largest tokens file read, in bytes: enough for about ten thousand tokens.
 const MAX_FILE_LEN: u64 = 1 << 20;
 
-/// Domain separation of token hashes (BLAKE3 `derive_key` context).
-const TOKEN_HASH_CONTEXT: &str = "memfs 2026-11-21 http bearer token hash v1";
+/// The key of token hashes: 32 random bytes, made once per process on first use.
+static HASH_KEY: OnceLock<[u8; 32]> = OnceLock::new();
+
+/// The process's token-hash key, made on the first call.
+fn hash_key() -> Result<&'static [u8; 32], TokenError> {
+    if let Some(key) = HASH_KEY.get() {
+        return Ok(key);
+    }
+    let mut fresh = [0u8; 32];
+    getrandom::fill(&mut fresh).map_err(|_| TokenError::Random)?;
+    let key = HASH_KEY.get_or_init(|| fresh);
+    fresh.zeroize();
+    Ok(key)
+}
 
 /// The tokens a server accepts, each bound to one namespace.
 ///
@@ -125,7 +139,7 @@ impl Tokens {
     }
 
     fn insert(&mut self, namespace: &str, token: &str, origin: String) -> Result<(), TokenError> {
-        self.push(Entry { hash: hash(token), namespace: namespace.into(), origin })
+        self.push(Entry { hash: hash(hash_key()?, token), namespace: namespace.into(), origin })
     }
 
     fn push(&mut self, entry: Entry) -> Result<(), TokenError> {
@@ -139,7 +153,8 @@ impl Tokens {
     /// The namespace `token` is bound to, if it is one of these tokens. Every entry is compared,
     /// in constant time, whatever the token.
     pub fn namespace_of(&self, token: &str) -> Option<&str> {
-        let candidate = hash(token);
+        // No entry was made without the key, so without it nothing matches.
+        let candidate = hash(HASH_KEY.get()?, token);
         let mut found = None;
         for entry in &self.entries {
             // `blake3::Hash`'s `==` is constant-time; no early exit either.
@@ -173,8 +188,8 @@ impl fmt::Debug for Tokens {
     }
 }
 
-fn hash(token: &str) -> blake3::Hash {
-    blake3::Hash::from(blake3::derive_key(TOKEN_HASH_CONTEXT, token.as_bytes()))
+fn hash(key: &[u8; 32], token: &str) -> blake3::Hash {
+    blake3::keyed_hash(key, token.as_bytes())
 }
 
 /// A token's syntax: RFC 6750 §2.1 `b64token` (`1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /

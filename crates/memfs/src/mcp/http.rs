@@ -1,7 +1,10 @@
 //! The MCP server over streamable HTTP (MCP transports, "Streamable HTTP"), at one path.
 //!
-//! There is no authentication: whoever reaches the endpoint reads and changes the memory. So
-//! [`loopback_config`] accepts only requests addressed to a loopback host (a `Host` header of
+//! With [`BearerAuth`] ([`serve_http_authenticated`]), every request must carry
+//! `Authorization: Bearer TOKEN` with a token of a [`Tokens`] list (the format of `memfs
+//! serve`'s tokens file), bound to the namespace served; others are refused with 401 before
+//! they reach MCP. Without it there is no authentication: whoever reaches the endpoint reads
+//! and changes the memory. In both cases [`loopback_config`] accepts only requests addressed to a loopback host (a `Host` header of
 //! `localhost`, `127.0.0.1` or `[::1]`, which defeats DNS rebinding) and refuses any request
 //! carrying an `Origin` header (browsers send one; MCP clients do not), so that no web page can
 //! drive the endpoint from a browser on the same machine.
@@ -9,11 +12,64 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::{MemoryServer, ServeError};
 use crate::engine::Memfs;
+use crate::http::Tokens;
+
+/// Bearer tokens for the MCP endpoint: the tokens of `tokens` bound to `namespace` (all of
+/// them when `namespace` is `None`, for a server of a store that is not a namespace).
+#[derive(Debug)]
+pub struct BearerAuth {
+    tokens: Tokens,
+    namespace: Option<String>,
+}
+
+impl BearerAuth {
+    /// Accepts the tokens of `tokens` bound to `namespace`, or every one of them when it is
+    /// `None`.
+    pub fn new(tokens: Tokens, namespace: Option<String>) -> Self {
+        BearerAuth { tokens, namespace }
+    }
+
+    /// Whether the headers carry exactly one `Authorization: Bearer TOKEN` (RFC 6750 §2.1,
+    /// the scheme in any case) with an accepted token.
+    fn accepts(&self, headers: &axum::http::HeaderMap) -> bool {
+        let mut values = headers.get_all(header::AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else { return false };
+        let Some(token) = value.to_str().ok().and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        }) else {
+            return false;
+        };
+        match (self.tokens.namespace_of(token), &self.namespace) {
+            (Some(bound), Some(served)) => bound == served,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// Refuses, with 401 and `WWW-Authenticate: Bearer`, a request without an accepted token.
+async fn require_token(State(auth): State<Arc<BearerAuth>>, request: Request, next: Next) -> Response {
+    if auth.accepts(request.headers()) {
+        return next.run(request).await;
+    }
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        axum::Json(serde_json::json!({"error": "missing or invalid bearer token: send Authorization: Bearer TOKEN"})),
+    )
+        .into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="memfs""#));
+    response
+}
 
 /// The path [`router`] and [`serve_http`] serve MCP at.
 pub const ENDPOINT_PATH: &str = "/mcp";
@@ -26,8 +82,8 @@ pub fn loopback_config() -> StreamableHttpServerConfig {
 
 /// The configuration for a server reachable from other machines: any `Host` is accepted
 /// (clients name the server by whatever name or address reaches it); a request with an
-/// `Origin` header is still refused. There is no authentication: anyone who can reach the
-/// address can read and change the memory.
+/// `Origin` header is still refused. Serve it with [`serve_http_authenticated`]: without
+/// tokens, anyone who can reach the address can read and change the memory.
 pub fn remote_config() -> StreamableHttpServerConfig {
     loopback_config().disable_allowed_hosts()
 }
@@ -73,13 +129,43 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let sessions = config.cancellation_token.clone();
-    let app = router(memfs, config);
+    serve_app(router(memfs, config), move || sessions.cancel(), listener, shutdown).await
+}
+
+/// [`serve_http`], with every request required to carry a token `auth` accepts (checked
+/// before the request reaches MCP, and before the `Host` and `Origin` checks).
+pub async fn serve_http_authenticated<F>(
+    memfs: Arc<Memfs>,
+    listener: tokio::net::TcpListener,
+    config: StreamableHttpServerConfig,
+    auth: BearerAuth,
+    shutdown: F,
+) -> Result<(), ServeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let sessions = config.cancellation_token.clone();
+    let app = router(memfs, config).layer(axum::middleware::from_fn_with_state(Arc::new(auth), require_token));
+    serve_app(app, move || sessions.cancel(), listener, shutdown).await
+}
+
+/// Serves `app` until `shutdown`, then calls `end_sessions` (to close the sessions' event
+/// streams) and lets requests under way finish.
+async fn serve_app<F>(
+    app: axum::Router,
+    end_sessions: impl FnOnce() + Send + 'static,
+    listener: tokio::net::TcpListener,
+    shutdown: F,
+) -> Result<(), ServeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
             // Open event streams (a client's GET stream) last as long as their session:
             // without this, graceful shutdown would wait for them forever.
-            sessions.cancel();
+            end_sessions();
         })
         .await
         .map_err(ServeError::Http)
