@@ -210,7 +210,11 @@ fn work(params: KdfParams) -> u64 {
 
 /// [`Error::UnlockWork`] if `total` (KiB × passes) is past [`KeySlots::MAX_UNLOCK_WORK_KIB`].
 fn check_work(total: u64) -> Result<(), Error> {
-    if total <= KeySlots::MAX_UNLOCK_WORK_KIB { Ok(()) } else { Err(Error::UnlockWork { mib_passes: total.div_ceil(1024) }) }
+    if total <= KeySlots::MAX_UNLOCK_WORK_KIB {
+        Ok(())
+    } else {
+        Err(Error::UnlockWork { mib_passes: total.div_ceil(1024) })
+    }
 }
 
 /// `"memfs keyslot v1" || store id || kind || id`: 37 bytes, fixed length.
@@ -262,9 +266,9 @@ impl KeySlots {
     ///
     /// Why 8 GiB-passes: the default slot (64 MiB, 3 passes) costs 192 MiB-passes, so 16
     /// default slots (3 GiB-passes) fit, and so do four 1 GiB, 2-pass slots, or one 2 GiB,
-    /// 4-pass slot. Argon2id fills memory at roughly 1 GiB per pass-second on one core, so the
-    /// bound is a few seconds of one core per unlock, where the per-slot bounds alone allowed
-    /// 16 × 2 GiB × 64 passes (hours). Lanes (`p_cost`) do not change the work: they split the
+    /// 4-pass slot. The default slot takes about 0.3 s of one core on a 2026 laptop, so the
+    /// bound is 10 to 15 s of one core per unlock, where the per-slot bounds alone allowed
+    /// any number of 2 GiB × 64-pass slots (about 12 minutes each). Lanes (`p_cost`) do not change the work: they split the
     /// same memory. Checked before any Argon2 run ([`Error::UnlockWork`]), and when a slot is
     /// added or changed, so every set memfs writes can be opened.
     pub const MAX_UNLOCK_WORK_KIB: u64 = 8 * 1024 * 1024;
@@ -620,8 +624,10 @@ mod tests {
         json["slots"].as_array_mut().unwrap().push(extra);
         let err = serde_json::from_value::<KeySlots>(json).err().unwrap();
         assert_eq!(err.to_string(), "17 key slots, at most 16 are accepted");
-        assert_eq!(Error::TooManySlots.to_string(), format!(
-            "a store holds at most {} key slots; remove one first (memfs key remove)", KeySlots::MAX_SLOTS));
+        assert_eq!(
+            Error::TooManySlots.to_string(),
+            format!("a store holds at most {} key slots; remove one first (memfs key remove)", KeySlots::MAX_SLOTS)
+        );
     }
 
     #[test]

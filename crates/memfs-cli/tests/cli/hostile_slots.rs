@@ -1,0 +1,207 @@
+//! V5, hostile key slots: whoever can write `memfs.keys` (a tenant of `memfs serve` owns its
+//! prefix; a shared folder or bucket) fills it with slots. At most 16 slots are read, the
+//! summed Argon2id work of one unlock is bounded and checked before Argon2 runs, and `memfs
+//! serve` unlocks off its async workers, so other tenants are still answered.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::support::{all_segments, assert_text, log_entries, text};
+
+const PASSPHRASE: &str = "hostile slots test passphrase";
+
+/// The binary with a clean environment, its state under `root`.
+fn memfs(root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("MEMFS_") || key.starts_with("AWS_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("HOME", root.join("home"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .env("MEMFS_PASSPHRASE", PASSPHRASE);
+    cmd
+}
+
+fn run(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("wait for memfs")
+}
+
+/// `init` with a cheap passphrase slot (8 KiB, 1 pass): the attacks below add the cost.
+fn init(root: &Path, store: &str, env: &[(&str, String)]) {
+    let mut cmd = memfs(root);
+    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    cmd.args(["--store", store, "init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+    let out = run(cmd, "");
+    assert!(out.status.success(), "init: {}", text(&out.stderr));
+}
+
+/// What the attacker does to `memfs.keys`: `slots` of them, copies of the first with new ids
+/// (each a well-formed slot that opens nothing), `costs` (m KiB, t) on the copies, placed
+/// before the original so that a passphrase tries them first.
+fn hostile(keys: &[u8], copies: u32, costs: Option<(u32, u32)>) -> Vec<u8> {
+    let mut json: Value = serde_json::from_slice(keys).expect("memfs.keys is JSON");
+    let first = json["slots"]["slots"][0].clone();
+    let mut slots = Vec::new();
+    for id in 2..2 + copies {
+        let mut slot = first.clone();
+        slot["id"] = id.into();
+        if let Some((m, t)) = costs {
+            slot["argon2id"] = serde_json::json!({ "m_cost": m, "t_cost": t, "p_cost": 1 });
+        }
+        slots.push(slot);
+    }
+    slots.push(first);
+    json["slots"]["slots"] = Value::Array(slots);
+    serde_json::to_vec(&json).expect("serialize")
+}
+
+/// Appends a put of `path` with `data` to the last segment of the log in folder `store`, the
+/// way any writer of the folder can (the record format of crates/memfs-store/src/log_store.rs).
+fn append_put(store: &Path, path: &str, data: &[u8]) {
+    let time = SystemTime::now().duration_since(UNIX_EPOCH).expect("time").as_millis() as u64;
+    let len = (21 + path.len() + data.len() + 16) as u32;
+    let mut record = Vec::new();
+    record.extend_from_slice(&len.to_le_bytes());
+    record.extend_from_slice(&(!len).to_le_bytes());
+    record.push(1);
+    record.extend_from_slice(&time.to_le_bytes());
+    record.extend_from_slice(&(path.len() as u32).to_le_bytes());
+    record.extend_from_slice(path.as_bytes());
+    record.extend_from_slice(data);
+    let checksum = blake3::hash(&record);
+    record.extend_from_slice(&checksum.as_bytes()[..16]);
+    let (_, last) = all_segments(store).pop().expect("a segment");
+    std::fs::OpenOptions::new().append(true).open(last).expect("open the segment").write_all(&record).expect("append");
+}
+
+/// Rewrites `memfs.keys` of the local store folder `store` with `change`.
+fn rewrite_local_keys(store: &Path, change: impl FnOnce(&[u8]) -> Vec<u8>) {
+    let keys = log_entries(store).get("memfs.keys").expect("memfs.keys in the log").bytes();
+    append_put(store, "memfs.keys", &change(&keys));
+}
+
+const VIEW: &str = "{\"command\":\"view\",\"path\":\"/memories\"}\n";
+
+/// The two attacks, on a store that `rewrite` lets the attacker change, with the exact errors.
+/// The costly slots ask for 2 GiB x 4 passes each (within the per-slot bounds, and exactly the
+/// summed bound alone): one such Argon2 run takes about 15 s of one core here and 2 GiB of
+/// memory, so an answer within 5 s means none ran.
+fn refuses_hostile_slots(
+    root: &Path,
+    store: &str,
+    env: &[(&str, String)],
+    rewrite: &dyn Fn(&dyn Fn(&[u8]) -> Vec<u8>),
+) {
+    let exec = || {
+        let mut cmd = memfs(root);
+        cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str()))).args(["--store", store, "exec"]);
+        cmd
+    };
+    let out = run(exec(), VIEW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    rewrite(&|keys| hostile(keys, 16, None));
+    let out = run(exec(), VIEW);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_text(
+        "17 slots",
+        &text(&out.stderr),
+        &format!(
+            "memfs: store {store}: object memfs.keys is corrupt: 17 key slots, at most 16 are accepted at line 1 column 4573\n"
+        ),
+    );
+
+    rewrite(&|keys| {
+        let mut json: Value = serde_json::from_slice(keys).expect("JSON");
+        json["slots"]["slots"].as_array_mut().expect("slots").retain(|slot| slot["id"] == 1);
+        hostile(&serde_json::to_vec(&json).expect("JSON"), 2, Some((2 << 20, 4)))
+    });
+    let started = Instant::now();
+    let out = run(exec(), VIEW);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_text(
+        "costly slots",
+        &text(&out.stderr),
+        &format!(
+            "memfs: store {store}: the passphrase slots ask for 16385 MiB x passes of Argon2id in all (memory times passes, summed over the slots); at most 8192 are accepted\n"
+        ),
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}: an Argon2 run?");
+
+    // A key file would run no Argon2, so it is not refused; the passphrase still opens once
+    // the slots are bounded again (the owner's slot was never touched).
+    rewrite(&|keys| {
+        let mut json: Value = serde_json::from_slice(keys).expect("JSON");
+        json["slots"]["slots"].as_array_mut().expect("slots").drain(..2);
+        serde_json::to_vec(&json).expect("JSON")
+    });
+    let out = run(exec(), VIEW);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn hostile_key_slots_in_a_folder_are_refused_before_argon2() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let folder = root.join("store");
+    let store = format!("file://{}", folder.display());
+    init(root, &store, &[]);
+    refuses_hostile_slots(root, &store, &[], &|change| rewrite_local_keys(&folder, change));
+}
+
+/// The S3 store of the emulator (moto), under a fresh prefix, with its environment; `None`
+/// when `scripts/emulators.sh` did not start it.
+fn s3_store() -> Option<(String, String, Vec<(&'static str, String)>)> {
+    let required = std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required");
+    let (Ok(endpoint), Ok(bucket)) = (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET"))
+    else {
+        assert!(!required, "MEMFS_TEST_CLOUD=required but MEMFS_TEST_S3_ENDPOINT/BUCKET are not set");
+        eprintln!("skipping S3: MEMFS_TEST_S3_ENDPOINT is not set (scripts/emulators.sh sets it)");
+        return None;
+    };
+    let mut id = [0u8; 8];
+    getrandom::fill(&mut id).expect("random");
+    let prefix: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let env = vec![
+        ("AWS_ENDPOINT", endpoint.clone()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_ACCESS_KEY_ID", "test".into()),
+        ("AWS_SECRET_ACCESS_KEY", "test".into()),
+    ];
+    Some((format!("s3://{bucket}/slots/{prefix}"), format!("{endpoint}/{bucket}/slots/{prefix}/memfs.keys"), env))
+}
+
+const SIGNED: [&str; 5] = ["-sSf", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "test:test"];
+
+/// Rewrites the object at `url` with `change`, with requests signed for the emulator's
+/// credentials (curl's SigV4): the bucket's owner, not memfs, writes it.
+fn rewrite_object(url: &str, change: impl FnOnce(&[u8]) -> Vec<u8>) {
+    let get = Command::new("curl").args(SIGNED).arg(url).output().expect("curl");
+    assert!(get.status.success(), "GET {url}: {}", text(&get.stderr));
+    // A file, not stdin: curl signs the body's hash before sending it.
+    let body = tempfile::NamedTempFile::new().expect("a temporary file");
+    std::fs::write(body.path(), change(&get.stdout)).expect("write the body");
+    let put = Command::new("curl").args(SIGNED).arg("--upload-file").arg(body.path()).arg(url).output().expect("curl");
+    assert!(put.status.success(), "PUT {url}: {}", text(&put.stderr));
+}
+
+#[test]
+fn hostile_key_slots_in_a_bucket_are_refused_before_argon2() {
+    let Some((store, keys_url, env)) = s3_store() else { return };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    init(tmp.path(), &store, &env);
+    refuses_hostile_slots(tmp.path(), &store, &env, &|change| rewrite_object(&keys_url, change));
+}
