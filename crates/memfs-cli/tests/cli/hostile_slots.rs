@@ -205,3 +205,104 @@ fn hostile_key_slots_in_a_bucket_are_refused_before_argon2() {
     init(tmp.path(), &store, &env);
     refuses_hostile_slots(tmp.path(), &store, &env, &|change| rewrite_object(&keys_url, change));
 }
+
+const TOKENS: [(&str, &str); 3] = [
+    ("alice", "alice-token-0123456789abcdef0123456789"),
+    ("bob", "bob-token-0123456789abcdef0123456789abc"),
+    ("carol", "carol-token-0123456789abcdef0123456789"),
+];
+
+/// A running `memfs serve` and its address.
+struct Served(Child, String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(root: &Path, store: &str) -> Served {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    let tokens = root.join("tokens");
+    std::fs::write(&tokens, TOKENS.map(|(ns, token)| format!("{ns} {token}\n")).concat()).expect("tokens");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let mut cmd = memfs(root);
+    cmd.args(["--store", store, "serve", "--http", "127.0.0.1:0", "--tokens"]).arg(&tokens);
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let line = lines.next().expect("a line").expect("stderr");
+    let addr = line.strip_prefix("memfs: serving on http://").unwrap_or_else(|| panic!("{line}")).to_owned();
+    std::thread::spawn(move || lines.for_each(drop));
+    Served(child, addr)
+}
+
+/// One POST /v1/memory over a fresh connection: the status line and the body.
+fn post(addr: &str, token: &str, body: &str) -> (String, String) {
+    let mut socket = TcpStream::connect(addr).expect("connect");
+    socket.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    let request = format!(
+        "POST /v1/memory HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    socket.read_to_string(&mut response).expect("read");
+    let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
+    (head.lines().next().unwrap_or_default().to_owned(), body.to_owned())
+}
+
+/// Two tenants rewrite their own `memfs.keys` with a costly slot (256 MiB x 8 passes, allowed)
+/// before the server's: each first request then runs seconds of Argon2. On a server with two
+/// async workers (this machine's cores), that used to hold both; now the unlocks run on the
+/// blocking pool and a third tenant, already open, is answered at once meanwhile.
+#[test]
+fn a_tenants_costly_slots_do_not_stall_the_others() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let folder = root.join("store");
+    let store = format!("file://{}", folder.display());
+    for (ns, _) in TOKENS {
+        init(root, &store, &[("MEMFS_NAMESPACE", ns.to_owned())]);
+    }
+    for ns in ["alice", "carol"] {
+        rewrite_local_keys(&folder.join("ns").join(ns), |keys| hostile(keys, 1, Some((256 << 10, 8))));
+    }
+    let served = serve(root, &store);
+    let view = VIEW.trim_end();
+    let answer = |ns: &str| {
+        let (status, body) = post(&served.1, TOKENS.iter().find(|(n, _)| *n == ns).expect("a tenant").1, view);
+        assert_text(&format!("{ns} status"), &status, "HTTP/1.1 200 OK");
+        assert_text(
+            &format!("{ns} body"),
+            &body,
+            r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories","is_error":false}"#,
+        );
+        Instant::now()
+    };
+    answer("bob");
+
+    let costly: Vec<_> = ["alice", "carol"]
+        .map(|ns| {
+            let (addr, token) = (served.1.clone(), TOKENS.iter().find(|(n, _)| *n == ns).expect("a tenant").1);
+            std::thread::spawn(move || {
+                let (status, _) = post(&addr, token, VIEW.trim_end());
+                (status, Instant::now())
+            })
+        })
+        .into();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut last = Instant::now();
+    for _ in 0..5 {
+        let started = Instant::now();
+        last = answer("bob");
+        assert!(last - started < Duration::from_secs(2), "bob waited {:?}", last - started);
+    }
+    for handle in costly {
+        let (status, done) = handle.join().expect("a costly tenant");
+        assert_text("costly tenant status", &status, "HTTP/1.1 200 OK");
+        // Their unlocks were still running while bob was answered.
+        assert!(done > last, "a costly unlock ended before bob's answers: not costly enough to show anything");
+    }
+}
