@@ -409,3 +409,47 @@ fn export_refuses_a_folder_in_use_and_never_follows_links() {
     );
     assert!(contents(&empty).is_empty());
 }
+
+#[test]
+fn export_refuses_case_twins_before_writing_unless_allowed() {
+    let s = Store::new();
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"create","path":"/memories/Notes.md","file_text":"upper\n"}"#,
+            r#"{"command":"create","path":"/memories/notes.md","file_text":"lower\n"}"#,
+            r#"{"command":"create","path":"/memories/Dir/a.md","file_text":"a\n"}"#,
+            r#"{"command":"create","path":"/memories/dir/a.md","file_text":"b\n"}"#,
+            r#"{"command":"create","path":"/memories/other/A.md","file_text":"c\n"}"#,
+        ],
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("out");
+    let arg = dir.to_str().expect("UTF-8");
+    assert_text(
+        "case twins",
+        &s.fails(1, &["export", arg]),
+        "memfs: refusing to export: /memories/Dir and /memories/dir differ only by case (and 1 more pair), and on a \
+         case-insensitive filesystem (macOS, Windows) one would replace the other; rename one, or pass \
+         --allow-case-twins\n",
+    );
+    assert!(!dir.exists(), "nothing written, not even the folder");
+
+    let out = s.run(&["export", "--allow-case-twins", arg]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert_text("stdout", &text(&out.stdout), &format!("exported 5 files and 3 folders from @5 to {arg}\n"));
+    assert_eq!(contents(&dir)["Notes.md"], "upper\n");
+    assert_eq!(contents(&dir)["notes.md"], "lower\n");
+
+    // Once one twin is renamed, no flag is needed.
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"rename","old_path":"/memories/Notes.md","new_path":"/memories/Notes-old.md"}"#,
+            r#"{"command":"rename","old_path":"/memories/Dir","new_path":"/memories/Dir2"}"#,
+        ],
+    );
+    let again = work.path().join("again");
+    let out = s.run(&["export", again.to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+}
