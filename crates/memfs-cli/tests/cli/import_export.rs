@@ -181,6 +181,7 @@ fn symlinks_and_paths_the_store_refuses_change_nothing() {
         ("back\\slash.md", r#"path "/memories/back\\slash.md" contains a backslash"#),
         ("%2e%2e", r#"path "/memories/%2e%2e" contains an encoded traversal sequence"#),
         ("tab\there.md", r#"path "/memories/tab\there.md" contains a control character"#),
+        ("txt\u{202e}.md", r#"path "/memories/txt\u{202e}.md" contains an invisible format character"#),
     ];
     for (name, message) in names {
         let bad = work.path().join(format!("bad-{}", name.len()));
@@ -188,6 +189,17 @@ fn symlinks_and_paths_the_store_refuses_change_nothing() {
         write(&bad.join(name), b"x\n");
         assert_text(name, &s.fails(1, &["import", bad.to_str().expect("UTF-8")]), &format!("memfs: {message}\n"));
     }
+
+    // Two names that are one after NFC (both spellings of `café.md` can sit side by side on
+    // Linux): the store holds one name, so the folder is refused.
+    let twins = work.path().join("nfc-twins");
+    write(&twins.join("caf\u{e9}.md"), b"precomposed\n");
+    write(&twins.join("cafe\u{301}.md"), b"decomposed\n");
+    assert_text(
+        "NFC twins",
+        &s.fails(1, &["import", twins.to_str().expect("UTF-8")]),
+        "memfs: cannot import /memories/caf\u{e9}.md: it is listed twice\n",
+    );
 
     // Not text, and a name that is not UTF-8.
     let binary = work.path().join("binary");
