@@ -91,6 +91,12 @@ fn rewrite_local_keys(store: &Path, change: impl FnOnce(&[u8]) -> Vec<u8>) {
     append_put(store, "memfs.keys", &change(&keys));
 }
 
+/// What the attacker does to `memfs.keys`: its bytes in, the new bytes out.
+type Change = dyn Fn(&[u8]) -> Vec<u8>;
+
+/// A store URL, the URL of its `memfs.keys` object, and the environment that reaches it.
+type S3Store = (String, String, Vec<(&'static str, String)>);
+
 const VIEW: &str = "{\"command\":\"view\",\"path\":\"/memories\"}\n";
 
 /// The two attacks, on a store that `rewrite` lets the attacker change, with the exact errors.
@@ -101,7 +107,7 @@ fn refuses_hostile_slots(
     root: &Path,
     store: &str,
     env: &[(&str, String)],
-    rewrite: &dyn Fn(&dyn Fn(&[u8]) -> Vec<u8>),
+    rewrite: &dyn Fn(&Change),
 ) {
     let exec = || {
         let mut cmd = memfs(root);
@@ -163,7 +169,7 @@ fn hostile_key_slots_in_a_folder_are_refused_before_argon2() {
 
 /// The S3 store of the emulator (moto), under a fresh prefix, with its environment; `None`
 /// when `scripts/emulators.sh` did not start it.
-fn s3_store() -> Option<(String, String, Vec<(&'static str, String)>)> {
+fn s3_store() -> Option<S3Store> {
     let required = std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required");
     let (Ok(endpoint), Ok(bucket)) = (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET"))
     else {
