@@ -103,12 +103,7 @@ const VIEW: &str = "{\"command\":\"view\",\"path\":\"/memories\"}\n";
 /// The costly slots ask for 2 GiB x 4 passes each (within the per-slot bounds, and exactly the
 /// summed bound alone): one such Argon2 run takes about 15 s of one core here and 2 GiB of
 /// memory, so an answer within 5 s means none ran.
-fn refuses_hostile_slots(
-    root: &Path,
-    store: &str,
-    env: &[(&str, String)],
-    rewrite: &dyn Fn(&Change),
-) {
+fn refuses_hostile_slots(root: &Path, store: &str, env: &[(&str, String)], rewrite: &dyn Fn(&Change)) {
     let exec = || {
         let mut cmd = memfs(root);
         cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str()))).args(["--store", store, "exec"]);
@@ -311,4 +306,51 @@ fn a_tenants_costly_slots_do_not_stall_the_others() {
         // Their unlocks were still running while bob was answered.
         assert!(done > last, "a costly unlock ended before bob's answers: not costly enough to show anything");
     }
+}
+
+/// `memfs key add` keeps the bounds: a 17th slot, and a passphrase slot that would take the
+/// summed work past 8 GiB-passes, are refused before Argon2 runs, and nothing is written.
+#[test]
+fn key_add_refuses_a_17th_slot_and_work_past_the_bound() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let folder = root.join("store");
+    let store = format!("file://{}", folder.display());
+    init(root, &store, &[]);
+    let add = |args: &[&str]| {
+        let mut cmd = memfs(root);
+        cmd.args(["--store", &store, "key", "add"]).args(args);
+        run(cmd, "")
+    };
+    let passphrase = root.join("new-passphrase");
+    std::fs::write(&passphrase, "another passphrase\n").expect("write");
+    let passphrase = passphrase.to_str().expect("UTF-8");
+    let started = Instant::now();
+    let out = add(&["--new-passphrase-file", passphrase, "--kdf-memory-kib", "2097152", "--kdf-iterations", "4"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_text(
+        "work",
+        &text(&out.stderr),
+        &format!(
+            "memfs: store {store}: the passphrase slots ask for 8193 MiB x passes of Argon2id in all (memory times passes, summed over the slots); at most 8192 are accepted\n"
+        ),
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}: an Argon2 run?", started.elapsed());
+
+    for n in 2..=16 {
+        let key = root.join(format!("{n}.key"));
+        let out = add(&["--new-key-file", key.to_str().expect("UTF-8")]);
+        assert_text("add", &text(&out.stdout), &format!("added key slot {n} (key file {})\n", key.display()));
+    }
+    let before = log_entries(&folder).get("memfs.keys").expect("memfs.keys").bytes();
+    let key = root.join("17.key");
+    let out = add(&["--new-key-file", key.to_str().expect("UTF-8")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert_text(
+        "17th",
+        &text(&out.stderr),
+        &format!("memfs: store {store}: a store holds at most 16 key slots; remove one first (memfs key remove)\n"),
+    );
+    assert!(!key.exists(), "no key file for a slot never added");
+    assert_eq!(log_entries(&folder).get("memfs.keys").expect("memfs.keys").bytes(), before, "memfs.keys unchanged");
 }
