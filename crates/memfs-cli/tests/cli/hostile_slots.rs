@@ -298,7 +298,7 @@ fn a_tenants_costly_slots_do_not_stall_the_others() {
     for _ in 0..5 {
         let started = Instant::now();
         last = answer("bob");
-        assert!(last - started < Duration::from_secs(2), "bob waited {:?}", last - started);
+        assert!(last - started < Duration::from_secs(3), "bob waited {:?}", last - started);
     }
     for handle in costly {
         let (status, done) = handle.join().expect("a costly tenant");
