@@ -25,6 +25,12 @@ pub(crate) struct ExportArgs {
     /// an error).
     #[arg(long)]
     pub(crate) force: bool,
+    /// Write a tree even if it has names in one folder that differ only by case
+    /// (`Notes.md`, `notes.md`). By default such a tree is refused before anything is written:
+    /// on a case-insensitive filesystem (the default on macOS and Windows), or once the folder
+    /// is synced to one, one of the two would silently replace the other.
+    #[arg(long)]
+    pub(crate) allow_case_twins: bool,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<()> {
@@ -33,6 +39,9 @@ pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<(
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
     let bar = Bar::new();
     let exported = memfs.export(&bar).await?;
+    if !args.allow_case_twins {
+        check_case_twins(&exported)?;
+    }
     if !exists {
         fs::DirBuilder::new()
             .recursive(true)
@@ -63,6 +72,21 @@ pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<(
     );
     crate::output::stdout(summary.as_bytes())?;
     Ok(())
+}
+
+/// Refuses a tree with case twins, naming the first pair and how many more there are.
+fn check_case_twins(exported: &memfs::Exported) -> anyhow::Result<()> {
+    let twins = exported.case_twins();
+    let Some((first, second)) = twins.first() else { return Ok(()) };
+    let more = match twins.len() - 1 {
+        0 => String::new(),
+        1 => " (and 1 more pair)".to_owned(),
+        n => format!(" (and {n} more pairs)"),
+    };
+    bail!(
+        "refusing to export: {first} and {second} differ only by case{more}, and on a case-insensitive \
+         filesystem (macOS, Windows) one would replace the other; rename one, or pass --allow-case-twins"
+    )
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -18,6 +18,8 @@ mod expire;
 mod fleet;
 #[path = "cli/history.rs"]
 mod history;
+#[path = "cli/hostile_slots.rs"]
+mod hostile_slots;
 #[path = "cli/import_export.rs"]
 mod import_export;
 #[path = "cli/keys.rs"]

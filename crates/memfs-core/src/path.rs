@@ -11,8 +11,15 @@
 //!   would climb above `/memories` is refused, even if later components come back down;
 //! - no control character (NUL included), no backslash, and no component that still spells
 //!   traversal once percent-decoded, at any depth (`%2e%2e`, `%2f`, `%5c`, `%252e`);
+//! - no invisible format character (Unicode general category Cf: the bidi controls U+202A–U+202E
+//!   and U+2066–U+2069, zero-width spaces and joiners, U+FEFF…), which make a name display as
+//!   another (`txt.exe` shown as `exe.txt`) or two names look the same;
 //! - a component is at most [`MAX_NAME_BYTES`] bytes and the whole path at most
 //!   [`MAX_PATH_BYTES`] bytes.
+//!
+//! Every component is put in Unicode Normalization Form C (NFC), so `café` typed with a
+//! precomposed `é` (U+00E9) and with `e` plus a combining acute (U+0301) is one name, and twins
+//! that differ only in their normal form cannot exist in the tree.
 //!
 //! The string the model sent is kept verbatim for echoing in answers, as the SDK does:
 //! `/memories/` lists children as `/memories//a.txt`.
@@ -20,6 +27,8 @@
 use std::fmt;
 
 use thiserror::Error;
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 /// The virtual root every memory path lives under.
 pub const ROOT: &str = "/memories";
@@ -58,6 +67,12 @@ pub enum PathError {
         /// The path as sent.
         path: String,
     },
+    /// The path holds an invisible format character (general category Cf, such as U+202E).
+    #[error("path {path:?} contains an invisible format character")]
+    FormatCharacter {
+        /// The path as sent.
+        path: String,
+    },
     /// The path holds a backslash, a Windows separator and a traversal vector.
     #[error("path {path:?} contains a backslash")]
     Backslash {
@@ -84,8 +99,8 @@ pub enum PathError {
     },
 }
 
-/// One validated path component: never empty, `.` or `..`, no `/`, `\` or control character,
-/// at most [`MAX_NAME_BYTES`] bytes.
+/// One validated path component: never empty, `.` or `..`, no `/`, `\`, control or format
+/// character, in NFC, at most [`MAX_NAME_BYTES`] bytes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
 pub struct Name(String);
@@ -98,15 +113,34 @@ impl Name {
     /// assert!(Name::parse("notes.md").is_ok());
     /// assert!(Name::parse("..").is_err());
     /// assert!(Name::parse("a/b").is_err());
+    /// assert!(Name::parse("txt\u{202e}.exe").is_err());
+    /// assert_eq!(Name::parse("cafe\u{301}")?, Name::parse("caf\u{e9}")?);
+    /// # Ok::<(), memfs_core::PathError>(())
     /// ```
     pub fn parse(name: &str) -> Result<Self, PathError> {
-        let err_path = || format!("{ROOT}/{name}");
-        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
-            return Err(PathError::Escapes { path: err_path() });
-        }
-        check_chars(name, &err_path())?;
-        check_component(name, &err_path())?;
+        let err_path = format!("{ROOT}/{name}");
+        check_format(name, &err_path)?;
+        let nfc = nfc(name);
+        Self::check(&nfc, &err_path)?;
+        Ok(Name(nfc))
+    }
+
+    /// A name read from the store, kept exactly as stored: the rules of [`parse`](Self::parse)
+    /// but format characters and NFC, so that a directory written before those rules still
+    /// reads, in its stored order (pages check that their names are strictly increasing, and
+    /// normalising here could reorder them). Its names are listed; no path names one that is
+    /// not in NFC or holds a format character (COMPAT.md D20, D21 say how to fix them).
+    fn stored(name: &str) -> Result<Self, PathError> {
+        Self::check(name, &format!("{ROOT}/{name}"))?;
         Ok(Name(name.to_owned()))
+    }
+
+    fn check(name: &str, err_path: &str) -> Result<(), PathError> {
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            return Err(PathError::Escapes { path: err_path.to_owned() });
+        }
+        check_chars(name, err_path)?;
+        check_component(name, err_path)
     }
 
     /// The component as a string.
@@ -123,7 +157,7 @@ impl Name {
 impl<'de> serde::Deserialize<'de> for Name {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Name::parse(&s).map_err(serde::de::Error::custom)
+        Name::stored(&s).map_err(serde::de::Error::custom)
     }
 }
 
@@ -160,6 +194,11 @@ impl MemoryPath {
     /// assert!(MemoryPath::parse("/memories/%2e%2e/x").is_err());
     /// assert!(MemoryPath::parse("/memories/a\\b").is_err());
     /// assert!(MemoryPath::parse("/memories/").unwrap().is_root());
+    /// assert!(MemoryPath::parse("/memories/a\u{202e}b").is_err());
+    /// // One name whatever its normal form; the answer echoes the path as sent.
+    /// let nfd = MemoryPath::parse("/memories/cafe\u{301}.md").unwrap();
+    /// assert_eq!(nfd.normalized(), "/memories/caf\u{e9}.md");
+    /// assert_eq!(nfd.as_sent(), "/memories/cafe\u{301}.md");
     /// ```
     pub fn parse(path: &str) -> Result<Self, PathError> {
         if path.len() > MAX_PATH_BYTES {
@@ -169,6 +208,7 @@ impl MemoryPath {
             return Err(PathError::NotUnderRoot { path: path.to_owned() });
         };
         check_chars(path, path)?;
+        check_format(path, path)?;
         if !(rest.is_empty() || rest.starts_with('/')) {
             return Err(PathError::SiblingOfRoot { path: path.to_owned() });
         }
@@ -182,8 +222,9 @@ impl MemoryPath {
                     }
                 }
                 name => {
-                    check_component(name, path)?;
-                    components.push(Name(name.to_owned()));
+                    let name = nfc(name);
+                    check_component(&name, path)?;
+                    components.push(Name(name));
                 }
             }
         }
@@ -234,6 +275,21 @@ fn check_chars(s: &str, path: &str) -> Result<(), PathError> {
         return Err(PathError::Backslash { path: path.to_owned() });
     }
     Ok(())
+}
+
+/// [`PathError::FormatCharacter`] if `s` holds a character of general category Cf.
+fn check_format(s: &str, path: &str) -> Result<(), PathError> {
+    if s.chars().any(|c| c.general_category() == GeneralCategory::Format) {
+        return Err(PathError::FormatCharacter { path: path.to_owned() });
+    }
+    Ok(())
+}
+
+/// `name` in NFC (UAX #15). NFC, not NFD, because it is what keyboards and most systems
+/// produce, so most names are unchanged; not NFKC, which would merge names that look
+/// different (`ﬁ` and `fi`).
+fn nfc(name: &str) -> String {
+    if unicode_normalization::is_nfc(name) { name.to_owned() } else { name.nfc().collect() }
 }
 
 fn check_component(name: &str, path: &str) -> Result<(), PathError> {
@@ -309,12 +365,33 @@ mod tests {
             ("/memories/%252e%252e", "EncodedTraversal"),
             ("/memories/%2525252e%2525252e", "EncodedTraversal"),
             ("/memories/%00", "EncodedTraversal"),
+            ("/memories/txt\u{202e}.exe", "FormatCharacter"),
+            ("/memories/a\u{200b}b", "FormatCharacter"),
+            ("/memories/\u{feff}a", "FormatCharacter"),
+            ("/memories/d\u{2066}/a", "FormatCharacter"),
+            ("/memories/a\u{ad}b", "FormatCharacter"),
         ];
         for (path, kind) in cases {
             let err = MemoryPath::parse(path).unwrap_err();
             let got = format!("{err:?}");
             assert!(got.starts_with(kind), "{path:?}: expected {kind}, got {got}");
         }
+    }
+
+    #[test]
+    fn one_name_per_normal_form() {
+        let nfc = MemoryPath::parse("/memories/caf\u{e9}/x.md").unwrap();
+        let nfd = MemoryPath::parse("/memories/cafe\u{301}/x.md").unwrap();
+        assert_eq!(nfc.components(), nfd.components());
+        assert_eq!(nfd.normalized(), "/memories/caf\u{e9}/x.md");
+        // Compatibility forms stay distinct: NFC, not NFKC.
+        assert_ne!(norm("/memories/\u{fb01}"), norm("/memories/fi"));
+        // A stored name is read as stored (an earlier memfs may have written it), and one with a
+        // format character still reads.
+        let stored: Name = serde_json::from_str(r#""cafe\u0301""#).unwrap();
+        assert_eq!(stored.as_str(), "cafe\u{301}");
+        assert!(serde_json::from_str::<Name>(r#""a\u202eb""#).is_ok());
+        assert!(Name::parse("a\u{202e}b").is_err());
     }
 
     #[test]

@@ -272,6 +272,11 @@ fn render_path(e: &PathError) -> String {
         PathError::ControlCharacter { path } => {
             format!("Invalid path {}: control characters are not allowed in memory paths", path.escape_debug())
         }
+        PathError::FormatCharacter { path } => format!(
+            "Invalid path {}: invisible format characters (such as bidi controls and zero-width spaces) are not \
+             allowed in memory paths",
+            path.escape_debug()
+        ),
         PathError::Backslash { path } => {
             format!("Invalid path {path}: backslashes are not allowed in memory paths")
         }

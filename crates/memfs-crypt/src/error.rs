@@ -102,6 +102,23 @@ pub enum Error {
         p_cost: u32,
     },
 
+    /// A key slot set already holds [`KeySlots::MAX_SLOTS`](crate::KeySlots::MAX_SLOTS) slots:
+    /// adding one more is refused (reading a set with more is refused as malformed).
+    #[error("a store holds at most 16 key slots; remove one first (memfs key remove)")]
+    TooManySlots,
+
+    /// The passphrase slots, together, ask for more Argon2id work than
+    /// [`KeySlots::MAX_UNLOCK_WORK_KIB`](crate::KeySlots::MAX_UNLOCK_WORK_KIB): refused
+    /// before Argon2 runs, so a hostile `memfs.keys` cannot hold a CPU for hours.
+    #[error(
+        "the passphrase slots ask for {mib_passes} MiB x passes of Argon2id in all (memory times \
+         passes, summed over the slots); at most 8192 are accepted"
+    )]
+    UnlockWork {
+        /// The work asked for: memory in MiB (rounded up) times passes, summed over the slots.
+        mib_passes: u64,
+    },
+
     /// A key file could not be created, read, or does not hold a key.
     #[error("key file {}: {source}", path.display())]
     KeyFile {

@@ -29,7 +29,11 @@
 //!
 //! `m_cost` is in KiB; Argon2id is version 0x13 with a 32-byte output. Nothing in the JSON is
 //! secret; the costs are not authenticated, but changing them (or the salt) only yields a
-//! wrong KEK, and [`KdfParams::new`] bounds them before Argon2 runs. `key_check` is a public
+//! wrong KEK, and [`KdfParams::new`] bounds each slot's before Argon2 runs. Whoever can write
+//! `memfs.keys` can still add slots, so the set is bounded too: at most
+//! [`KeySlots::MAX_SLOTS`] slots, and at most [`KeySlots::MAX_UNLOCK_WORK_KIB`] of Argon2id
+//! work (memory × passes) summed over the passphrase slots one unlock may try, checked before
+//! the first Argon2 run. `key_check` is a public
 //! PRF output of the master key: it tells whether a master key given to `add_*` or
 //! `change_passphrase` belongs to this set, so a slot can never wrap a stranger's key.
 
@@ -198,6 +202,21 @@ impl Slot {
     }
 }
 
+/// Argon2id work of one run, in KiB × passes; at most 2^21 × 64 = 2^27 for a bounded slot,
+/// so 16 of them cannot overflow.
+fn work(params: KdfParams) -> u64 {
+    u64::from(params.m_cost()) * u64::from(params.t_cost())
+}
+
+/// [`Error::UnlockWork`] if `total` (KiB × passes) is past [`KeySlots::MAX_UNLOCK_WORK_KIB`].
+fn check_work(total: u64) -> Result<(), Error> {
+    if total <= KeySlots::MAX_UNLOCK_WORK_KIB {
+        Ok(())
+    } else {
+        Err(Error::UnlockWork { mib_passes: total.div_ceil(1024) })
+    }
+}
+
 /// `"memfs keyslot v1" || store id || kind || id`: 37 bytes, fixed length.
 fn associated_data(store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
     let mut aad = [0u8; 37];
@@ -237,6 +256,23 @@ pub struct KeySlots {
 }
 
 impl KeySlots {
+    /// The most slots a set holds. A set with more is refused when read; adding a 17th is
+    /// [`Error::TooManySlots`]. Two or three ways in (a passphrase, a key file, a recovery
+    /// key) are the normal case; 16 leaves room and keeps the work below small.
+    pub const MAX_SLOTS: usize = 16;
+
+    /// The most Argon2id work one unlock may ask for, in KiB × passes (`m_cost * t_cost`)
+    /// summed over the passphrase slots it would try: 8 GiB × 1 pass.
+    ///
+    /// Why 8 GiB-passes: the default slot (64 MiB, 3 passes) costs 192 MiB-passes, so 16
+    /// default slots (3 GiB-passes) fit, and so do four 1 GiB, 2-pass slots, or one 2 GiB,
+    /// 4-pass slot. The default slot takes about 0.3 s of one core on a 2026 laptop, so the
+    /// bound is 10 to 15 s of one core per unlock, where the per-slot bounds alone allowed
+    /// any number of 2 GiB × 64-pass slots (about 12 minutes each). Lanes (`p_cost`) do not change the work: they split the
+    /// same memory. Checked before any Argon2 run ([`Error::UnlockWork`]), and when a slot is
+    /// added or changed, so every set memfs writes can be opened.
+    pub const MAX_UNLOCK_WORK_KIB: u64 = 8 * 1024 * 1024;
+
     /// A new set whose one slot opens `master` with `passphrase`. Runs Argon2 once.
     pub fn with_passphrase(
         master: &MasterKey,
@@ -284,8 +320,15 @@ impl KeySlots {
     /// this costs exactly one Argon2 run. Errors: [`Error::WrongKey`] if the credential opens
     /// none of them; [`Error::KdfParams`] if every such slot asks for out-of-range costs (no
     /// Argon2 run for those); [`Error::NoSlot`] if there is no slot of that kind.
+    ///
+    /// A passphrase first checks that the slots' summed Argon2id work is within
+    /// [`MAX_UNLOCK_WORK_KIB`](Self::MAX_UNLOCK_WORK_KIB): [`Error::UnlockWork`] otherwise,
+    /// with no Argon2 run. A key file runs no Argon2, so no such check.
     pub fn unlock_slot(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<(SlotId, MasterKey), Error> {
         let kind = credential.kind();
+        if kind == SlotKind::Passphrase {
+            check_work(self.passphrase_work(None))?;
+        }
         let mut failure = Error::NoSlot { kind };
         for slot in self.slots.iter().filter(|s| s.kind() == kind) {
             let kek = match slot.kek(credential) {
@@ -331,6 +374,8 @@ impl KeySlots {
         passphrase: &SecretString,
         params: KdfParams,
     ) -> Result<SlotId, Error> {
+        self.check_room()?;
+        check_work(self.passphrase_work(None) + work(params))?;
         let id = self.next_id();
         let slot = self.passphrase_slot(id, master, store_id, passphrase, params)?;
         self.slots.push(slot);
@@ -346,6 +391,7 @@ impl KeySlots {
         key_file: &KeyFile,
     ) -> Result<SlotId, Error> {
         self.check_owns(master)?;
+        self.check_room()?;
         let id = self.next_id();
         self.slots.push(Slot::wrap(id, KekSource::KeyFile, &key_file.kek(), master, store_id)?);
         Ok(id)
@@ -366,6 +412,7 @@ impl KeySlots {
         if kind != SlotKind::Passphrase {
             return Err(Error::WrongSlotKind { id, kind });
         }
+        check_work(self.passphrase_work(Some(id)) + work(params))?;
         self.slots[index] = self.passphrase_slot(id, master, store_id, new, params)?;
         Ok(())
     }
@@ -399,6 +446,22 @@ impl KeySlots {
         getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
         let kek = derive::passphrase_kek(passphrase, &salt, params)?;
         Slot::wrap(id, KekSource::Passphrase { argon2id: params.into(), salt }, &kek, master, store_id)
+    }
+
+    /// [`Error::TooManySlots`] if the set is full.
+    fn check_room(&self) -> Result<(), Error> {
+        if self.slots.len() < Self::MAX_SLOTS { Ok(()) } else { Err(Error::TooManySlots) }
+    }
+
+    /// The Argon2id work a passphrase unlock may do: the sum over the passphrase slots it
+    /// would try (those whose costs are in range; the others are skipped without Argon2),
+    /// leaving out slot `except`.
+    fn passphrase_work(&self, except: Option<SlotId>) -> u64 {
+        let costs = self.slots.iter().filter(|s| Some(s.id) != except).filter_map(|s| match &s.source {
+            KekSource::Passphrase { argon2id: c, .. } => KdfParams::new(c.m_cost, c.t_cost, c.p_cost).ok(),
+            KekSource::KeyFile => None,
+        });
+        costs.map(work).sum()
     }
 
     /// Whether `master` is this set's key; constant-time (`blake3::Hash` equality).
@@ -452,7 +515,9 @@ impl<'de> Deserialize<'de> for Version1 {
     }
 }
 
-/// [`KeySlots`] as read, before checking that it has slots and that their ids are distinct.
+/// [`KeySlots`] as read, before checking that it has one to [`KeySlots::MAX_SLOTS`] slots and
+/// that their ids are distinct. (The summed Argon2id work is checked when a passphrase
+/// unlocks, not here: a key file still opens a store whose passphrase slots are too costly.)
 #[derive(Deserialize)]
 struct UncheckedKeySlots {
     version: Version1,
@@ -462,16 +527,19 @@ struct UncheckedKeySlots {
 }
 
 impl TryFrom<UncheckedKeySlots> for KeySlots {
-    type Error = &'static str;
+    type Error = String;
 
     fn try_from(u: UncheckedKeySlots) -> Result<Self, Self::Error> {
         let UncheckedKeySlots { version, key_check, slots } = u;
         if slots.is_empty() {
-            return Err("a key slot set needs at least one slot");
+            return Err("a key slot set needs at least one slot".into());
+        }
+        if slots.len() > KeySlots::MAX_SLOTS {
+            return Err(format!("{} key slots, at most {} are accepted", slots.len(), KeySlots::MAX_SLOTS));
         }
         let mut seen = HashSet::new();
         if !slots.iter().all(|s| seen.insert(s.id)) {
-            return Err("two key slots have the same id");
+            return Err("two key slots have the same id".into());
         }
         Ok(KeySlots { version, key_check, slots })
     }
@@ -534,6 +602,78 @@ mod tests {
         assert_eq!(id, SlotId::new(2));
         // With a wrong passphrase the tried slot decides: WrongKey.
         assert!(matches!(slots.unlock(&phrase("b"), &store), Err(Error::WrongKey)));
+    }
+
+    #[test]
+    fn at_most_16_slots() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let file = KeyFile::from_bytes([3; 32]);
+        let mut slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
+        for _ in 1..KeySlots::MAX_SLOTS {
+            slots.add_key_file_slot(&master, &store, &file).unwrap();
+        }
+        assert!(matches!(slots.add_key_file_slot(&master, &store, &file), Err(Error::TooManySlots)));
+        let before = argon2_runs();
+        assert!(matches!(slots.add_passphrase_slot(&master, &store, &"a".into(), cheap()), Err(Error::TooManySlots)));
+        assert_eq!(argon2_runs(), before);
+        // Sixteen read back; a seventeenth, written by hand, is refused when read.
+        let mut json: serde_json::Value = serde_json::to_value(&slots).unwrap();
+        serde_json::from_value::<KeySlots>(json.clone()).unwrap();
+        let mut extra = json["slots"][0].clone();
+        extra["id"] = 17.into();
+        json["slots"].as_array_mut().unwrap().push(extra);
+        let err = serde_json::from_value::<KeySlots>(json).err().unwrap();
+        assert_eq!(err.to_string(), "17 key slots, at most 16 are accepted");
+        assert_eq!(
+            Error::TooManySlots.to_string(),
+            format!("a store holds at most {} key slots; remove one first (memfs key remove)", KeySlots::MAX_SLOTS)
+        );
+    }
+
+    #[test]
+    fn summed_work_is_bounded_before_argon2() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+        // Three slots of 1 GiB x 3 passes (each within the per-slot bounds): 9 GiB-passes.
+        for i in 0..3 {
+            slots.slots.push(Slot { id: SlotId::new(i + 2), ..slots.slots[0].clone() });
+            let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[i as usize + 1].source else {
+                unreachable!()
+            };
+            *argon2id = Argon2Costs { m_cost: 1 << 20, t_cost: 3, p_cost: 4 };
+        }
+        let before = argon2_runs();
+        let err = slots.unlock(&phrase("a"), &store).err().unwrap();
+        assert!(matches!(err, Error::UnlockWork { mib_passes: 9217 }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "the passphrase slots ask for 9217 MiB x passes of Argon2id in all (memory times passes, summed \
+             over the slots); at most 8192 are accepted"
+        );
+        assert_eq!(KeySlots::MAX_UNLOCK_WORK_KIB.div_ceil(1024), 8192);
+        assert_eq!(argon2_runs(), before);
+        // A key file runs no Argon2, so the same passphrase slots do not stop it.
+        let file = KeyFile::from_bytes([3; 32]);
+        slots.slots.truncate(1);
+        slots.add_key_file_slot(&master, &store, &file).unwrap();
+        for i in 0..3 {
+            slots.slots.push(Slot { id: SlotId::new(i + 3), ..slots.slots[0].clone() });
+            let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[i as usize + 2].source else {
+                unreachable!()
+            };
+            *argon2id = Argon2Costs { m_cost: 1 << 20, t_cost: 3, p_cost: 4 };
+        }
+        assert!(slots.unlock(&Credential::KeyFile(file), &store).is_ok());
+        // Adding past the bound is refused, before Argon2 runs; up to it is accepted.
+        slots.slots.truncate(2);
+        let two_gib_four = KdfParams::new(2 << 20, 4, 4).unwrap();
+        let before = argon2_runs();
+        let err = slots.add_passphrase_slot(&master, &store, &"b".into(), two_gib_four).err().unwrap();
+        assert!(matches!(err, Error::UnlockWork { mib_passes: 8193 }), "{err:?}");
+        assert_eq!(argon2_runs(), before);
+        // The defaults, sixteen times, fit.
+        assert!(16 * work(KdfParams::DEFAULT) <= KeySlots::MAX_UNLOCK_WORK_KIB);
+        assert!(work(KdfParams::new(2 << 20, 4, 4).unwrap()) <= KeySlots::MAX_UNLOCK_WORK_KIB);
     }
 
     #[test]

@@ -59,6 +59,7 @@ mod keys;
 mod objects;
 mod purge;
 mod snapshot;
+mod unlock;
 
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
@@ -309,7 +310,7 @@ impl EncryptedRepository {
         let conn = connect(backend)?;
         let keys = Self::read_keys(conn.store.as_ref()).await?;
         let id = decode_store_id(&keys.store_id)?;
-        let master = keys.slots.unlock(credential, &id)?;
+        let master = unlock::unlock(&keys.slots, credential, id).await?;
         Ok(Self::assemble(conn, &master, keys.store_id, options))
     }
 

@@ -1,5 +1,8 @@
 //! Reading the whole live tree out as plain entries (`memfs export`).
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry as Slot;
+
 use memfs_core::{Name, Node, normalized};
 use memfs_store::Progress;
 
@@ -17,6 +20,34 @@ pub struct Exported {
     /// order (a directory before what it holds). [`Memfs::import`] of these into an empty
     /// store makes the same tree.
     pub entries: Vec<Entry>,
+}
+
+impl Exported {
+    /// The pairs of entries in one folder whose names differ only by case (`Notes.md` and
+    /// `notes.md`), in entry order: on a case-insensitive filesystem (macOS's and Windows's
+    /// defaults) writing both keeps one, so `memfs export` refuses such a tree before writing
+    /// anything unless told otherwise.
+    ///
+    /// Names are compared after Unicode lowercasing (`str::to_lowercase`), which is what those
+    /// filesystems' case folding does for every name but a handful of special cases (`ß`, the
+    /// Turkish dotless `ı`). Names are already in NFC, so normal forms need no folding here.
+    /// Only the first twin of each folder is named: below twin folders, their files would
+    /// merge too, but renaming a folder settles them all.
+    pub fn case_twins(&self) -> Vec<(&str, &str)> {
+        let mut seen: HashMap<(&str, String), &str> = HashMap::new();
+        let mut twins = Vec::new();
+        for entry in &self.entries {
+            let path = entry.path();
+            let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+            match seen.entry((parent, name.to_lowercase())) {
+                Slot::Occupied(first) => twins.push((*first.get(), path)),
+                Slot::Vacant(slot) => {
+                    slot.insert(path);
+                }
+            }
+        }
+        twins
+    }
 }
 
 impl Memfs {

@@ -6,6 +6,7 @@
 //! - `sdk_typescript`: the TypeScript SDK suite's cases that apply, `spec` dialect;
 //! - `spec_page`: the documentation page's examples and strings, `spec` dialect;
 //! - `safety`: refused paths, root guards, malformed input, both dialects, tree unchanged;
+//! - `names`: format characters refused and one name per Unicode normal form, both dialects;
 //! - `protocol`: the `memfs exec` line protocol;
 //! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
 //! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip.
@@ -22,6 +23,8 @@ mod support;
 mod expiration;
 #[path = "integration/import_export.rs"]
 mod import_export;
+#[path = "integration/names.rs"]
+mod names;
 #[path = "integration/pagination.rs"]
 mod pagination;
 #[path = "integration/protocol.rs"]

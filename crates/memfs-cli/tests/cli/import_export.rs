@@ -181,6 +181,7 @@ fn symlinks_and_paths_the_store_refuses_change_nothing() {
         ("back\\slash.md", r#"path "/memories/back\\slash.md" contains a backslash"#),
         ("%2e%2e", r#"path "/memories/%2e%2e" contains an encoded traversal sequence"#),
         ("tab\there.md", r#"path "/memories/tab\there.md" contains a control character"#),
+        ("txt\u{202e}.md", r#"path "/memories/txt\u{202e}.md" contains an invisible format character"#),
     ];
     for (name, message) in names {
         let bad = work.path().join(format!("bad-{}", name.len()));
@@ -188,6 +189,17 @@ fn symlinks_and_paths_the_store_refuses_change_nothing() {
         write(&bad.join(name), b"x\n");
         assert_text(name, &s.fails(1, &["import", bad.to_str().expect("UTF-8")]), &format!("memfs: {message}\n"));
     }
+
+    // Two names that are one after NFC (both spellings of `café.md` can sit side by side on
+    // Linux): the store holds one name, so the folder is refused.
+    let twins = work.path().join("nfc-twins");
+    write(&twins.join("caf\u{e9}.md"), b"precomposed\n");
+    write(&twins.join("cafe\u{301}.md"), b"decomposed\n");
+    assert_text(
+        "NFC twins",
+        &s.fails(1, &["import", twins.to_str().expect("UTF-8")]),
+        "memfs: cannot import /memories/caf\u{e9}.md: it is listed twice\n",
+    );
 
     // Not text, and a name that is not UTF-8.
     let binary = work.path().join("binary");
@@ -408,4 +420,48 @@ fn export_refuses_a_folder_in_use_and_never_follows_links() {
         &format!("exported 0 files and 0 folders from @0 to {}\n", empty.display()),
     );
     assert!(contents(&empty).is_empty());
+}
+
+#[test]
+fn export_refuses_case_twins_before_writing_unless_allowed() {
+    let s = Store::new();
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"create","path":"/memories/Notes.md","file_text":"upper\n"}"#,
+            r#"{"command":"create","path":"/memories/notes.md","file_text":"lower\n"}"#,
+            r#"{"command":"create","path":"/memories/Dir/a.md","file_text":"a\n"}"#,
+            r#"{"command":"create","path":"/memories/dir/a.md","file_text":"b\n"}"#,
+            r#"{"command":"create","path":"/memories/other/A.md","file_text":"c\n"}"#,
+        ],
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("out");
+    let arg = dir.to_str().expect("UTF-8");
+    assert_text(
+        "case twins",
+        &s.fails(1, &["export", arg]),
+        "memfs: refusing to export: /memories/Dir and /memories/dir differ only by case (and 1 more pair), and on a \
+         case-insensitive filesystem (macOS, Windows) one would replace the other; rename one, or pass \
+         --allow-case-twins\n",
+    );
+    assert!(!dir.exists(), "nothing written, not even the folder");
+
+    let out = s.run(&["export", "--allow-case-twins", arg]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert_text("stdout", &text(&out.stdout), &format!("exported 5 files and 3 folders from @5 to {arg}\n"));
+    assert_eq!(contents(&dir)["Notes.md"], "upper\n");
+    assert_eq!(contents(&dir)["notes.md"], "lower\n");
+
+    // Once one twin is renamed, no flag is needed.
+    s.exec(
+        &[],
+        &[
+            r#"{"command":"rename","old_path":"/memories/Notes.md","new_path":"/memories/Notes-old.md"}"#,
+            r#"{"command":"rename","old_path":"/memories/Dir","new_path":"/memories/Dir2"}"#,
+        ],
+    );
+    let again = work.path().join("again");
+    let out = s.run(&["export", again.to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
 }

@@ -31,7 +31,7 @@ impl EncryptedRepository {
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut keys: KeysObject = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
-        let master = keys.slots.unlock(credential, &id)?;
+        let master = super::unlock::unlock(&keys.slots, credential, id).await?;
         let result = change(&mut keys.slots, &master, &id)?;
         let new = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
         conn.keys.swap(&version, Bytes::from(new)).await.map_err(|e| match e {

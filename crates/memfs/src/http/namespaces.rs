@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, Semaphore};
 
 use crate::engine::{Memfs, OpenOptions};
 use crate::error::Error;
@@ -18,18 +18,37 @@ use crate::url::Location;
 /// is opened on its first request, once, and then shared by all requests (an `Arc<Memfs>`);
 /// an opening that fails is tried again by the next request.
 ///
+/// At most `MAX_OPENINGS` (2) stores are opened at once: opening unlocks a master key, which
+/// with a passphrase runs Argon2id on the blocking pool (up to
+/// [`KeySlots::MAX_UNLOCK_WORK_KIB`](memfs_crypt::KeySlots::MAX_UNLOCK_WORK_KIB) of work, a
+/// few seconds of one core and up to 2 GiB of memory per slot). A tenant who rewrites its own
+/// `memfs.keys` with costly slots then holds at most one of those permits (the openings of
+/// one namespace wait for each other) and never an async worker: stores already open answer as before, and other first
+/// openings wait their turn.
+///
 /// Under `memory://` (which has no namespaces) each namespace gets its own ephemeral store,
 /// for tests and trials.
 pub struct Namespaces {
     location: Location,
     options: OpenOptions,
     stores: Mutex<HashMap<String, Arc<OnceCell<Arc<Memfs>>>>>,
+    openings: Semaphore,
 }
+
+/// How many stores may be opened (and so unlocked) at once. Two: one costly unlock cannot take
+/// every permit by itself, and with two it is two cores and 4 GiB at most, whatever the
+/// tenants' key slots ask for.
+const MAX_OPENINGS: usize = 2;
 
 impl Namespaces {
     /// The namespaces under `location`, opened with `options` (dialect, credential, actor…).
     pub fn new(location: impl Into<Location>, options: OpenOptions) -> Self {
-        Namespaces { location: location.into(), options, stores: Mutex::default() }
+        Namespaces {
+            location: location.into(),
+            options,
+            stores: Mutex::default(),
+            openings: Semaphore::new(MAX_OPENINGS),
+        }
     }
 
     /// The store of `namespace`, opened on the first call.
@@ -41,6 +60,8 @@ impl Namespaces {
         // Concurrent first requests wait for one opening rather than each opening the store.
         let memfs = cell
             .get_or_try_init(|| async {
+                // Never closed, so acquiring only waits.
+                let _permit = self.openings.acquire().await.expect("the openings semaphore is never closed");
                 Memfs::open_with(self.location_of(namespace), &self.options).await.map(Arc::new)
             })
             .await?;
