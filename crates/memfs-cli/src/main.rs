@@ -66,9 +66,25 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("memfs: {}", message(&e));
+            if let Some(advice) = advice(&e) {
+                eprintln!("{advice}");
+            }
             ExitCode::FAILURE
         }
     }
+}
+
+/// What the user can do about an error, when there is something to say.
+fn advice(e: &anyhow::Error) -> Option<String> {
+    let served = e.chain().find_map(|c| match c.downcast_ref::<memfs::StoreError>()? {
+        memfs::StoreError::Fork { served, .. } | memfs::StoreError::Rollback { served, .. } => Some(served.clone()),
+        _ => None,
+    })?;
+    Some(format!(
+        "memfs: the store no longer holds the history this client saw: whoever holds the storage may have rolled it back \
+         or hidden commits (or it was restored from a backup). Run `memfs check` to see what it holds now; to accept it \
+         as it is, run the command again with --trust-head {served}"
+    ))
 }
 
 /// The error and its causes, joined by `: `, each said once: backend errors repeat their

@@ -32,7 +32,7 @@ mod rollback;
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
     Backend, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, EncryptedRepository, FORMAT_VERSION, GcOptions,
-    GcReport, HEAD_SNAPSHOT_BYTES, OpenOptions, Problem, PurgeError, PurgeReport,
+    GcReport, HEAD_SNAPSHOT_BYTES, OLDEST_FORMAT_VERSION, OpenOptions, Problem, PurgeError, PurgeReport, StateDir,
 };
 pub use error::Error;
 pub use progress::Progress;

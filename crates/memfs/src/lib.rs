@@ -137,8 +137,8 @@ pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported, render_
 pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
-pub use memfs_store::PurgeReport;
 pub use memfs_store::cloud::parse_duration;
+pub use memfs_store::{Error as StoreError, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
 pub use purge::render_purged;
 pub use url::{Location, redact};

@@ -59,9 +59,9 @@ use memfs_crypt::ObjectKind;
 use self::graph::Graph;
 use self::record::{Context, follow, follow_commit_ids, rewrite_changes};
 use self::rewrite::Rewrite;
-use super::{EncryptedRepository, now_ms};
+use super::{EncryptedRepository, Mark, now_ms};
 use crate::error::Error;
-use crate::format::CommitObject;
+use crate::format::{CommitAt, CommitObject};
 use crate::progress::Progress;
 use crate::repository::Head;
 
@@ -222,6 +222,7 @@ impl EncryptedRepository {
         let mut new_ids: HashSet<ObjectId> = HashSet::new();
         let mut new_roots = Vec::with_capacity(kept.len());
         let mut renamed: HashMap<String, String> = HashMap::new();
+        let mut replaced = Vec::new();
         let mut parent = kept.first().and_then(|(_, c)| c.parent);
         // The trees before the commit at hand, old and rewritten; unknown for the oldest kept
         // commit when gc cut the history before it.
@@ -258,6 +259,7 @@ impl EncryptedRepository {
                     files: tree.1.files,
                     bytes: tree.1.bytes,
                     policy: c.policy,
+                    replaced: c.replaced.clone(),
                 };
                 let plain = serde_json::to_vec(&commit).expect("a commit serializes");
                 let id = self.keys.tree_address.address(&plain);
@@ -265,6 +267,9 @@ impl EncryptedRepository {
                 id
             };
             if id != *oid {
+                // Recorded in the purge commit: a client that remembers the old id still
+                // finds it in the history the new head descends from.
+                replaced.push(CommitAt { generation: c.generation, commit: *oid });
                 report.rewritten += 1;
                 renamed.insert(oid.to_hex(), id.to_hex());
             }
@@ -292,6 +297,7 @@ impl EncryptedRepository {
             files: newest.1.files,
             bytes: newest.1.bytes,
             policy: anchor.policy,
+            replaced,
         };
         let plain = serde_json::to_vec(&commit).expect("a commit serializes");
         let purge_id = self.keys.tree_address.address(&plain);
@@ -322,7 +328,7 @@ impl EncryptedRepository {
             }
         }
         if let Some(w) = &self.watermark {
-            w.raise(generation)?;
+            w.raise(Mark { generation, commit: Some(purge_id) })?;
         }
         report.generation = generation;
 
