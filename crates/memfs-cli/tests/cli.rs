@@ -2,6 +2,8 @@
 
 #[path = "cli/agent.rs"]
 mod agent;
+#[path = "cli/attacks_integrity.rs"]
+mod attacks_integrity;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]
