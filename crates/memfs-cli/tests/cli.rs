@@ -26,6 +26,8 @@ mod keys;
 mod leak;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/migration.rs"]
+mod migration;
 #[path = "cli/policy.rs"]
 mod policy;
 #[path = "cli/policy_exec.rs"]
