@@ -123,11 +123,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_6() {
         .unwrap();
     assert!(out.status.success());
     assert!(ok(&home, &root, &["log", "--limit", "1"]).starts_with("@7 "));
-    assert_text(
-        "check",
-        &ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap().to_owned(),
-        "no problems found",
-    );
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
 #[test]
@@ -137,9 +133,5 @@ fn the_format_6_fixture_opens_as_it_is() {
     assert_eq!(keys(&root)["version"], 6);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
-    assert_text(
-        "check",
-        &ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap().to_owned(),
-        "no problems found",
-    );
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
