@@ -421,25 +421,51 @@ fn gc_retention_raises_no_alarm_in_a_client_that_remembers_a_cut_commit() {
 #[test]
 fn the_remembered_commit_is_private_and_never_lowered_by_racing_processes() {
     use std::os::unix::fs::PermissionsExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let site = Site::local();
-    let reader = Client::new();
-    reader.create(&site, "/memories/first.md");
-    // Readers and writers, all of one client (one state folder), at once: each reader
-    // raises the mark to the head it read, which may be older than a writer's newest by then.
-    let mut children = Vec::new();
-    for i in 0..12 {
-        let mut cmd = site.memfs(reader.0.path());
-        if i % 2 == 0 {
-            cmd.arg("log");
-        } else {
-            cmd.arg("exec").stdin(Stdio::piped());
-        }
-        let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        if let Some(mut stdin) = child.stdin.take() {
-            for j in 0..5 {
-                let path = format!("/memories/w{i}-{j}.md");
-                writeln!(stdin, "{}", json!({"command": "create", "path": path, "file_text": "x"})).unwrap();
+    let client = Client::new();
+    client.create(&site, "/memories/first.md");
+    let path = client.mark(&site);
+    // A watcher reads the mark all along: its generation must never go down.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (done, path) = (done.clone(), path.clone());
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(mark) = std::fs::read_to_string(&path) {
+                    let generation: u64 = mark.split(' ').next().unwrap().trim().parse().unwrap();
+                    if seen.last() != Some(&generation) {
+                        seen.push(generation);
+                    }
+                }
             }
+            seen
+        })
+    };
+    // Writers and readers of one client (one state folder) at once: a reader raises the mark
+    // to each new head it reads, which a writer may have passed by the time it writes.
+    const WRITERS: usize = 4;
+    const CREATES: usize = 8;
+    let mut children = Vec::new();
+    for i in 0..2 * WRITERS {
+        let mut child = site
+            .memfs(client.0.path())
+            .arg("exec")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let lines: Vec<Value> = match i % 2 {
+            0 => (0..CREATES)
+                .map(|j| json!({"command": "create", "path": format!("/memories/w{i}-{j}.md"), "file_text": "x"}))
+                .collect(),
+            _ => (0..60).map(|_| json!({"command": "view", "path": "/memories"})).collect(),
+        };
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
         }
         children.push(child);
     }
@@ -447,13 +473,18 @@ fn the_remembered_commit_is_private_and_never_lowered_by_racing_processes() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
-    let (at, short) = newest(&reader, &site);
-    assert_eq!(at, "@31");
-    let mark = std::fs::read_to_string(reader.mark(&site)).unwrap();
-    assert!(mark.starts_with(&format!("31 {short}")), "the mark is {mark:?}, the head @31 {short}");
-    let mode = std::fs::metadata(reader.mark(&site)).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
-    let folder = reader.mark(&site).parent().unwrap().to_owned();
+    done.store(true, Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "the mark went down: {seen:?}");
+    let (at, short) = newest(&client, &site);
+    assert_eq!(at, format!("@{}", 1 + WRITERS * CREATES));
+    let mark = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        mark.starts_with(&format!("{} {short}", 1 + WRITERS * CREATES)),
+        "the mark is {mark:?}, the head {at} {short}"
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    let folder = path.parent().unwrap().to_owned();
     assert_eq!(std::fs::metadata(&folder).unwrap().permissions().mode() & 0o777, 0o700);
     // Only the mark and its lock: no temporary file left behind.
     let mut names: Vec<String> =
