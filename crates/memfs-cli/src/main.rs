@@ -80,11 +80,13 @@ fn advice(e: &anyhow::Error) -> Option<String> {
         memfs::StoreError::Fork { served, .. } | memfs::StoreError::Rollback { served, .. } => Some(served.clone()),
         _ => None,
     })?;
-    Some(format!(
-        "memfs: the store no longer holds the history this client saw: whoever holds the storage may have rolled it back \
-         or hidden commits (or it was restored from a backup). Run `memfs check` to see what it holds now; to accept it \
-         as it is, run the command again with --trust-head {served}"
-    ))
+    let why = "memfs: the store no longer holds the history this client saw: whoever holds the storage may have rolled \
+               it back or hidden commits (or it was restored from a backup). Run `memfs check` to see what it holds now";
+    // A store with no head at all has no commit to trust.
+    Some(match served.starts_with('(') {
+        true => format!("{why}."),
+        false => format!("{why}; to accept it as it is, run the command again with --trust-head {served}"),
+    })
 }
 
 /// The error and its causes, joined by `: `, each said once: backend errors repeat their

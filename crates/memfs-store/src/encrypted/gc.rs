@@ -7,7 +7,9 @@
 //!    `keep_days` (either keeps it; the head is always kept). The oldest kept commit becomes
 //!    the new horizon (it never moves back): history stops there, and the commits before it
 //!    become unreachable. Their ids stay in the kept commit's `parent` field, which is never
-//!    rewritten (that would change every later commit's id); walks stop at the horizon.
+//!    rewritten (that would change every later commit's id); walks stop at the horizon. The
+//!    cut commits (generation and id) join `gc.state`'s `cut` record, the newest
+//!    [`format::CUT_RECORD`] kept, for rollback and fork detection.
 //! 2. **Mark** every object reachable from the kept commits: the commits, every directory of
 //!    their trees, every file content. Any read error stops gc before it deletes anything.
 //! 3. **Sweep plan.** List `objects/`. An unreachable object that an earlier run recorded as

@@ -21,7 +21,8 @@
 //!    the rewritten parent (the oldest kept commit keeps its parent link). Directories that
 //!    do not change keep their ids, and so do the commits before the first that changes.
 //! 4. **Commit** one more commit on the rewritten chain, `{"command":"purge",…}`, deleting the
-//!    removed paths from the live tree, and swap the head to it by compare-and-swap against
+//!    removed paths from the live tree, recording in `replaced` the old id of every commit whose
+//!    id changed (so that a client that remembers one still verifies the new head), and swap the head to it by compare-and-swap against
 //!    `base` ([`Error::Conflict`] if it moved: nothing visible changed).
 //! 5. **Delete**, without a grace period, every object the old commits reached that the new
 //!    chain does not: the old commits, the directories that held the path, all of S. gc's
