@@ -575,4 +575,43 @@ mod tests {
     async fn conformance_memory() {
         crate::conformance::check_repository(&EncryptedRepository::ephemeral().unwrap()).await;
     }
+
+    #[test]
+    fn only_the_canonical_store_id_is_accepted() {
+        let id = "00112233445566778899aabbccddeeff";
+        assert_eq!(decode_store_id(id).unwrap()[1], 0x11);
+        for bad in [&id.to_uppercase(), "00112233445566778899AAbbccddeeff", &id[1..], &format!("{id}00"), ""] {
+            let err = decode_store_id(bad).unwrap_err();
+            assert_eq!(err.to_string(), "object memfs.keys is corrupt: its store id is not 32 lowercase hex digits");
+        }
+    }
+
+    /// A head copied from another store under the same master key (the only way it opens at
+    /// all) is refused: the store id sealed in it is not this store's.
+    #[tokio::test]
+    async fn a_head_from_another_store_is_refused() {
+        let off = || OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
+        let key = || memfs_crypt::KeyFile::from_bytes([9; 32]);
+        let slots = |m: &MasterKey, id: &[u8; 16]| KeySlots::with_key_file(m, id, &key());
+        let (a, b): (Arc<dyn ObjectStore>, Arc<dyn ObjectStore>) =
+            (Arc::new(InMemory::new()), Arc::new(InMemory::new()));
+        let master = || MasterKey::from_bytes([7; 32]);
+        let repo_a = EncryptedRepository::init_with_master(Backend::ObjectStore(a.clone()), master(), slots, off())
+            .await
+            .unwrap();
+        let repo_b = EncryptedRepository::init_with_master(Backend::ObjectStore(b.clone()), master(), slots, off())
+            .await
+            .unwrap();
+        for repo in [&repo_a, &repo_b] {
+            let head = repo.head().await.unwrap();
+            let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
+            repo.commit(&head, &mutation, CommitInfo::default()).await.unwrap();
+        }
+        let head_a = a.get(&Path::from(HEAD_PATH)).await.unwrap().bytes().await.unwrap();
+        b.put(&Path::from(HEAD_PATH), head_a.into()).await.unwrap();
+        let fresh =
+            EncryptedRepository::open(Backend::ObjectStore(b), &Credential::KeyFile(key()), off()).await.unwrap();
+        let err = fresh.head().await.err().unwrap();
+        assert_eq!(err.to_string(), "the head belongs to another store (its sealed store id is not this store's)");
+    }
 }
