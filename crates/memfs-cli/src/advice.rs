@@ -1,5 +1,5 @@
 //! What the user can do about an error, where the error alone does not say: appended to the
-//! message `main` prints.
+//! message `main` prints ([`for_error`]), or printed on the line after it ([`next_step`]).
 
 use memfs_store::UnsafePath;
 
@@ -30,4 +30,19 @@ fn unsafe_path(refused: &UnsafePath) -> String {
             .to_owned(),
         _ => String::new(),
     }
+}
+
+/// What the user can do about an error, when there is something to say.
+pub(crate) fn next_step(e: &anyhow::Error) -> Option<String> {
+    let served = e.chain().find_map(|c| match c.downcast_ref::<memfs::StoreError>()? {
+        memfs::StoreError::Fork { served, .. } | memfs::StoreError::Rollback { served, .. } => Some(served.clone()),
+        _ => None,
+    })?;
+    let why = "memfs: the store no longer holds the history this client saw: whoever holds the storage may have rolled \
+               it back or hidden commits (or it was restored from a backup). Run `memfs check` to see what it holds now";
+    // A store with no head at all has no commit to trust.
+    Some(match served.starts_with('(') {
+        true => format!("{why}."),
+        false => format!("{why}; to accept it as it is, run the command again with --trust-head {served}"),
+    })
 }

@@ -304,6 +304,13 @@ pub(crate) struct StoreArgs {
     #[arg(long, global = true, env = "MEMFS_KEY_FILE", value_name = "PATH")]
     pub(crate) key_file: Option<PathBuf>,
 
+    /// Accept the store's head even if it does not descend from the newest commit this
+    /// client has seen (the answer to a "fork detected" or "rollback detected" error): give
+    /// the commit id the error names (at least 8 hex digits). From then on that commit is the
+    /// one remembered. Check what the store holds first (`memfs check`, `memfs log`).
+    #[arg(long, global = true, env = "MEMFS_TRUST_HEAD", value_name = "COMMIT")]
+    pub(crate) trust_head: Option<String>,
+
     /// The agent or user name recorded with every change.
     #[arg(long, global = true, env = "MEMFS_ACTOR", value_name = "NAME", default_value = "")]
     pub(crate) actor: String,

@@ -69,6 +69,9 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("memfs: {}{}", message(&e), advice::for_error(&e));
+            if let Some(next) = advice::next_step(&e) {
+                eprintln!("{next}");
+            }
             ExitCode::FAILURE
         }
     }

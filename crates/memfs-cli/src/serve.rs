@@ -247,6 +247,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         dialect: args.dialect,
         credential,
         state_dir: crate::store::state_dir(),
+        trust_head: store.trust_head.clone(),
         actor: store.actor.clone(),
         today: crate::store::today()?,
         max_staleness: store.max_staleness,

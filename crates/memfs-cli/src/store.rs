@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use memfs::{Credential, KeyFile, Location, Memfs, OpenOptions};
+use memfs::{Credential, KeyFile, Location, Memfs, OpenOptions, StateDir};
 
 use crate::cli::StoreArgs;
 
@@ -23,9 +23,10 @@ pub(crate) fn default_key_file() -> anyhow::Result<PathBuf> {
     Ok(config.join("memfs").join("default.key"))
 }
 
-/// Where rollback-detection state lives: `$XDG_STATE_HOME/memfs`.
-pub(crate) fn state_dir() -> Option<PathBuf> {
-    dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("memfs"))
+/// Where rollback and fork detection remembers each store's newest commit: the library's
+/// default, `$XDG_STATE_HOME/memfs` (or the platform's equivalent).
+pub(crate) fn state_dir() -> StateDir {
+    StateDir::Platform
 }
 
 /// The store: `--store` (or `MEMFS_STORE`, or the default store), with `--store-option`s
@@ -125,6 +126,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         dialect,
         credential,
         state_dir: state_dir(),
+        trust_head: args.trust_head.clone(),
         actor: args.actor.clone(),
         today: today()?,
         max_staleness: args.max_staleness,

@@ -4,6 +4,8 @@
 mod agent;
 #[path = "cli/attacks_local.rs"]
 mod attacks_local;
+#[path = "cli/attacks_integrity.rs"]
+mod attacks_integrity;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]
@@ -28,6 +30,8 @@ mod keys;
 mod leak;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/migration.rs"]
+mod migration;
 #[path = "cli/policy.rs"]
 mod policy;
 #[path = "cli/policy_exec.rs"]

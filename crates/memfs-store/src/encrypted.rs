@@ -61,13 +61,18 @@ mod purge;
 mod snapshot;
 mod unlock;
 
+pub(crate) use crate::rollback::Mark;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 5;
+pub const FORMAT_VERSION: u64 = 6;
+
+/// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
+/// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").
+pub const OLDEST_FORMAT_VERSION: u64 = 5;
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy and directory pages, as JSON strings (docs/FORMAT.md explains the choice). Readers
@@ -98,16 +103,52 @@ pub enum Backend {
 struct KeysObject {
     format: String,
     version: u64,
-    /// Random, chosen at creation; names the store in the rollback state.
+    /// Random, chosen at creation: 32 lowercase hex digits, and no other spelling (the key
+    /// slots bind the bytes, and the rollback state is named by this string).
     store_id: String,
     slots: KeySlots,
+}
+
+/// Where a client keeps what it remembers of each store (the newest commit seen, for
+/// rollback and fork detection).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StateDir {
+    /// The platform's state folder: `$XDG_STATE_HOME/memfs` (on Linux, else
+    /// `~/.local/state/memfs`), the local data folder's `memfs` on macOS and Windows
+    /// (`dirs::state_dir`, else `dirs::data_local_dir`). If neither is known, opening fails.
+    #[default]
+    Platform,
+    /// This folder.
+    At(PathBuf),
+    /// No state: rollbacks and forks go undetected. Only for stores nobody else can serve
+    /// (tests, a store in process memory).
+    Off,
+}
+
+impl StateDir {
+    /// The folder, or `None` when detection is off.
+    pub fn resolve(&self) -> Result<Option<PathBuf>, Error> {
+        match self {
+            StateDir::Platform => {
+                dirs::state_dir().or_else(dirs::data_local_dir).map(|d| Some(d.join("memfs"))).ok_or(Error::NoStateDir)
+            }
+            StateDir::At(dir) => Ok(Some(dir.clone())),
+            StateDir::Off => Ok(None),
+        }
+    }
 }
 
 /// Options for opening a store.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
-    /// Where to keep the per-store rollback watermark; `None` disables rollback detection.
-    pub state_dir: Option<PathBuf>,
+    /// Where to remember the newest commit seen of each store (rollback and fork detection);
+    /// by default the platform's state folder.
+    pub state_dir: StateDir,
+    /// A commit id (or a prefix of at least 8 hex digits, as `memfs log` shows it) to accept
+    /// as the head even if it does not descend from the commit this client remembers: the
+    /// user's explicit answer to [`Error::Fork`] or [`Error::Rollback`]. Once accepted, it is
+    /// the remembered commit.
+    pub trust_head: Option<String>,
     /// How the store is named in messages (a redacted URL).
     pub display: String,
     /// How old the head may be before [`Repository::head`] asks the store again (`None`, the
@@ -144,6 +185,8 @@ pub struct EncryptedRepository {
     keys: Keys,
     store_id: String,
     watermark: Option<Watermark>,
+    /// See [`OpenOptions::trust_head`].
+    trust_head: Option<String>,
     display: String,
     cache: Mutex<Cache>,
     /// The head last opened: its sealed bytes and what they hold (its inline objects are in
@@ -291,15 +334,15 @@ impl EncryptedRepository {
             Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
             Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
         }
-        Ok(Self::assemble(conn, &master, keys.store_id, options))
+        Self::assemble(conn, &master, keys.store_id, options)
     }
 
     /// An ephemeral store in process memory with a random key and no key slots.
     pub fn ephemeral() -> Result<Self, Error> {
         let conn = connect(Backend::Memory)?;
         let master = MasterKey::generate()?;
-        let options = OpenOptions { display: "memory://".into(), ..Default::default() };
-        Ok(Self::assemble(conn, &master, String::new(), options))
+        let options = OpenOptions { display: "memory://".into(), state_dir: StateDir::Off, ..Default::default() };
+        Self::assemble(conn, &master, String::new(), options)
     }
 
     /// Opens an existing store with a passphrase or key file.
@@ -308,10 +351,14 @@ impl EncryptedRepository {
             return Err(Error::NotInitialized);
         }
         let conn = connect(backend)?;
-        let keys = Self::read_keys(conn.store.as_ref()).await?;
+        let Some((bytes, keys_version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        let mut keys = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
         let master = unlock::unlock(&keys.slots, credential, id).await?;
-        Ok(Self::assemble(conn, &master, keys.store_id, options))
+        if keys.version < FORMAT_VERSION {
+            migrate(&conn, &mut keys, &keys_version).await?;
+        }
+        Self::assemble(conn, &master, keys.store_id, options)
     }
 
     /// Whether a store exists at this backend.
@@ -327,31 +374,27 @@ impl EncryptedRepository {
         }
     }
 
-    async fn read_keys(store: &dyn ObjectStore) -> Result<KeysObject, Error> {
-        let path = Path::from(KEYS_PATH);
-        let bytes = match store.get(&path).await {
-            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
-            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
-            Err(e) => return Err(Error::backend("read", &path, e)),
-        };
-        parse_keys(&bytes)
-    }
-
-    fn assemble(conn: Connection, master: &MasterKey, store_id: String, options: OpenOptions) -> Self {
+    fn assemble(conn: Connection, master: &MasterKey, store_id: String, options: OpenOptions) -> Result<Self, Error> {
         let keys = Keys {
             objects: master.object_key(),
             blob_address: master.address_key(),
             tree_address: master.tree_address_key(),
         };
-        let watermark = options.state_dir.map(|d| Watermark::new(d, &store_id));
+        // `store_id` is canonical (decoded and checked, or just made): the names derived from
+        // it are the same for every spelling an attacker could write in `memfs.keys`.
+        let watermark = match store_id.is_empty() {
+            true => None,
+            false => options.state_dir.resolve()?.map(|d| Watermark::new(&d, &store_id)),
+        };
         let disk = options.cache_dir.as_deref().and_then(|d| DiskCache::new(d, &store_id));
-        EncryptedRepository {
+        Ok(EncryptedRepository {
             store: conn.store,
             head: conn.head,
             gc_state: conn.gc_state,
             keys,
             store_id,
             watermark,
+            trust_head: options.trust_head,
             display: options.display,
             cache: Mutex::new(Cache::default()),
             parsed_head: Mutex::new(None),
@@ -359,7 +402,7 @@ impl EncryptedRepository {
             snapshot_budget: conn.snapshot_budget,
             disk,
             log: conn.log,
-        }
+        })
     }
 
     /// The random id of this store (hex), empty for an ephemeral one.
@@ -387,6 +430,34 @@ fn local_log_exists(backend: &Backend) -> bool {
     }
 }
 
+/// Rewrites a format-5 `memfs.keys` as format 6, by compare-and-swap (docs/FORMAT.md,
+/// "Versioning"): only the version changes. Heads written from now on carry the store id. If
+/// another client changed the file meanwhile, it is read again: migrated by that client, it
+/// is left as it is; otherwise the change (a key slot) is kept and the version bumped again.
+async fn migrate(conn: &Connection, keys: &mut KeysObject, version: &HeadVersion) -> Result<(), Error> {
+    let mut version = version.clone();
+    for _ in 0..8 {
+        keys.version = FORMAT_VERSION;
+        let bytes = serde_json::to_vec_pretty(&*keys).expect("key slots serialize");
+        match conn.keys.swap(&version, Bytes::from(bytes)).await {
+            Ok(()) => return Ok(()),
+            Err(Error::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+        let Some((bytes, now)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        let again = parse_keys(&bytes)?;
+        if again.store_id != keys.store_id {
+            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
+        }
+        if again.version == FORMAT_VERSION {
+            return Ok(());
+        }
+        *keys = again;
+        version = now;
+    }
+    Err(Error::Conflict)
+}
+
 /// Parses `memfs.keys`, refusing another format or version.
 fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
     #[derive(Deserialize)]
@@ -399,7 +470,7 @@ fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
     if v.format != "memfs" {
         return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
     }
-    if v.version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&v.version) {
         return Err(Error::UnsupportedFormat { version: v.version });
     }
     serde_json::from_slice(bytes).map_err(corrupt)
@@ -413,10 +484,19 @@ fn open_error(e: memfs_crypt::Error, object: String) -> Error {
     }
 }
 
-fn decode_store_id(hex_id: &str) -> Result<[u8; 16], Error> {
+/// The store id's bytes. Only the canonical spelling is accepted (32 lowercase hex digits, as
+/// `init` writes it): the key slots bind the bytes, but the rollback state and the disk cache
+/// are named by the string, so a second spelling of the same bytes would be a second store
+/// to the client, with nothing remembered (issue 14, V1).
+pub(crate) fn decode_store_id(hex_id: &str) -> Result<[u8; 16], Error> {
     let mut id = [0u8; 16];
-    hex::decode_to_slice(hex_id, &mut id)
-        .map_err(|_| Error::Corrupt { object: KEYS_PATH.into(), reason: "invalid store id".into() })?;
+    let canonical = hex_id.len() == 32 && hex_id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !canonical || hex::decode_to_slice(hex_id, &mut id).is_err() {
+        return Err(Error::Corrupt {
+            object: KEYS_PATH.into(),
+            reason: "its store id is not 32 lowercase hex digits".into(),
+        });
+    }
     Ok(id)
 }
 
@@ -495,5 +575,44 @@ mod tests {
     #[tokio::test]
     async fn conformance_memory() {
         crate::conformance::check_repository(&EncryptedRepository::ephemeral().unwrap()).await;
+    }
+
+    #[test]
+    fn only_the_canonical_store_id_is_accepted() {
+        let id = "00112233445566778899aabbccddeeff";
+        assert_eq!(decode_store_id(id).unwrap()[1], 0x11);
+        for bad in [&id.to_uppercase(), "00112233445566778899AAbbccddeeff", &id[1..], &format!("{id}00"), ""] {
+            let err = decode_store_id(bad).unwrap_err();
+            assert_eq!(err.to_string(), "object memfs.keys is corrupt: its store id is not 32 lowercase hex digits");
+        }
+    }
+
+    /// A head copied from another store under the same master key (the only way it opens at
+    /// all) is refused: the store id sealed in it is not this store's.
+    #[tokio::test]
+    async fn a_head_from_another_store_is_refused() {
+        let off = || OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
+        let key = || memfs_crypt::KeyFile::from_bytes([9; 32]);
+        let slots = |m: &MasterKey, id: &[u8; 16]| KeySlots::with_key_file(m, id, &key());
+        let (a, b): (Arc<dyn ObjectStore>, Arc<dyn ObjectStore>) =
+            (Arc::new(InMemory::new()), Arc::new(InMemory::new()));
+        let master = || MasterKey::from_bytes([7; 32]);
+        let repo_a = EncryptedRepository::init_with_master(Backend::ObjectStore(a.clone()), master(), slots, off())
+            .await
+            .unwrap();
+        let repo_b = EncryptedRepository::init_with_master(Backend::ObjectStore(b.clone()), master(), slots, off())
+            .await
+            .unwrap();
+        for repo in [&repo_a, &repo_b] {
+            let head = repo.head().await.unwrap();
+            let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
+            repo.commit(&head, &mutation, CommitInfo::default()).await.unwrap();
+        }
+        let head_a = a.get(&Path::from(HEAD_PATH)).await.unwrap().bytes().await.unwrap();
+        b.put(&Path::from(HEAD_PATH), head_a.into()).await.unwrap();
+        let fresh =
+            EncryptedRepository::open(Backend::ObjectStore(b), &Credential::KeyFile(key()), off()).await.unwrap();
+        let err = fresh.head().await.err().unwrap();
+        assert_eq!(err.to_string(), "the head belongs to another store (its sealed store id is not this store's)");
     }
 }

@@ -37,14 +37,44 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The store served a head older than one this client has already seen.
-    #[error("rollback detected: the store serves head generation {served}, but this client has seen generation {seen}")]
+    /// The store served a head older than the newest commit this client has seen.
+    #[error(
+        "rollback detected: the store serves commit {served} (@{served_generation}), older than commit {remembered} (@{remembered_generation}) that this client has seen"
+    )]
     Rollback {
-        /// The highest generation seen before.
-        seen: u64,
-        /// The generation served now.
-        served: u64,
+        /// The commit this client remembers (short id as `memfs log` shows it; empty if
+        /// only its generation is known).
+        remembered: String,
+        /// Its generation.
+        remembered_generation: u64,
+        /// The commit the store's head names now (short id; empty for no head).
+        served: String,
+        /// Its generation.
+        served_generation: u64,
     },
+    /// The store served a head that does not descend from the newest commit this client has
+    /// seen: history was forked, and the remembered commit is not in it.
+    #[error(
+        "fork detected: the store serves commit {served} (@{served_generation}), which does not descend from commit {remembered} (@{remembered_generation}) that this client has seen"
+    )]
+    Fork {
+        /// The commit this client remembers (short id as `memfs log` shows it).
+        remembered: String,
+        /// Its generation.
+        remembered_generation: u64,
+        /// The commit the store's head names now (short id).
+        served: String,
+        /// Its generation.
+        served_generation: u64,
+    },
+    /// Rollback and fork detection is on by default, and the platform has no state folder.
+    #[error(
+        "cannot find the platform's state folder to remember this store's newest commit in; set one (or turn detection off)"
+    )]
+    NoStateDir,
+    /// The head names another store than `memfs.keys`: it was copied from another store.
+    #[error("the head belongs to another store (its sealed store id is not this store's)")]
+    ForeignHead,
     /// A revision names no commit in the retained history.
     #[error("revision {rev} does not exist: {reason}")]
     UnknownRevision {
@@ -79,10 +109,10 @@ pub enum Error {
     /// A memfs store already exists here.
     #[error("a memfs store already exists here")]
     AlreadyInitialized,
-    /// The store was written in another format: by a newer memfs, or by an older one (there
-    /// is no migration between the formats so far; no released store uses an older one).
+    /// The store was written in another format: by a newer memfs, or by one older than
+    /// format 5 (format 5 is read and migrated, docs/FORMAT.md).
     #[error(
-        "the store uses format version {version}, and this memfs reads format version {} only ({})",
+        "the store uses format version {version}, and this memfs reads format versions 5 to {} only ({})",
         crate::FORMAT_VERSION,
         if *version > crate::FORMAT_VERSION { "a newer store needs a newer memfs" } else { "an older store needs the memfs that wrote it" }
     )]

@@ -1,4 +1,4 @@
-//! Plaintext layouts of the stored objects, before sealing (format 4, see `docs/FORMAT.md`).
+//! Plaintext layouts of the stored objects, before sealing (format 6, see `docs/FORMAT.md`).
 //!
 //! Every layout is JSON; the sealed envelope around it (`memfs-crypt`) carries the format
 //! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
@@ -190,6 +190,23 @@ pub(crate) struct CommitObject {
     /// The store's policy object; absent: the default policy.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex_id::option")]
     pub(crate) policy: Option<ObjectId>,
+    /// A purge commit's record of the commits it rewrote (format 6): the old id of every
+    /// commit whose id changed, by generation, so that a client that remembers one of them
+    /// still finds it in the history it descends from. Absent in every other commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) replaced: Vec<CommitAt>,
+}
+
+/// A commit named by its generation and id: an entry of a purge commit's `replaced` record
+/// or of gc's `cut` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommitAt {
+    /// The commit's generation.
+    pub(crate) generation: u64,
+    /// Its id.
+    #[serde(with = "hex_id")]
+    pub(crate) commit: ObjectId,
 }
 
 /// The head as stored: which commit is newest, and a snapshot of the objects a reader with
@@ -197,6 +214,10 @@ pub(crate) struct CommitObject {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeadObject {
+    /// The store's id as in `memfs.keys` (32 lowercase hex digits; format 6): a head copied
+    /// from another store is refused. Absent in a head written before format 6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) store_id: Option<String>,
     /// Increases by one per commit.
     pub(crate) generation: u64,
     /// The newest commit.
@@ -244,7 +265,16 @@ pub(crate) struct GcStateObject {
     pub(crate) horizon: u64,
     /// Unreachable objects (hex id) and when gc first saw them unreachable (ms since the epoch).
     pub(crate) pending: std::collections::BTreeMap<String, u64>,
+    /// The newest commits retention cut (format 6; at most [`CUT_RECORD`], oldest dropped
+    /// first), so that a client that remembers one of them still verifies the head.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cut: Vec<CommitAt>,
 }
+
+/// How many cut commits `gc.state` remembers: 80 bytes each in its plaintext, 640 KiB at
+/// most. A client whose remembered commit is older than these gets a fork error and must
+/// trust the head explicitly (docs/SECURITY.md).
+pub(crate) const CUT_RECORD: usize = 8192;
 
 /// An object's name in the store: `objects/{id[0..2]}/{id}`.
 pub(crate) fn object_name(id: &ObjectId) -> String {

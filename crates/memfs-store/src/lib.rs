@@ -33,7 +33,8 @@ mod rollback;
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
     Backend, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, EncryptedRepository, FORMAT_VERSION, GcOptions,
-    GcReport, HEAD_SNAPSHOT_BYTES, OpenOptions, Problem, PurgeError, PurgeOptions, PurgeReport,
+    GcReport, HEAD_SNAPSHOT_BYTES, OLDEST_FORMAT_VERSION, OpenOptions, Problem, PurgeError, PurgeOptions, PurgeReport,
+    StateDir,
 };
 pub use error::Error;
 pub use local_fs::UnsafePath;

@@ -1,45 +1,63 @@
-//! Rollback detection: the highest head generation this client has seen, per store.
+//! Rollback and fork detection: the newest commit this client has seen, per store.
 //!
-//! Someone who controls the storage can serve an older head: it is a genuine, authenticated
-//! object, so only memory of the past can tell. The client keeps, in its state directory, the
-//! highest generation it has seen for each store id, and refuses a head below it.
+//! Someone who controls the storage can serve an older head, or a head on another branch
+//! (hide Alice's commit, let Bob commit on the state before it): both are genuine,
+//! authenticated objects, so only memory of the past can tell. The client keeps, in its state
+//! directory, the newest commit it has seen for each store (its generation and id), and
+//! accepts a head only if it is that commit or descends from it (the walk is in
+//! `encrypted/snapshot.rs`).
 //!
 //! The mark is read from its file once per process and kept in memory; the file is read again
 //! and rewritten only when a head raises the mark, so a read-only command costs no file I/O
 //! after the first.
+//!
+//! The file, `{state_dir}/generations/{store id}` (the canonical 32 lowercase hex digits of
+//! the store id), holds `{generation} {commit id}\n`. One written by memfs before format 6
+//! holds a generation alone; it is read as a mark with no commit (a generation check only,
+//! once) and replaced by the next raise. It is raised under an exclusive `flock` on
+//! `{store id}.lock` next to it: the file is read again under the lock and replaced only by
+//! a higher generation, so two processes can never lower it. It is replaced atomically: a
+//! temporary file created exclusively (0600, never through a link) is written and synced, then
+//! renamed over the mark, and the folder is synced.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use memfs_core::ObjectId;
 
 use crate::error::Error;
 
-/// One store's high-water mark, in `{state_dir}/generations/{store_id}`.
+/// A commit this client has seen: its generation and id (`None` before the first commit,
+/// and for a mark written before format 6, which held a generation only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    pub(crate) generation: u64,
+    pub(crate) commit: Option<ObjectId>,
+}
+
+/// One store's remembered commit, in `{state_dir}/generations/{store_id}`.
 pub(crate) struct Watermark {
+    dir: PathBuf,
     path: PathBuf,
-    /// The highest generation known to this process: seen here or read from the file.
-    seen: Mutex<Option<u64>>,
+    lock: PathBuf,
+    /// The newest mark known to this process: seen here or read from the file.
+    seen: Mutex<Option<Mark>>,
 }
 
 impl Watermark {
-    pub(crate) fn new(state_dir: PathBuf, store_id: &str) -> Self {
-        Watermark { path: state_dir.join("generations").join(store_id), seen: Mutex::new(None) }
+    /// The mark of the store whose canonical id is `store_id` (32 lowercase hex digits).
+    pub(crate) fn new(state_dir: &Path, store_id: &str) -> Self {
+        let dir = state_dir.join("generations");
+        Watermark { path: dir.join(store_id), lock: dir.join(format!("{store_id}.lock")), dir, seen: Mutex::new(None) }
     }
 
-    fn read(&self) -> Result<u64, Error> {
-        match std::fs::read_to_string(&self.path) {
-            Ok(s) => s.trim().parse().map_err(|_| {
-                Error::io(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, "not a generation number"))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-            Err(e) => Err(Error::io(&self.path, e)),
-        }
-    }
-
-    /// The mark before a head is read: a head read afterwards must be at least this high.
+    /// The mark before a head is read: a head read afterwards must be it or descend from it.
     ///
     /// Read before the head, not after: another process may raise the mark between the two
     /// reads, and a head that was current when it was read is no rollback.
-    pub(crate) fn floor(&self) -> Result<u64, Error> {
+    pub(crate) fn floor(&self) -> Result<Mark, Error> {
         let mut known = self.known();
         if let Some(k) = *known {
             return Ok(k);
@@ -49,36 +67,171 @@ impl Watermark {
         Ok(seen)
     }
 
-    /// Checks a head read after [`Watermark::floor`] returned `floor`, and raises the mark.
-    pub(crate) fn observe(&self, floor: u64, generation: u64) -> Result<(), Error> {
-        if generation < floor {
-            return Err(Error::Rollback { seen: floor, served: generation });
-        }
-        self.raise(generation)
+    /// Remembers `mark` (a head this process verified or committed) if it is newer than the
+    /// mark on file. Never lowers the file.
+    pub(crate) fn raise(&self, mark: Mark) -> Result<(), Error> {
+        self.write(mark, false)
     }
 
-    /// Raises the mark to `generation` (a head this process read or committed).
-    pub(crate) fn raise(&self, generation: u64) -> Result<(), Error> {
+    /// Remembers `mark` whatever the file holds: the user trusted this head explicitly.
+    pub(crate) fn replace(&self, mark: Mark) -> Result<(), Error> {
+        self.write(mark, true)
+    }
+
+    fn write(&self, mark: Mark, force: bool) -> Result<(), Error> {
         let mut known = self.known();
-        if known.is_some_and(|k| generation <= k) {
+        if !force && known.is_some_and(|k| mark.generation < k.generation || k == mark) {
             return Ok(());
         }
-        // Another process may have seen more: never lower the file.
-        let seen = self.read()?;
-        if generation > seen {
-            if let Some(parent) = self.path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            let tmp = self.path.with_extension(format!("tmp{}", std::process::id()));
-            std::fs::write(&tmp, generation.to_string()).map_err(|e| Error::io(&tmp, e))?;
-            std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        create_private_dir(&self.dir)?;
+        let lock = open_nofollow(&self.lock, false)?;
+        lock.lock().map_err(|e| Error::io(&self.lock, e))?;
+        // Another process may have seen more: read again under the lock.
+        let on_file = self.read()?;
+        let newest = if force || mark.generation > on_file.generation { mark } else { on_file };
+        if newest != on_file {
+            self.store(newest)?;
         }
-        *known = Some(generation.max(seen));
+        *known = Some(newest);
+        // The lock is released when `lock` is closed, after the rename.
+        drop(lock);
         Ok(())
     }
 
-    fn known(&self) -> std::sync::MutexGuard<'_, Option<u64>> {
+    fn read(&self) -> Result<Mark, Error> {
+        let file = match open_nofollow(&self.path, true) {
+            Ok(f) => f,
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Mark { generation: 0, commit: None });
+            }
+            Err(e) => return Err(e),
+        };
+        let text = std::io::read_to_string(file).map_err(|e| Error::io(&self.path, e))?;
+        parse(&text).ok_or_else(|| {
+            Error::io(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, "not a remembered commit"))
+        })
+    }
+
+    /// Replaces the file atomically (the lock is held).
+    fn store(&self, mark: Mark) -> Result<(), Error> {
+        let tmp = self.path.with_extension("tmp");
+        // A crashed writer's leftover: removed through the folder, never followed.
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&tmp, e)),
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        nofollow_private(&mut options);
+        let mut file = options.open(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let text = match mark.commit {
+            Some(c) => format!("{} {}\n", mark.generation, c.to_hex()),
+            None => format!("{}\n", mark.generation),
+        };
+        file.write_all(text.as_bytes()).map_err(|e| Error::io(&tmp, e))?;
+        file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+        drop(file);
+        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        File::open(&self.dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.dir, e))
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Option<Mark>> {
         // A value, never left half-written: a poisoned lock is still sound.
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// `{generation} {commit id}` or, written before format 6, `{generation}`.
+fn parse(text: &str) -> Option<Mark> {
+    let mut words = text.split_ascii_whitespace();
+    let generation = words.next()?.parse().ok()?;
+    let commit = match words.next() {
+        Some(hex) => Some(crate::format::parse_id(hex)?),
+        None => None,
+    };
+    match words.next() {
+        Some(_) => None,
+        None => Some(Mark { generation, commit }),
+    }
+}
+
+/// Opens `path` for reading (`read`) or as a lock file (created if missing), never through a
+/// symbolic link, 0600 when created.
+fn open_nofollow(path: &Path, read: bool) -> Result<File, Error> {
+    let mut options = std::fs::OpenOptions::new();
+    if read {
+        options.read(true);
+    } else {
+        options.write(true).create(true).truncate(false);
+    }
+    nofollow_private(&mut options);
+    options.open(path).map_err(|e| Error::io(path, e))
+}
+
+fn nofollow_private(options: &mut std::fs::OpenOptions) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The bits of rustix's flag are the platform's O_NOFOLLOW.
+        options.mode(0o600).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    #[cfg(not(unix))]
+    let _ = options;
+}
+
+/// Creates a folder (and its parents) readable by the owner only.
+fn create_private_dir(dir: &Path) -> Result<(), Error> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_parse_both_forms_and_nothing_else() {
+        let id = ObjectId::from_bytes([0xab; 32]);
+        assert_eq!(parse("7\n"), Some(Mark { generation: 7, commit: None }));
+        assert_eq!(parse(&format!("7 {}\n", id.to_hex())), Some(Mark { generation: 7, commit: Some(id) }));
+        for bad in ["", "x", "7 abc", &format!("7 {} 8", id.to_hex())] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_mark_never_goes_down_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (ObjectId::from_bytes([1; 32]), ObjectId::from_bytes([2; 32]));
+        let first = Watermark::new(dir.path(), "00112233445566778899aabbccddeeff");
+        let second = Watermark::new(dir.path(), "00112233445566778899aabbccddeeff");
+        first.raise(Mark { generation: 5, commit: Some(a) }).unwrap();
+        // Another process that last knew less does not lower it.
+        second.raise(Mark { generation: 3, commit: Some(b) }).unwrap();
+        assert_eq!(Watermark::new(dir.path(), "00112233445566778899aabbccddeeff").floor().unwrap().generation, 5);
+        second.replace(Mark { generation: 3, commit: Some(b) }).unwrap();
+        let path = dir.path().join("generations/00112233445566778899aabbccddeeff");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("3 {}\n", b.to_hex()));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_place_of_the_mark_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("generations")).unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "1 \n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("generations/ab")).unwrap();
+        let mark = Watermark::new(dir.path(), "ab");
+        assert!(matches!(mark.floor(), Err(Error::Io { .. })));
     }
 }

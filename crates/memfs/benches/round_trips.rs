@@ -35,6 +35,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 
+use memfs::StateDir;
 use memfs::{Dialect, Memfs};
 use memfs_crypt::{Credential, KeyFile, KeySlots};
 use memfs_store::fault::{FaultStore, OpCounts};
@@ -357,7 +358,7 @@ async fn bench_backend(name: &'static str, raw: Arc<dyn ObjectStore>, rows: &mut
     let repo = EncryptedRepository::init(
         Backend::ObjectStore(store.clone()),
         |master, id| KeySlots::with_key_file(master, id, &key()),
-        OpenOptions::default(),
+        OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() },
     )
     .await
     .expect("a new store");
@@ -388,7 +389,7 @@ async fn bench_backend(name: &'static str, raw: Arc<dyn ObjectStore>, rows: &mut
             for run in 0..RUNS {
                 let run = if cache == "cold" { run } else { RUNS + run };
                 let (path, input) = input(command, run);
-                let memfs = client(&store, OpenOptions::default()).await;
+                let memfs = client(&store, OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }).await;
                 if cache == "warm" {
                     // A client that has just looked at the file (or the folder) it works on.
                     let look = if command == "create" { "/memories/projects".to_owned() } else { path };
@@ -403,7 +404,11 @@ async fn bench_backend(name: &'static str, raw: Arc<dyn ObjectStore>, rows: &mut
     // A warm view within a staleness bound: no request at all.
     let mut samples = Vec::new();
     for run in 0..RUNS {
-        let options = OpenOptions { max_staleness: Some(Duration::from_secs(60)), ..Default::default() };
+        let options = OpenOptions {
+            max_staleness: Some(Duration::from_secs(60)),
+            state_dir: StateDir::Off,
+            ..Default::default()
+        };
         let memfs = client(&store, options).await;
         let (_, input) = input("view file", run);
         call(&memfs, &input).await;

@@ -9,6 +9,7 @@ use memfs_core::{Command, Context, Day, Dialect, Dir, Need, ObjectId, Resolver, 
 use memfs_crypt::{Credential, KdfParams, KeySlots};
 use memfs_store::{
     Backend, CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository,
+    StateDir,
 };
 use serde_json::Value;
 
@@ -23,8 +24,14 @@ pub struct OpenOptions {
     pub dialect: Dialect,
     /// Passphrase or key file; required for a persistent store.
     pub credential: Option<Credential>,
-    /// Where to keep rollback-detection state (`$XDG_STATE_HOME/memfs`); `None` disables it.
-    pub state_dir: Option<std::path::PathBuf>,
+    /// Where to remember the newest commit seen of each store, to detect a rollback or a
+    /// fork: by default ([`StateDir::Platform`]) `$XDG_STATE_HOME/memfs` or the platform's
+    /// equivalent. Only [`StateDir::Off`] turns detection off.
+    pub state_dir: StateDir,
+    /// Accept this head (a commit id or a prefix of at least 8 hex digits) even if it does not
+    /// descend from the commit this client remembers; see
+    /// [`memfs_store::OpenOptions::trust_head`].
+    pub trust_head: Option<String>,
     /// Agent or user name recorded with every commit.
     pub actor: String,
     /// The day to use as today for last-access days and expiration (`None`: the clock's).
@@ -122,6 +129,7 @@ impl Memfs {
             options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
         let repo_options = StoreOpenOptions {
             state_dir: options.state_dir.clone(),
+            trust_head: options.trust_head.clone(),
             display: store.clone(),
             max_staleness: options.max_staleness,
             cache_dir: options.cache_dir.clone(),
@@ -166,7 +174,8 @@ impl Memfs {
                 .await
                 .map_err(|source| Error::Store { store: store.clone(), source })?;
         }
-        let options = StoreOpenOptions { state_dir: None, display: store.clone(), ..Default::default() };
+        // Nothing to remember yet: the store has no head until its first commit.
+        let options = StoreOpenOptions { state_dir: StateDir::Off, display: store.clone(), ..Default::default() };
         EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
             .await
             .map_err(|source| Error::Store { store, source })?;

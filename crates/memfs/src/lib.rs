@@ -21,7 +21,7 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use memfs::{Credential, Dialect, KdfParams, KeyFile, Memfs, OpenOptions};
+//! use memfs::{Credential, Dialect, KdfParams, KeyFile, Memfs, OpenOptions, StateDir};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let url = format!("file://{}", dir.path().join("store").display());
@@ -33,7 +33,14 @@
 //!
 //! // Every time: open it with the key.
 //! let key = KeyFile::read(&dir.path().join("memfs.key"))?;
-//! let options = OpenOptions { dialect: Dialect::Spec, credential: Some(Credential::KeyFile(key)), ..Default::default() };
+//! let options = OpenOptions {
+//!     dialect: Dialect::Spec,
+//!     credential: Some(Credential::KeyFile(key)),
+//!     // Where the newest commit seen is remembered (rollback and fork detection); by default
+//!     // `StateDir::Platform`, `$XDG_STATE_HOME/memfs`.
+//!     state_dir: StateDir::At(dir.path().join("state")),
+//!     ..Default::default()
+//! };
 //! let memfs = Memfs::open(url.as_str(), options).await?;
 //! let result = memfs.call(&serde_json::json!({"command": "view", "path": "/memories"})).await;
 //! assert_eq!(
@@ -138,7 +145,7 @@ pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
 pub use memfs_store::cloud::parse_duration;
-pub use memfs_store::{PurgeOptions, PurgeReport};
+pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
 pub use purge::{render_plan, render_purged};
 pub use url::{Location, redact};

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use memfs::StateDir;
 use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::protocol::handle_line;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions};
@@ -50,7 +51,7 @@ impl Running {
     /// Two tenants on ephemeral stores (`memory://`: one store per namespace).
     async fn memory(dialect: Dialect, max_body: usize) -> Self {
         let tokens = Tokens::parse(&format!("alice {ALICE}\nbob {BOB}\n"), "test tokens").expect("tokens");
-        let options = OpenOptions { dialect, ..OpenOptions::default() };
+        let options = OpenOptions { dialect, state_dir: StateDir::Off, ..OpenOptions::default() };
         Running::start(Server::new(tokens, Namespaces::new("memory://", options)).with_max_body(max_body)).await
     }
 
@@ -374,6 +375,7 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
         credential: Some(key()),
         today: Some(today),
         actor: "server".into(),
+        state_dir: StateDir::Off,
         ..OpenOptions::default()
     };
 
@@ -417,7 +419,7 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
     server.stop().await;
     let alice = Memfs::open(
         Location::new(&url).namespace("alice"),
-        OpenOptions { credential: Some(key()), ..OpenOptions::default() },
+        OpenOptions { credential: Some(key()), state_dir: StateDir::Off, ..OpenOptions::default() },
     )
     .await
     .expect("alice's store opens");
@@ -429,7 +431,7 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
     // Bob's store is untouched: no commit at all.
     let bob = Memfs::open(
         Location::new(&url).namespace("bob"),
-        OpenOptions { credential: Some(key()), ..OpenOptions::default() },
+        OpenOptions { credential: Some(key()), state_dir: StateDir::Off, ..OpenOptions::default() },
     )
     .await
     .expect("bob's store opens");
@@ -440,8 +442,11 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
 #[tokio::test]
 async fn shutdown_does_not_wait_for_ever_on_a_stalled_request() {
     let tokens = Tokens::parse(&format!("alice {ALICE}"), "test tokens").expect("tokens");
-    let server = Server::new(tokens, Namespaces::new("memory://", OpenOptions::default()))
-        .with_shutdown_grace(std::time::Duration::from_millis(300));
+    let server = Server::new(
+        tokens,
+        Namespaces::new("memory://", OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }),
+    )
+    .with_shutdown_grace(std::time::Duration::from_millis(300));
     let running = Running::start(server).await;
     let addr = running.url.strip_prefix("http://").expect("an http URL").to_owned();
     let mut socket = tokio::net::TcpStream::connect(&addr).await.expect("connect");

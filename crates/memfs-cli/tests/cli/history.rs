@@ -486,6 +486,7 @@ fn check_names_every_tampered_object() {
 
     // The head, the last record: damaged, it is a torn write and the head before it (of the
     // first commit) is served, which this client, having seen the second, refuses.
+    let c = s.commits();
     let mut bad = original.clone();
     bad[head.data.start + head.data.len() / 2] ^= 0x80;
     std::fs::write(&segment, &bad).expect("write the segment");
@@ -494,13 +495,18 @@ fn check_names_every_tampered_object() {
     assert_text(
         "stderr",
         &text(&out.stderr),
-        "error: rollback detected: the store serves head generation 1, but this client has seen generation 2 \
-         (the head)\nmemfs: check found 1 problem\n",
+        &format!(
+            "error: rollback detected: the store serves commit {} (@1), older than commit {} (@2) that this client \
+             has seen (the head)\nmemfs: check found 1 problem\n",
+            short(&c, 1),
+            short(&c, 2)
+        ),
     );
+    // The head served is checked all the same, for the user to see what it holds.
     assert_text(
         "stdout",
         &text(&out.stdout),
-        "checked 0 commits, 0 directories, 0 files (0 bytes, present with the right sizes)\n1 problem found\n",
+        "checked 1 commit (@1), 1 directory, 1 file (5 bytes, present with the right sizes)\n1 problem found\n",
     );
     assert_eq!(std::fs::read(&segment).expect("read the segment"), bad, "a reader truncates nothing");
     std::fs::write(&segment, &original).expect("restore the segment");

@@ -139,6 +139,8 @@ fn serves_namespaces_of_a_folder_store_and_stops_on_sigterm() {
             .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--create-namespaces", "--tokens"])
             .arg(&tokens)
             .env("MEMFS_PASSPHRASE", "correct horse battery staple")
+            // The remembered commits go here, not into the real state folder.
+            .env("XDG_STATE_HOME", dir.path().join("state"))
             .env("MEMFS_SERVE_TOKENS", format!("bob {BOB}")),
     );
     let port = served.addr.strip_prefix("127.0.0.1:").expect("127.0.0.1");

@@ -86,6 +86,15 @@ impl EncryptedRepository {
         let mut referenced = HashSet::new();
         let head = match self.read_head().await {
             Ok(head) => head,
+            // Reported, and the head the store serves is checked all the same: the user
+            // needs to know what it holds before trusting it.
+            Err(e @ (Error::Fork { .. } | Error::Rollback { .. })) => {
+                report.problem(HEAD_PATH, "the head", e);
+                self.read_head_unverified().await.unwrap_or_else(|e| {
+                    report.problem(HEAD_PATH, "the head", e);
+                    None
+                })
+            }
             Err(e) => {
                 report.problem(HEAD_PATH, "the head", e);
                 None

@@ -65,6 +65,7 @@ impl EncryptedRepository {
             files: mutation.tree.totals().files,
             bytes: mutation.tree.totals().bytes,
             policy,
+            replaced: Vec::new(),
         };
         let commit_plain = serde_json::to_vec(&commit).expect("commit");
         let commit_id = self.keys.tree_address.address(&commit_plain);
@@ -126,7 +127,7 @@ impl EncryptedRepository {
             }
         }
         if let Some(w) = &self.watermark {
-            w.raise(generation)?;
+            w.raise(Mark { generation, commit: Some(commit_id) })?;
         }
         Ok(generation)
     }
@@ -139,7 +140,8 @@ impl EncryptedRepository {
         policy: Option<ObjectId>,
         root: ObjectId,
     ) -> HeadObject {
-        HeadObject { generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
+        let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
+        HeadObject { store_id, generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
     }
 
     /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,

@@ -7,7 +7,9 @@
 //!    `keep_days` (either keeps it; the head is always kept). The oldest kept commit becomes
 //!    the new horizon (it never moves back): history stops there, and the commits before it
 //!    become unreachable. Their ids stay in the kept commit's `parent` field, which is never
-//!    rewritten (that would change every later commit's id); walks stop at the horizon.
+//!    rewritten (that would change every later commit's id); walks stop at the horizon. The
+//!    cut commits (generation and id) join `gc.state`'s `cut` record, the newest
+//!    [`format::CUT_RECORD`] kept, for rollback and fork detection.
 //! 2. **Mark** every object reachable from the kept commits: the commits, every directory of
 //!    their trees, every file content. Any read error stops gc before it deletes anything.
 //! 3. **Sweep plan.** List `objects/`. An unreachable object that an earlier run recorded as
@@ -40,7 +42,7 @@ use object_store::{ObjectStoreExt, PutMode};
 
 use super::{EncryptedRepository, GC_STATE_PATH, now_ms, object_path, open_error};
 use crate::error::Error;
-use crate::format::{self, GcStateObject, HeadObject};
+use crate::format::{self, CommitAt, GcStateObject, HeadObject};
 use crate::head::HeadVersion;
 use crate::progress::Progress;
 
@@ -130,6 +132,18 @@ impl EncryptedRepository {
             progress.advance(1);
         }
         let horizon = retention(&commits, options).max(old.horizon);
+        // The commits cut now join the record of cut commits (newest kept), so that a client
+        // that remembers one of them still verifies the head (docs/SECURITY.md).
+        let mut cut = old.cut.clone();
+        cut.extend(
+            commits
+                .iter()
+                .filter(|c| c.generation < horizon)
+                .map(|c| CommitAt { generation: c.generation, commit: c.oid }),
+        );
+        cut.sort_by_key(|c| std::cmp::Reverse(c.generation));
+        cut.dedup_by_key(|c| c.generation);
+        cut.truncate(format::CUT_RECORD);
         commits.retain(|c| c.generation >= horizon);
         report.commits = commits.len() as u64;
         report.newest = head.generation;
@@ -166,7 +180,7 @@ impl EncryptedRepository {
         // 4. Record. The doomed objects' bytes first, to put back any a racing writer uses.
         let ids: Vec<ObjectId> = doomed.iter().map(|(id, _)| *id).collect();
         let saved = self.save(&ids).await?;
-        self.write_gc_state(state_version.as_ref(), &GcStateObject { horizon, pending }).await?;
+        self.write_gc_state(state_version.as_ref(), &GcStateObject { horizon, pending, cut }).await?;
 
         if saved.is_empty() {
             self.compact_log(&mut report, progress).await?;

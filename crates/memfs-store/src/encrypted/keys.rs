@@ -81,11 +81,17 @@ mod tests {
         EncryptedRepository::init(
             backend(),
             |m, id| KeySlots::with_slot(m, id, &pass, cheap()),
-            OpenOptions::default(),
+            OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
         )
         .await
         .unwrap();
-        let repo = EncryptedRepository::open(backend(), &pass, OpenOptions::default()).await.unwrap();
+        let repo = EncryptedRepository::open(
+            backend(),
+            &pass,
+            OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
+        )
+        .await
+        .unwrap();
         crate::conformance::check_repository(&repo).await;
         let objects_before = everything(store.as_ref()).await;
 
@@ -100,11 +106,24 @@ mod tests {
             vec![(SlotId::new(1), SlotKind::Passphrase), (added, SlotKind::KeyFile)]
         );
         // The key file opens the same store; then the passphrase slot goes.
-        EncryptedRepository::open(backend(), &file, OpenOptions::default()).await.unwrap();
+        EncryptedRepository::open(
+            backend(),
+            &file,
+            OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
+        )
+        .await
+        .unwrap();
         EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _| slots.remove_slot(SlotId::new(1)))
             .await
             .unwrap();
-        let refused = EncryptedRepository::open(backend(), &pass, OpenOptions::default()).await.err().unwrap();
+        let refused = EncryptedRepository::open(
+            backend(),
+            &pass,
+            OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
+        )
+        .await
+        .err()
+        .unwrap();
         assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::NoSlot { .. })), "{refused:?}");
         // The last slot cannot go.
         let last =

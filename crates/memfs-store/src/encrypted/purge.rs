@@ -30,7 +30,8 @@
 //!    A dry run ([`PurgeOptions::dry_run`]) stops here: the report says what the purge would
 //!    remove and delete, and nothing is written.
 //! 4. **Commit** one more commit on the rewritten chain, `{"command":"purge",…}`, deleting the
-//!    removed paths from the live tree, and swap the head to it by compare-and-swap against
+//!    removed paths from the live tree, recording in `replaced` the old id of every commit whose
+//!    id changed (so that a client that remembers one still verifies the new head), and swap the head to it by compare-and-swap against
 //!    `base` ([`Error::Conflict`] if it moved: nothing visible changed).
 //! 5. **Delete**, without a grace period, every object the old commits reached that the new
 //!    chain does not: the old commits, the directories that held the path, all of S. gc's
@@ -68,9 +69,9 @@ use memfs_crypt::ObjectKind;
 use self::graph::Graph;
 use self::record::{Context, follow, follow_commit_ids, rewrite_changes};
 use self::rewrite::Rewrite;
-use super::{EncryptedRepository, now_ms};
+use super::{EncryptedRepository, Mark, now_ms};
 use crate::error::Error;
-use crate::format::CommitObject;
+use crate::format::{CommitAt, CommitObject};
 use crate::progress::Progress;
 use crate::repository::Head;
 
@@ -267,6 +268,7 @@ impl EncryptedRepository {
         let mut new_ids: HashSet<ObjectId> = HashSet::new();
         let mut new_roots = Vec::with_capacity(kept.len());
         let mut renamed: HashMap<String, String> = HashMap::new();
+        let mut replaced = Vec::new();
         let mut parent = kept.first().and_then(|(_, c)| c.parent);
         // The trees before the commit at hand, old and rewritten; unknown for the oldest kept
         // commit when gc cut the history before it.
@@ -303,6 +305,7 @@ impl EncryptedRepository {
                     files: tree.1.files,
                     bytes: tree.1.bytes,
                     policy: c.policy,
+                    replaced: c.replaced.clone(),
                 };
                 let plain = serde_json::to_vec(&commit).expect("a commit serializes");
                 let id = self.keys.tree_address.address(&plain);
@@ -310,6 +313,9 @@ impl EncryptedRepository {
                 id
             };
             if id != *oid {
+                // Recorded in the purge commit: a client that remembers the old id still
+                // finds it in the history the new head descends from.
+                replaced.push(CommitAt { generation: c.generation, commit: *oid });
                 report.rewritten += 1;
                 renamed.insert(oid.to_hex(), id.to_hex());
             }
@@ -337,6 +343,7 @@ impl EncryptedRepository {
             files: newest.1.files,
             bytes: newest.1.bytes,
             policy: anchor.policy,
+            replaced,
         };
         let plain = serde_json::to_vec(&commit).expect("a commit serializes");
         let purge_id = self.keys.tree_address.address(&plain);
@@ -371,7 +378,7 @@ impl EncryptedRepository {
             }
         }
         if let Some(w) = &self.watermark {
-            w.raise(generation)?;
+            w.raise(Mark { generation, commit: Some(purge_id) })?;
         }
         report.generation = generation;
 

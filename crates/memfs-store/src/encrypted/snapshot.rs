@@ -4,9 +4,22 @@
 
 use super::*;
 
+/// How many commits back a head is followed to find the commit this client remembers: a
+/// client that has not opened the store for more commits than this gets a fork error and
+/// must trust the head explicitly (docs/SECURITY.md). Each step reads one commit (cached
+/// after), so the walk costs at most this many reads, once.
+const FORK_WALK: u64 = 16384;
+
 impl EncryptedRepository {
+    /// Seals a head, with this store's id in it (format 6), whatever the head it was copied
+    /// from carried.
     pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
-        let plain = serde_json::to_vec(head).expect("head serializes");
+        let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
+        let plain = match head.store_id == store_id {
+            true => serde_json::to_vec(head),
+            false => serde_json::to_vec(&HeadObject { store_id, ..head.clone() }),
+        }
+        .expect("head serializes");
         Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
     }
 
@@ -22,22 +35,112 @@ impl EncryptedRepository {
         &self,
         max_age: Option<Duration>,
     ) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
-        let floor = self.watermark.as_ref().map(Watermark::floor).transpose()?;
+        self.load_head_as(max_age, self.watermark.as_ref()).await
+    }
+
+    /// The head as the store serves it, not checked against the commit this client
+    /// remembers: what `check` examines after reporting a rollback or fork.
+    pub(super) async fn read_head_unverified(&self) -> Result<Option<(HeadObject, HeadVersion)>, Error> {
+        Ok(self.load_head_as(None, None).await?.map(|(head, version)| (HeadObject::clone(&head), version)))
+    }
+
+    async fn load_head_as(
+        &self,
+        max_age: Option<Duration>,
+        watermark: Option<&Watermark>,
+    ) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
+        let floor = watermark.map(Watermark::floor).transpose()?;
         let read = match max_age {
             Some(age) => self.head.read_within(age).await?,
             None => self.head.read().await?,
         };
         let Some((bytes, version)) = read else {
-            if let (Some(w), Some(floor)) = (&self.watermark, floor) {
-                w.observe(floor, 0)?;
+            if let (Some(w), Some(floor)) = (watermark, floor) {
+                self.verify(w, floor, Mark { generation: 0, commit: None }).await?;
             }
             return Ok(None);
         };
         let head = self.open_head(&bytes)?;
-        if let (Some(w), Some(floor)) = (&self.watermark, floor) {
-            w.observe(floor, head.generation)?;
+        if let (Some(w), Some(floor)) = (watermark, floor) {
+            self.verify(w, floor, Mark { generation: head.generation, commit: Some(head.commit) }).await?;
         }
         Ok(Some((head, version)))
+    }
+
+    /// Accepts the head `served` only if it is the commit `floor` this client remembers or
+    /// descends from it (or the user trusted it: [`OpenOptions::trust_head`]), then
+    /// remembers it. A head older than `floor` is a rollback, any other a fork.
+    async fn verify(&self, w: &Watermark, floor: Mark, served: Mark) -> Result<(), Error> {
+        if served == floor {
+            return Ok(());
+        }
+        let accepted = match (floor.commit, served.commit) {
+            _ if served.generation < floor.generation => false,
+            // Remembered before format 6 (a generation only): nothing more to compare.
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(remembered), Some(commit)) => {
+                self.descends(commit, served.generation, remembered, floor.generation).await?
+            }
+        };
+        if accepted {
+            return w.raise(served);
+        }
+        if let (Some(trusted), Some(commit)) = (&self.trust_head, served.commit)
+            && trusted.len() >= crate::MIN_PREFIX
+            && commit.to_hex().starts_with(&trusted.to_ascii_lowercase())
+        {
+            return w.replace(served);
+        }
+        let short = |m: Mark| m.commit.map_or_else(|| "(none)".to_owned(), |c| c.to_hex()[..12].to_owned());
+        let (remembered, remembered_generation) = (short(floor), floor.generation);
+        let (served_id, served_generation) = (short(served), served.generation);
+        Err(match served.generation < floor.generation {
+            true => Error::Rollback { remembered, remembered_generation, served: served_id, served_generation },
+            false => Error::Fork { remembered, remembered_generation, served: served_id, served_generation },
+        })
+    }
+
+    /// Whether the commit `at` (at `generation`) is `ancestor` (at `floor`) or descends from
+    /// it: its parents are followed down to `floor`, at most [`FORK_WALK`] commits. A purge
+    /// commit passed on the way names the commits it rewrote (their old ids count as the new
+    /// ones); below gc's horizon, where the commits are gone, `gc.state` names the ones it cut.
+    async fn descends(
+        &self,
+        mut at: ObjectId,
+        mut generation: u64,
+        ancestor: ObjectId,
+        floor: u64,
+    ) -> Result<bool, Error> {
+        if generation - floor > FORK_WALK {
+            return Ok(false);
+        }
+        let mut aliases = Vec::new();
+        while generation > floor {
+            let commit = match self.commit_object(&at).await {
+                Ok(c) => c,
+                Err(Error::MissingObject { .. }) => return self.cut(at, generation, ancestor, floor).await,
+                Err(e) => return Err(e),
+            };
+            if commit.generation != generation {
+                return Ok(false);
+            }
+            aliases.extend(commit.replaced.iter().filter(|r| r.generation == floor).map(|r| r.commit));
+            let Some(parent) = commit.parent else { return Ok(false) };
+            at = parent;
+            generation -= 1;
+        }
+        Ok(id_eq(&at, &ancestor) || aliases.iter().any(|a| id_eq(a, &ancestor)))
+    }
+
+    /// Whether `gc.state`'s record of cut commits holds both the missing commit `at` (at
+    /// `generation`) and `ancestor` (at `floor`): commits of one chain, so one descends from
+    /// the other. Both must match, or an old `gc.state` of the true history served beside a
+    /// forked head would vouch for it.
+    async fn cut(&self, at: ObjectId, generation: u64, ancestor: ObjectId, floor: u64) -> Result<bool, Error> {
+        let Some((state, _)) = self.read_gc_state().await? else { return Ok(false) };
+        let has = |g: u64, id: &ObjectId| state.cut.iter().any(|c| c.generation == g && id_eq(&c.commit, id));
+        Ok(has(generation, &at) && has(floor, &ancestor))
     }
 
     pub(super) fn parsed_head(&self) -> std::sync::MutexGuard<'_, Option<(Bytes, Arc<HeadObject>)>> {
@@ -57,6 +160,10 @@ impl EncryptedRepository {
             self.keys.objects.open(ObjectKind::Head, &head_id(), bytes).map_err(|e| open_error(e, HEAD_PATH.into()))?;
         let head: HeadObject =
             serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        // Absent in a head written before format 6 (docs/FORMAT.md, "Versioning").
+        if head.store_id.as_ref().is_some_and(|id| *id != self.store_id) {
+            return Err(Error::ForeignHead);
+        }
         self.prime(&head)?;
         let head = Arc::new(head);
         *self.parsed_head() = Some((bytes.clone(), head.clone()));

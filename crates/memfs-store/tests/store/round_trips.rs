@@ -15,7 +15,9 @@ use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node
 use memfs_crypt::{MasterKey, ObjectKind};
 use memfs_store::fault::{FaultStore, OpCounts};
 use memfs_store::log_store::LogStore;
-use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, HEAD_SNAPSHOT_BYTES, OpenOptions, Repository};
+use memfs_store::{
+    Backend, CommitInfo, EncryptedRepository, Error, HEAD_SNAPSHOT_BYTES, OpenOptions, Repository, StateDir,
+};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
@@ -39,11 +41,11 @@ async fn open_with(store: &Counted, options: OpenOptions) -> EncryptedRepository
 
 /// A new client with empty caches.
 async fn cold(store: &Counted) -> EncryptedRepository {
-    open_with(store, OpenOptions::default()).await
+    open_with(store, OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }).await
 }
 
 fn stale_ok(bound: Duration) -> OpenOptions {
-    OpenOptions { max_staleness: Some(bound), ..Default::default() }
+    OpenOptions { max_staleness: Some(bound), state_dir: StateDir::Off, ..Default::default() }
 }
 
 /// Runs `input` and returns its answer and the operations it cost.
@@ -185,9 +187,13 @@ async fn the_head_read_is_conditional_on_every_backend_kind() {
     let store = Arc::new(FaultStore::new(LogStore::open(dir.path().join("store")).unwrap()));
     let repo = init(Backend::ObjectStore(store.clone()), None).await.unwrap();
     run(&repo, &create("/memories/a.md", "alpha\n")).await.unwrap();
-    let fresh = EncryptedRepository::open(Backend::ObjectStore(store.clone()), &credential(), OpenOptions::default())
-        .await
-        .unwrap();
+    let fresh = EncryptedRepository::open(
+        Backend::ObjectStore(store.clone()),
+        &credential(),
+        OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() },
+    )
+    .await
+    .unwrap();
     // The first view too: the head carries the content.
     for expected in [1, 1, 1] {
         let before = store.plan().counts();
@@ -401,7 +407,8 @@ async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
     // Contents come from the store or the disk cache, not from the head.
     drop_inline_contents(&store).await;
     let cache = tempfile::tempdir().unwrap();
-    let with_cache = || OpenOptions { cache_dir: Some(cache.path().to_owned()), ..Default::default() };
+    let with_cache =
+        || OpenOptions { cache_dir: Some(cache.path().to_owned()), state_dir: StateDir::Off, ..Default::default() };
 
     let first = open_with(&store, with_cache()).await;
     let (_, cost) = counting(&store, &first, view("/memories/notes/b.md")).await;

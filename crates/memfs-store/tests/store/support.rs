@@ -23,7 +23,9 @@ pub(crate) fn credential() -> Credential {
 }
 
 fn options(state_dir: Option<&Path>) -> OpenOptions {
-    OpenOptions { state_dir: state_dir.map(Path::to_path_buf), display: "test-store".into(), ..Default::default() }
+    // Never the platform's folder: a test turns detection off or names its own folder.
+    let state_dir = state_dir.map_or(memfs_store::StateDir::Off, |d| memfs_store::StateDir::At(d.to_path_buf()));
+    OpenOptions { state_dir, display: "test-store".into(), ..Default::default() }
 }
 
 /// Creates a store on `backend`.

@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use memfs::StateDir;
 use memfs::history::Shown;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Memfs, OpenOptions, Stats};
 use memfs_core::{Dir, Mutation, ObjectId};
@@ -141,7 +142,7 @@ async fn store(backend: &str) -> (Memfs, Option<tempfile::TempDir>) {
     } else {
         let (location, dir) = persistent_location(backend).expect("the backend's variables");
         Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("init");
-        let options = OpenOptions { credential: Some(key()), ..Default::default() };
+        let options = OpenOptions { credential: Some(key()), state_dir: StateDir::Off, ..Default::default() };
         (Memfs::open(&location, options).await.expect("open"), dir)
     };
     let created = fs.call(&json!({"command": "create", "path": PATH, "file_text": ORIGINAL})).await;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use memfs::StateDir;
 use memfs::history;
 use memfs::{Credential, Dialect, KdfParams, Memfs, OpenOptions, Policy, ToolResult};
 use memfs_core::{Command, Dir, DirRef, Node, ObjectId, Resolver, Tree};
@@ -695,7 +696,13 @@ fn passphrase() -> Credential {
 
 /// Opens the local store at `url` (made by [`Memfs::init`]) as another process would.
 async fn open_local(url: &str, dialect: Dialect) -> Store {
-    let options = OpenOptions { dialect, credential: Some(passphrase()), today: Some(DAY), ..OpenOptions::default() };
+    let options = OpenOptions {
+        dialect,
+        credential: Some(passphrase()),
+        today: Some(DAY),
+        state_dir: StateDir::Off,
+        ..OpenOptions::default()
+    };
     Store { fs: Memfs::open(url, options).await.unwrap(), dialect }
 }
 

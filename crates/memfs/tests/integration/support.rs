@@ -1,6 +1,7 @@
 //! Shared helpers: exact text assertions and a store wrapper that checks results and reads
 //! the tree back.
 
+use memfs::StateDir;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions, ToolResult};
 use serde_json::{Value, json};
 
@@ -81,7 +82,7 @@ impl Mem {
         });
         let key = || Credential::KeyFile(KeyFile::from_bytes([0x42; 32]));
         Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("the test store initialises");
-        let options = OpenOptions { dialect, credential: Some(key()), ..Default::default() };
+        let options = OpenOptions { dialect, credential: Some(key()), state_dir: StateDir::Off, ..Default::default() };
         let fs = Memfs::open(&location, options).await.expect("the test store opens");
         assert_eq!(fs.dialect(), dialect);
         Mem { fs, dialect, _dir: dir }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use futures::TryStreamExt;
+use memfs::StateDir;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions};
 use memfs_store::cloud::{self, CloudUrl};
 use memfs_store::log_store::LogStore;
@@ -67,8 +68,16 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 async fn open(location: &Location, credential: Credential) -> Result<Memfs, memfs::Error> {
-    Memfs::open(location, OpenOptions { dialect: Dialect::Spec, credential: Some(credential), ..Default::default() })
-        .await
+    Memfs::open(
+        location,
+        OpenOptions {
+            dialect: Dialect::Spec,
+            credential: Some(credential),
+            state_dir: StateDir::Off,
+            ..Default::default()
+        },
+    )
+    .await
 }
 
 #[tokio::test]

@@ -223,7 +223,7 @@ async fn purges_a_local_folder_down_to_its_bytes() {
     let repo = EncryptedRepository::init(
         backend(),
         |master, id| memfs_crypt::KeySlots::with_key_file(master, id, &key),
-        OpenOptions::default(),
+        OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
     )
     .await
     .unwrap();
@@ -256,9 +256,13 @@ async fn purges_a_local_folder_down_to_its_bytes() {
     assert!(after.keys().all(|id| contains(&raw, &id.to_hex())));
 
     // A new client (no caches) sees the same.
-    let fresh = EncryptedRepository::open(backend(), &memfs_crypt::Credential::KeyFile(key), OpenOptions::default())
-        .await
-        .unwrap();
+    let fresh = EncryptedRepository::open(
+        backend(),
+        &memfs_crypt::Credential::KeyFile(key),
+        OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
+    )
+    .await
+    .unwrap();
     assert_purged(&fresh, &report, &deleted).await;
 }
 

@@ -239,7 +239,7 @@ async fn a_writer_reusing_a_doomed_object_keeps_it() {
     let repo = EncryptedRepository::init(
         Backend::ObjectStore(store.clone()),
         |master, id| memfs_crypt::KeySlots::with_key_file(master, id, &key),
-        OpenOptions::default(),
+        OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
     )
     .await
     .unwrap();

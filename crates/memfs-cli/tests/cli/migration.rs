@@ -1,0 +1,137 @@
+//! Stores written by an earlier format open with this binary and are migrated
+//! (docs/FORMAT.md, "Versioning"): each fixture of `tests/fixtures` (read its README) is
+//! copied into a temporary folder, given the modes git does not keep, and opened.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use object_store::ObjectStoreExt;
+use serde_json::Value;
+
+use crate::support::{assert_text, text};
+
+/// A copy of `tests/fixtures/{name}` in a temporary folder, 0700 folders and 0600 files.
+fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir(to).unwrap();
+        std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o700)).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+        }
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    copy(&source, &root);
+    (dir, root)
+}
+
+fn memfs(home: &Path, root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("MEMFS_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("HOME", home.join("home"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .arg("--store")
+        .arg(format!("file://{}", root.join("store").display()))
+        .arg("--key-file")
+        .arg(root.join("store.key"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+#[track_caller]
+fn ok(home: &Path, root: &Path, args: &[&str]) -> String {
+    let out = memfs(home, root).args(args).output().unwrap();
+    assert!(out.status.success(), "memfs {args:?}: {}", text(&out.stderr));
+    assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
+    text(&out.stdout)
+}
+
+/// `memfs.keys` as the store folder holds it, read through the log's format.
+fn keys(root: &Path) -> Value {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let log = memfs_store::log_store::LogStore::open(root.join("store")).unwrap();
+    let bytes = runtime.block_on(async {
+        log.get(&object_store::path::Path::from("memfs.keys")).await.unwrap().bytes().await.unwrap()
+    });
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The history both fixtures hold (tests/fixtures/README.md), without times.
+const HISTORY: &str = "\
+@6 delete /memories/tmp.md
+@5 create /memories/tmp.md
+@4 rename /memories/projects/plan.md /memories/projects/roadmap.md
+@3 str_replace /memories/notes.md
+@2 create /memories/projects/plan.md
+@1 create /memories/notes.md
+";
+
+/// `memfs log`'s first lines, without the id and time.
+fn history(log: &str) -> String {
+    log.lines()
+        .filter(|l| l.starts_with('@'))
+        .map(|l| {
+            let words: Vec<&str> = l.split(' ').collect();
+            format!("{} {}\n", words[0], words[4..].join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_format_5_store_opens_and_is_migrated_to_format_6() {
+    let (dir, root) = fixture("format-5");
+    let home = dir.path().join("client");
+    assert_eq!(keys(&root)["version"], 5);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_eq!(keys(&root)["version"], 6, "the first open with a credential migrates memfs.keys");
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("roadmap", &ok(&home, &root, &["show", "HEAD:/memories/projects/roadmap.md"]), "step one\n");
+    assert_text(
+        "the tree",
+        &ok(&home, &root, &["show", "HEAD:/memories"]),
+        &ok(&home, &root, &["show", "@6:/memories"]),
+    );
+    // A commit after the migration, and a sound store.
+    let out = memfs(&home, &root)
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            writeln!(
+                child.stdin.take().unwrap(),
+                r#"{{"command":"create","path":"/memories/after.md","file_text":"six"}}"#
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    assert!(ok(&home, &root, &["log", "--limit", "1"]).starts_with("@7 "));
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
+#[test]
+fn the_format_6_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-6");
+    let home = dir.path().join("client");
+    assert_eq!(keys(&root)["version"], 6);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
