@@ -10,8 +10,10 @@ use libfuzzer_sys::fuzz_target;
 use memfs_store::log_store::LogStore;
 use object_store::{ObjectStore, ObjectStoreExt, path::Path};
 
+/// In memory where there is a tmpfs (a writer's syncs cost nothing there).
 static DIR: LazyLock<tempfile::TempDir> = LazyLock::new(|| {
-    let dir = tempfile::tempdir().expect("a temporary folder");
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("a temporary folder");
     std::fs::create_dir(dir.path().join("log")).expect("the log folder");
     dir
 });
