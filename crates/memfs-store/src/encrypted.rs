@@ -53,6 +53,8 @@ use crate::rollback::Watermark;
 
 mod check;
 mod commit;
+#[doc(hidden)]
+pub(crate) mod fuzzing;
 mod gc;
 mod history;
 mod keys;

@@ -20,6 +20,8 @@ mod encrypted;
 mod error;
 pub mod fault;
 mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod head;
 mod local_fs;
 pub mod log_store;

@@ -109,6 +109,8 @@
 //! [`ObjectStore`]: object_store::ObjectStore
 
 mod error;
+#[doc(hidden)]
+pub(crate) mod fuzzing;
 mod record;
 mod segment;
 mod state;
