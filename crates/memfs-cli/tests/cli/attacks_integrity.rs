@@ -372,7 +372,7 @@ fn purge_by_one_client_raises_no_alarm_in_another() {
         alice.create(&site, "/memories/keep.md");
         // Bob remembers @2, whose id the purge changes (its parent is rewritten).
         let (_, before) = newest(&bob, &site);
-        alice.ok(&site, &["purge", "/memories/secret.md"]);
+        alice.ok(&site, &["purge", "--yes", "/memories/secret.md"]);
         let log = bob.ok(&site, &["log"]);
         let (at, after) = newest(&bob, &site);
         assert_eq!(at, "@3", "{log}");

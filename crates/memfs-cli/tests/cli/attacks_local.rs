@@ -210,7 +210,7 @@ fn gc_and_purge_unlink_a_link_at_the_next_segment_and_write_nothing_through_it()
 
     // purge compacts too.
     link(&v.keys(), &v.next_tmp());
-    let (out, before) = v.compacting(&["purge", "/memories/secret.md"]);
+    let (out, before) = v.compacting(&["purge", "--yes", "/memories/secret.md"]);
     let line = compacted(before, &v.dir());
     assert!(out.lines().any(|l| format!("{l}\n") == line), "purge printed {out:?}, not {line:?}");
     v.assert_untouched();

@@ -54,7 +54,8 @@ impl Keys {
     /// The store of `master`, with empty caches.
     pub fn new(master: &MasterKey) -> Self {
         let conn = connect(Backend::Memory).expect("an in-memory store connects");
-        Keys(EncryptedRepository::assemble(conn, master, String::new(), OpenOptions::default()))
+        let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
+        Keys(EncryptedRepository::assemble(conn, master, String::new(), options).expect("no state to open"))
     }
 
     /// The head's plaintext, as [`EncryptedRepository::open_head`] takes it once the AEAD has
