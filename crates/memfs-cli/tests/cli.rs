@@ -2,10 +2,10 @@
 
 #[path = "cli/agent.rs"]
 mod agent;
-#[path = "cli/attacks_local.rs"]
-mod attacks_local;
 #[path = "cli/attacks_integrity.rs"]
 mod attacks_integrity;
+#[path = "cli/attacks_local.rs"]
+mod attacks_local;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]

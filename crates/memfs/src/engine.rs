@@ -429,3 +429,16 @@ const _: () = {
     const fn send_sync<T: Send + Sync + 'static>() {}
     send_sync::<Memfs>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rollback and fork detection is on unless the caller turns it off (issue 14): both the
+    /// library's options and the store's default to the platform's state folder.
+    #[test]
+    fn rollback_detection_is_on_by_default() {
+        assert_eq!(OpenOptions::default().state_dir, StateDir::Platform);
+        assert_eq!(StoreOpenOptions::default().state_dir, StateDir::Platform);
+    }
+}
