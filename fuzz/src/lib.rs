@@ -34,8 +34,8 @@ pub fn master() -> &'static MasterKey {
     })
 }
 
-/// A current-thread runtime, built once.
+/// A current-thread runtime with timers (`memfs serve` bounds each request in time), built once.
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().build().expect("a runtime"))
+    RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime"))
 }
