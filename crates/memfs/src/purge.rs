@@ -74,23 +74,7 @@ pub fn render_purged(r: &PurgeReport) -> String {
         return render_plan(r);
     }
     let mut out = format!("@{}: purged {}\n", r.generation, r.path);
-    for path in &r.removed {
-        let _ = writeln!(out, "  D {path}");
-    }
-    history_copies(&mut out, r, "removed");
-    let _ = write!(
-        out,
-        "removed {} from {} of {} ({} rewritten)",
-        plural(r.versions, "version", "versions"),
-        r.changed,
-        plural(r.commits, "commit", "commits"),
-        r.rewritten
-    );
-    if r.unreachable_commits > 0 {
-        let _ =
-            write!(out, "; searched {}", plural(r.unreachable_commits, "unreachable commit", "unreachable commits"));
-    }
-    out.push('\n');
+    removals(&mut out, r, "removed");
     let _ = writeln!(
         out,
         "deleted: {} ({})",
@@ -132,14 +116,31 @@ pub fn render_purged(r: &PurgeReport) -> String {
     out
 }
 
-/// The paths other than the purged one whose history copies go (or went) with it.
-fn history_copies(out: &mut String, r: &PurgeReport, verb: &str) {
+/// What a purge removes (`verb`: "removed") or would remove ("would remove"): the live
+/// paths, the other paths whose history copies go with it, and the versions and commits.
+fn removals(out: &mut String, r: &PurgeReport, verb: &str) {
+    for path in &r.removed {
+        let _ = writeln!(out, "  D {path}");
+    }
     if !r.history_copies.is_empty() {
         let _ = writeln!(out, "{verb} from history, where these paths held the same content:");
         for path in &r.history_copies {
             let _ = writeln!(out, "  {path}");
         }
     }
+    let _ = write!(
+        out,
+        "{verb} {} from {} of {} ({} rewritten)",
+        plural(r.versions, "version", "versions"),
+        r.changed,
+        plural(r.commits, "commit", "commits"),
+        r.rewritten
+    );
+    if r.unreachable_commits > 0 {
+        let _ =
+            write!(out, "; searched {}", plural(r.unreachable_commits, "unreachable commit", "unreachable commits"));
+    }
+    out.push('\n');
 }
 
 /// What `memfs purge --dry-run` prints (and what the question before a purge shows): what the
@@ -153,23 +154,7 @@ fn history_copies(out: &mut String, r: &PurgeReport, verb: &str) {
 /// ```
 pub fn render_plan(r: &PurgeReport) -> String {
     let mut out = format!("would purge {} as @{}:\n", r.path, r.generation);
-    for path in &r.removed {
-        let _ = writeln!(out, "  D {path}");
-    }
-    history_copies(&mut out, r, "would remove");
-    let _ = write!(
-        out,
-        "would remove {} from {} of {} ({} rewritten)",
-        plural(r.versions, "version", "versions"),
-        r.changed,
-        plural(r.commits, "commit", "commits"),
-        r.rewritten
-    );
-    if r.unreachable_commits > 0 {
-        let _ =
-            write!(out, "; searched {}", plural(r.unreachable_commits, "unreachable commit", "unreachable commits"));
-    }
-    out.push('\n');
+    removals(&mut out, r, "would remove");
     let _ = writeln!(
         out,
         "would delete: {} ({}), including {}",
