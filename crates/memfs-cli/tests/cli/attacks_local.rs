@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{all_segments, assert_text, log_entries, log_segments, text};
+use crate::support::{all_segments, append_put, assert_text, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "attacks test passphrase";
 /// What the attacker points links at: a stand-in for `~/.ssh/authorized_keys`.
@@ -218,30 +218,12 @@ fn gc_and_purge_unlink_a_link_at_the_next_segment_and_write_nothing_through_it()
     assert!(answer.contains("alpha"), "{answer}");
 }
 
-/// Appends to the last segment a put record of `path` with `len` zero bytes, valid by the
-/// format (docs/FORMAT.md, the local folder's log): its checksum is no secret.
-fn forge_record(store: &Path, path: &str, len: usize) {
-    let record_len = 21 + path.len() + len + 16;
-    let mut r = Vec::with_capacity(record_len);
-    r.extend_from_slice(&(record_len as u32).to_le_bytes());
-    r.extend_from_slice(&(!(record_len as u32)).to_le_bytes());
-    r.push(1);
-    r.extend_from_slice(&1_700_000_000_000u64.to_le_bytes());
-    r.extend_from_slice(&(path.len() as u32).to_le_bytes());
-    r.extend_from_slice(path.as_bytes());
-    r.resize(record_len - 16, 0);
-    let sum = blake3::hash(&r);
-    r.extend_from_slice(&sum.as_bytes()[..16]);
-    let last = &log_segments(store)[log_segments(store).len() - 1];
-    std::fs::OpenOptions::new().append(true).open(last).expect("open a segment").write_all(&r).expect("append");
-}
-
 #[test]
 fn a_segment_roll_over_unlinks_a_link_at_the_next_segment() {
     let v = Victim::new();
     // A segment is full at 64 MiB: the attacker fills the last one with a record the store
     // above ignores, and plants the link the victim's next write would follow.
-    forge_record(&v.dir(), "padding", 64 << 20);
+    append_put(&v.dir(), "padding", &vec![0; 64 << 20]);
     let segments = all_segments(&v.dir()).len();
     let tmp = v.next_tmp();
     link(&v.keys(), &tmp);

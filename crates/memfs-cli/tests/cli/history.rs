@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{LogEntry, all_segments, assert_text, log_entries, log_segments, text};
+use crate::support::{LogEntry, all_segments, assert_text, checksum, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "history test passphrase";
 
@@ -146,8 +146,7 @@ fn swap_data(bytes: &[u8], a: &LogEntry, b: &LogEntry) -> Vec<u8> {
         let fields = &bytes[e.record.start + 8..e.data.start]; // op, time, path_len, path
         let len = (8 + fields.len() + data.len() + 16) as u32;
         let mut r = [&len.to_le_bytes()[..], &(!len).to_le_bytes(), fields, data].concat();
-        let sum = blake3::hash(&r);
-        r.extend_from_slice(&sum.as_bytes()[..16]);
+        r.extend_from_slice(&checksum(&r));
         r
     };
     [
@@ -470,8 +469,8 @@ fn check_names_every_tampered_object() {
         );
         // With the checksum forged to match, the log serves it, and the object fails its
         // authentication, by name.
-        let sum = blake3::hash(&bad[entry.record.start..entry.record.end - 16]);
-        bad[entry.record.end - 16..entry.record.end].copy_from_slice(&sum.as_bytes()[..16]);
+        let sum = checksum(&bad[entry.record.start..entry.record.end - 16]);
+        bad[entry.record.end - 16..entry.record.end].copy_from_slice(&sum);
         std::fs::write(&segment, &bad).expect("write the segment");
         let out = s.run(&["check", "--read-data"]);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));

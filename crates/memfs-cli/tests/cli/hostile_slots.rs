@@ -7,11 +7,11 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{all_segments, assert_text, log_entries, text};
+use crate::support::{append_put, assert_text, log_entries, text};
 
 const PASSPHRASE: &str = "hostile slots test passphrase";
 
@@ -64,25 +64,6 @@ fn hostile(keys: &[u8], copies: u32, costs: Option<(u32, u32)>) -> Vec<u8> {
     slots.push(first);
     json["slots"]["slots"] = Value::Array(slots);
     serde_json::to_vec(&json).expect("serialize")
-}
-
-/// Appends a put of `path` with `data` to the last segment of the log in folder `store`, the
-/// way any writer of the folder can (the record format of crates/memfs-store/src/log_store.rs).
-fn append_put(store: &Path, path: &str, data: &[u8]) {
-    let time = SystemTime::now().duration_since(UNIX_EPOCH).expect("time").as_millis() as u64;
-    let len = (21 + path.len() + data.len() + 16) as u32;
-    let mut record = Vec::new();
-    record.extend_from_slice(&len.to_le_bytes());
-    record.extend_from_slice(&(!len).to_le_bytes());
-    record.push(1);
-    record.extend_from_slice(&time.to_le_bytes());
-    record.extend_from_slice(&(path.len() as u32).to_le_bytes());
-    record.extend_from_slice(path.as_bytes());
-    record.extend_from_slice(data);
-    let checksum = blake3::hash(&record);
-    record.extend_from_slice(&checksum.as_bytes()[..16]);
-    let (_, last) = all_segments(store).pop().expect("a segment");
-    std::fs::OpenOptions::new().append(true).open(last).expect("open the segment").write_all(&record).expect("append");
 }
 
 /// Rewrites `memfs.keys` of the local store folder `store` with `change`.

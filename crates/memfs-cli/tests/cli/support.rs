@@ -128,3 +128,30 @@ pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
     }
     live
 }
+
+/// The checksum that ends a log record: the first 16 bytes of BLAKE3 over everything before
+/// it. It is not a MAC: whoever can write the folder can forge one, which the attacks do.
+pub(crate) fn checksum(record: &[u8]) -> [u8; CHECKSUM_LEN] {
+    blake3::hash(record).as_bytes()[..CHECKSUM_LEN].try_into().expect("16 bytes")
+}
+
+/// Appends to the last segment of the log in the store folder `store` a put (op 1) of `path`
+/// with `data`, valid by the format, as any writer of the folder can.
+pub(crate) fn append_put(store: &Path, path: &str, data: &[u8]) {
+    let len = (21 + path.len() + data.len() + CHECKSUM_LEN) as u32;
+    let time = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("time").as_millis() as u64;
+    let mut record = [
+        &len.to_le_bytes()[..],
+        &(!len).to_le_bytes(),
+        &[1],
+        &time.to_le_bytes(),
+        &(path.len() as u32).to_le_bytes(),
+        path.as_bytes(),
+        data,
+    ]
+    .concat();
+    record.extend_from_slice(&checksum(&record));
+    let (_, last) = all_segments(store).pop().expect("a segment");
+    let mut segment = std::fs::OpenOptions::new().append(true).open(last).expect("open the last segment");
+    std::io::Write::write_all(&mut segment, &record).expect("append a record");
+}
