@@ -154,13 +154,8 @@ impl EncryptedRepository {
         if head.generation < generation || head.generation - generation > LANDED_WALK {
             return false;
         }
-        let mut at = head.commit;
-        for _ in generation..head.generation {
-            match self.commit_object(&at).await {
-                Ok(CommitObject { parent: Some(parent), .. }) => at = parent,
-                _ => return false,
-            }
-        }
-        id_eq(&at, commit)
+        // The walk of fork detection: it also knows purge's and gc's records of rewritten and
+        // cut commits.
+        self.descends(head.commit, head.generation, *commit, generation).await.unwrap_or(false)
     }
 }

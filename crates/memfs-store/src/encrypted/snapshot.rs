@@ -105,7 +105,7 @@ impl EncryptedRepository {
     /// it: its parents are followed down to `floor`, at most [`FORK_WALK`] commits. A purge
     /// commit passed on the way names the commits it rewrote (their old ids count as the new
     /// ones); below gc's horizon, where the commits are gone, `gc.state` names the ones it cut.
-    async fn descends(
+    pub(super) async fn descends(
         &self,
         mut at: ObjectId,
         mut generation: u64,
