@@ -6,7 +6,7 @@ use secrecy::SecretString;
 use zeroize::Zeroize;
 
 use crate::keyfile::KeyFile;
-use crate::slot::SlotKind;
+use crate::slot_id::SlotKind;
 
 /// Something that unlocks a store. `Debug` prints only the kind.
 ///

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::slot::{SlotId, SlotKind};
+use crate::slot_id::{SlotId, SlotKind};
 
 /// A cryptographic operation failed.
 #[derive(Debug, Error)]

@@ -6,39 +6,37 @@ use zeroize::ZeroizeOnDrop;
 use crate::derive;
 use crate::error::Error;
 use crate::seal::ObjectKey;
+use crate::secret::Secret32;
 
 /// A store's 256-bit master key. Zeroized on drop (`ZeroizeOnDrop`, no public `zeroize`); no
 /// `Debug`, `Display`, `Clone` or `AsRef<[u8]>`.
-#[derive(ZeroizeOnDrop)]
-pub struct MasterKey([u8; 32]);
+pub struct MasterKey(Secret32);
 
 impl MasterKey {
     /// A fresh random key from the operating system.
     pub fn generate() -> Result<Self, Error> {
-        let mut key = MasterKey([0; 32]);
-        getrandom::fill(&mut key.0).map_err(|_| Error::Random)?;
-        Ok(key)
+        Secret32::random().map(MasterKey)
     }
 
     /// Takes ownership of key bytes; the caller should zeroize its own copy.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        MasterKey(bytes)
+        MasterKey(Secret32::new(bytes))
     }
 
     /// The key that names content objects (blobs).
     pub fn address_key(&self) -> AddressKey {
-        AddressKey(*derive::subkey(derive::ADDRESS_CONTEXT, &self.0))
+        AddressKey(*derive::subkey(derive::ADDRESS_CONTEXT, self.0.expose()))
     }
 
     /// The key that names directories and commits: another key than blobs', so a file whose
     /// content equals a directory's serialization never shares that directory's id.
     pub fn tree_address_key(&self) -> AddressKey {
-        AddressKey(*derive::subkey(derive::TREE_ADDRESS_CONTEXT, &self.0))
+        AddressKey(*derive::subkey(derive::TREE_ADDRESS_CONTEXT, self.0.expose()))
     }
 
     /// The key that seals and opens objects.
     pub fn object_key(&self) -> ObjectKey {
-        ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, &self.0))
+        ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, self.0.expose()))
     }
 
     /// A key copied from `bytes` straight into its final place, if they are 32 bytes.
@@ -46,16 +44,19 @@ impl MasterKey {
         if bytes.len() != 32 {
             return None;
         }
-        let mut key = MasterKey([0; 32]);
-        key.0.copy_from_slice(bytes);
+        let mut key = MasterKey(Secret32::zeroed());
+        key.0.expose_mut().copy_from_slice(bytes);
         Some(key)
     }
 
     /// The key bytes, for wrapping in a key slot and for derivations. Never leaves the crate.
     pub(crate) fn expose(&self) -> &[u8; 32] {
-        &self.0
+        self.0.expose()
     }
 }
+
+// Its one field zeroizes itself on drop.
+impl ZeroizeOnDrop for MasterKey {}
 
 /// Names objects by a keyed BLAKE3 hash of their plaintext: equal contents get equal names
 /// within a store, and someone without the key cannot confirm a guessed content from a name.

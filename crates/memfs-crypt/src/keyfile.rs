@@ -14,6 +14,7 @@ use zeroize::{ZeroizeOnDrop, Zeroizing};
 use crate::derive;
 use crate::error::Error;
 use crate::hex;
+use crate::secret::Secret32;
 
 /// A key file's 32 bytes. Zeroized on drop; `Debug` is redacted; no `Clone`, no `AsRef<[u8]>`.
 ///
@@ -26,20 +27,17 @@ use crate::hex;
 /// assert!(KeyFile::generate()?.write_new(&path).is_err()); // never overwrites
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(ZeroizeOnDrop)]
-pub struct KeyFile([u8; 32]);
+pub struct KeyFile(Secret32);
 
 impl KeyFile {
     /// A fresh key from the operating system's RNG.
     pub fn generate() -> Result<Self, Error> {
-        let mut key = KeyFile([0; 32]);
-        getrandom::fill(&mut key.0).map_err(|_| Error::Random)?;
-        Ok(key)
+        Secret32::random().map(KeyFile)
     }
 
     /// Takes ownership of key bytes; the caller should zeroize its own copy.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        KeyFile(bytes)
+        KeyFile(Secret32::new(bytes))
     }
 
     /// Creates a new key file at `path` holding the 32 raw bytes.
@@ -55,7 +53,7 @@ impl KeyFile {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let mut file = options.open(path).map_err(err)?;
-        if let Err(e) = file.write_all(&self.0).and_then(|()| file.sync_all()) {
+        if let Err(e) = file.write_all(self.0.expose()).and_then(|()| file.sync_all()) {
             drop(file);
             let _ = std::fs::remove_file(path);
             return Err(err(e));
@@ -84,20 +82,23 @@ impl KeyFile {
 
     /// The accepted contents (see the module docs).
     fn parse(content: &[u8]) -> Option<Self> {
-        let mut key = KeyFile([0; 32]);
+        let mut key = KeyFile(Secret32::zeroed());
         if let Ok(raw) = <&[u8; 32]>::try_from(content) {
-            key.0 = *raw;
+            *key.0.expose_mut() = *raw;
             return Some(key);
         }
         let digits = content.strip_suffix(b"\n").map_or(content, |c| c.strip_suffix(b"\r").unwrap_or(c));
-        hex::decode_into(digits, &mut key.0).then_some(key)
+        hex::decode_into(digits, key.0.expose_mut()).then_some(key)
     }
 
     /// The key-encryption key of this file's slots.
     pub(crate) fn kek(&self) -> Zeroizing<[u8; 32]> {
-        derive::key_file_kek(&self.0)
+        derive::key_file_kek(self.0.expose())
     }
 }
+
+// Its one field zeroizes itself on drop.
+impl ZeroizeOnDrop for KeyFile {}
 
 /// The longest accepted content: 64 hex digits and `\r\n`.
 const MAX_LEN: usize = 66;
@@ -130,7 +131,7 @@ mod tests {
     use super::*;
 
     fn bytes(k: &KeyFile) -> [u8; 32] {
-        k.0
+        *k.0.expose()
     }
 
     #[test]

@@ -41,7 +41,9 @@ mod hex;
 mod key;
 mod keyfile;
 mod seal;
+mod secret;
 mod slot;
+mod slot_id;
 
 pub use credential::Credential;
 pub use derive::KdfParams;
@@ -50,4 +52,5 @@ pub use key::{AddressKey, MasterKey};
 pub use keyfile::KeyFile;
 pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKey, ObjectKind};
 pub use secrecy::SecretString;
-pub use slot::{KeySlots, SlotId, SlotKind};
+pub use slot::KeySlots;
+pub use slot_id::{SlotId, SlotKind};

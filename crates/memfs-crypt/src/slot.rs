@@ -51,65 +51,13 @@ use crate::error::Error;
 use crate::hex;
 use crate::key::MasterKey;
 use crate::keyfile::KeyFile;
+use crate::slot_id::{SlotId, SlotKind};
 
 /// Domain label that starts the associated data of every slot.
 const AAD_LABEL: &[u8; 16] = b"memfs keyslot v1";
 
 /// A wrapped master key: ciphertext and tag.
 const WRAPPED_LEN: usize = 32 + TAG_LEN;
-
-/// A slot's number within its set, shown to users ("key slot 2"); ids are never reused while
-/// a higher one exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SlotId(u32);
-
-impl SlotId {
-    /// Wraps a number.
-    pub const fn new(n: u32) -> Self {
-        SlotId(n)
-    }
-
-    /// The number.
-    pub const fn get(self) -> u32 {
-        self.0
-    }
-}
-
-impl fmt::Display for SlotId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// What unlocks a slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SlotKind {
-    /// A passphrase, through Argon2id.
-    Passphrase,
-    /// A key file's 32 random bytes.
-    KeyFile,
-}
-
-impl SlotKind {
-    /// The byte that stands for this kind in the associated data.
-    fn to_u8(self) -> u8 {
-        match self {
-            SlotKind::Passphrase => 1,
-            SlotKind::KeyFile => 2,
-        }
-    }
-}
-
-impl fmt::Display for SlotKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SlotKind::Passphrase => "passphrase",
-            SlotKind::KeyFile => "key file",
-        })
-    }
-}
 
 /// Argon2id costs as read from JSON: unchecked until [`KdfParams::new`] bounds them.
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -280,16 +228,12 @@ impl KeySlots {
         passphrase: &SecretString,
         params: KdfParams,
     ) -> Result<Self, Error> {
-        let mut slots = Self::empty(master);
-        slots.add_passphrase_slot(master, store_id, passphrase, params)?;
-        Ok(slots)
+        Self::one_slot(master, |slots| slots.add_passphrase_slot(master, store_id, passphrase, params))
     }
 
     /// A new set whose one slot opens `master` with `key_file`.
     pub fn with_key_file(master: &MasterKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
-        let mut slots = Self::empty(master);
-        slots.add_key_file_slot(master, store_id, key_file)?;
-        Ok(slots)
+        Self::one_slot(master, |slots| slots.add_key_file_slot(master, store_id, key_file))
     }
 
     /// A new set whose one slot opens `master` with `credential`; `params` are the Argon2id
@@ -300,13 +244,15 @@ impl KeySlots {
         credential: &Credential,
         params: KdfParams,
     ) -> Result<Self, Error> {
-        let mut slots = Self::empty(master);
-        slots.add_slot(master, store_id, credential, params)?;
-        Ok(slots)
+        Self::one_slot(master, |slots| slots.add_slot(master, store_id, credential, params))
     }
 
-    fn empty(master: &MasterKey) -> Self {
-        KeySlots { version: Version1, key_check: *derive::key_check(master.expose()).as_bytes(), slots: Vec::new() }
+    /// A new set for `master` holding the one slot `add` puts in it.
+    fn one_slot(master: &MasterKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
+        let mut slots =
+            KeySlots { version: Version1, key_check: *derive::key_check(master.expose()).as_bytes(), slots: Vec::new() };
+        add(&mut slots)?;
+        Ok(slots)
     }
 
     /// The master key, unlocked with `credential`. See [`unlock_slot`](Self::unlock_slot).
@@ -480,10 +426,10 @@ impl KeySlots {
     /// One more than the highest id in use (ids start at 1); the lowest free id in the
     /// unreachable case that `u32::MAX` is taken.
     fn next_id(&self) -> SlotId {
-        let max = self.slots.iter().map(|s| s.id.0).max().unwrap_or(0);
+        let max = self.slots.iter().map(|s| s.id.get()).max().unwrap_or(0);
         match max.checked_add(1) {
-            Some(n) => SlotId(n),
-            None => SlotId((1..).find(|n| self.slots.iter().all(|s| s.id.0 != *n)).unwrap_or(0)),
+            Some(n) => SlotId::new(n),
+            None => SlotId::new((1..).find(|n| self.slots.iter().all(|s| s.id.get() != *n)).unwrap_or(0)),
         }
     }
 }

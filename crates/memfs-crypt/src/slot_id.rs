@@ -1,0 +1,61 @@
+//! A key slot's name: its number and its kind.
+//!
+//! A leaf: errors and credentials name slots without depending on the slot set (`slot.rs`),
+//! which uses both.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A slot's number within its set, shown to users ("key slot 2"); ids are never reused while
+/// a higher one exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SlotId(u32);
+
+impl SlotId {
+    /// Wraps a number.
+    pub const fn new(n: u32) -> Self {
+        SlotId(n)
+    }
+
+    /// The number.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Display for SlotId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What unlocks a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlotKind {
+    /// A passphrase, through Argon2id.
+    Passphrase,
+    /// A key file's 32 random bytes.
+    KeyFile,
+}
+
+impl SlotKind {
+    /// The byte that stands for this kind in the associated data.
+    pub(crate) fn to_u8(self) -> u8 {
+        match self {
+            SlotKind::Passphrase => 1,
+            SlotKind::KeyFile => 2,
+        }
+    }
+}
+
+impl fmt::Display for SlotKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SlotKind::Passphrase => "passphrase",
+            SlotKind::KeyFile => "key file",
+        })
+    }
+}
