@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::exec::{Need, Resolver};
+use crate::resolver::{Need, Resolver};
 use crate::path::{MemoryPath, Name};
 use crate::tree::{Day, Dir, DirRef, Node, ObjectId, Tree};
 

@@ -17,6 +17,7 @@ use crate::dialect::Dialect;
 use crate::page;
 use crate::path::{MemoryPath, Name, normalized};
 use crate::policy::{Policy, SensitiveMode};
+use crate::resolver::{Need, Resolver};
 use crate::render::{self, ListingRow, ToolError, ToolResult};
 use crate::sensitive;
 use crate::text::{self, ReplaceError};
@@ -27,25 +28,6 @@ pub const DIR_SIZE: u64 = 4096;
 
 /// How deep a directory listing goes.
 const LISTING_DEPTH: usize = 2;
-
-/// What [`execute`] may consult while it runs. Pure lookups: no I/O happens behind it.
-pub trait Resolver {
-    /// A directory the caller has loaded, by id.
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>>;
-    /// File content the caller has loaded, by id.
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>>;
-    /// The id new content will be stored under (for example a keyed hash of it).
-    fn address(&self, content: &[u8]) -> ObjectId;
-}
-
-/// An object [`execute`] must see before it can answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// A directory.
-    Dir(ObjectId),
-    /// A file's content.
-    Blob(ObjectId),
-}
 
 /// One change a mutation made, by normalised path.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::exec::{Need, Resolver};
+use crate::resolver::{Need, Resolver};
 use crate::path::Name;
 use crate::tree::{Dir, DirRef, Node, Tree};
 

@@ -52,6 +52,7 @@ mod page;
 mod path;
 mod policy;
 pub mod render;
+mod resolver;
 pub mod sensitive;
 pub mod size;
 pub mod text;
@@ -60,7 +61,7 @@ mod tree;
 pub use access::{Access, touch};
 pub use command::{COMMANDS, Command, InputError};
 pub use dialect::{Dialect, UnknownDialect};
-pub use exec::{Change, Context, DIR_SIZE, Mutation, Need, NewBlob, Outcome, Resolver, execute, execute_in};
+pub use exec::{Change, Context, DIR_SIZE, Mutation, NewBlob, Outcome, execute, execute_in};
 pub use graft::graft;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
 pub use policy::{
@@ -68,4 +69,5 @@ pub use policy::{
     Policy, PolicyError, RULE_PREFIX, SensitiveMode, parse_days,
 };
 pub use render::{ToolError, ToolResult};
+pub use resolver::{Need, Resolver};
 pub use tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Totals, Tree};

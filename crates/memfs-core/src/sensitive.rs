@@ -237,15 +237,7 @@ impl fmt::Debug for Finding {
 /// never overlapping (see the [module docs](self#overlaps)).
 pub fn scan(text: &str, custom: &[CustomRule]) -> Vec<Finding> {
     let mut found = Vec::new();
-    tokens::aws_access_keys(text, &mut found);
-    tokens::aws_secret_keys(text, &mut found);
-    tokens::gcp_private_keys(text, &mut found);
-    tokens::azure_secrets(text, &mut found);
-    tokens::anthropic_keys(text, &mut found);
-    tokens::openai_keys(text, &mut found);
-    tokens::github_tokens(text, &mut found);
-    tokens::slack_tokens(text, &mut found);
-    tokens::stripe_keys(text, &mut found);
+    tokens::find(text, &mut found);
     jwt::find(text, &mut found);
     pem::find(text, &mut found);
     url::find(text, &mut found);

@@ -13,6 +13,19 @@ use regex::Regex;
 
 use super::{Detector, Finding, after, before, finding, pem, placeholder};
 
+/// Every vendor's detector, in this order.
+pub(super) fn find(text: &str, out: &mut Vec<Finding>) {
+    aws_access_keys(text, out);
+    aws_secret_keys(text, out);
+    gcp_private_keys(text, out);
+    azure_secrets(text, out);
+    anthropic_keys(text, out);
+    openai_keys(text, out);
+    github_tokens(text, out);
+    slack_tokens(text, out);
+    stripe_keys(text, out);
+}
+
 /// Compiles a built-in pattern; each is tested, so failure is a bug.
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("built-in pattern compiles")
@@ -31,7 +44,7 @@ fn token_char(b: u8) -> bool {
 /// the run after the 20 characters must end, which the boundary check verifies.
 static AWS_ACCESS: LazyLock<Regex> = LazyLock::new(|| re(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"));
 
-pub(super) fn aws_access_keys(text: &str, out: &mut Vec<Finding>) {
+fn aws_access_keys(text: &str, out: &mut Vec<Finding>) {
     for m in AWS_ACCESS.find_iter(text) {
         let free = !before(text, m.start()).is_some_and(alnum) && !after(text, m.end()).is_some_and(alnum);
         if free && !placeholder(&m.as_str()[4..]) {
@@ -47,7 +60,7 @@ static AWS_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-pub(super) fn aws_secret_keys(text: &str, out: &mut Vec<Finding>) {
+fn aws_secret_keys(text: &str, out: &mut Vec<Finding>) {
     for caps in AWS_SECRET.captures_iter(text) {
         let value = caps.get(1).expect("group 1 always participates");
         if value.len() == 40 && !value.as_str().contains('=') && !placeholder(value.as_str()) {
@@ -64,7 +77,7 @@ static GCP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-pub(super) fn gcp_private_keys(text: &str, out: &mut Vec<Finding>) {
+fn gcp_private_keys(text: &str, out: &mut Vec<Finding>) {
     for caps in GCP.captures_iter(text) {
         let value = caps.get(1).or_else(|| caps.get(2)).expect("one alternative matched");
         // As for a PEM block: the BEGIN line must be followed by a key, not by `...`.
@@ -90,7 +103,7 @@ static SAS_MARK: LazyLock<Regex> =
 /// How far from a `sig=` its SAS mark may be.
 const SAS_CONTEXT_BYTES: usize = 2048;
 
-pub(super) fn azure_secrets(text: &str, out: &mut Vec<Finding>) {
+fn azure_secrets(text: &str, out: &mut Vec<Finding>) {
     for caps in AZURE_KEY.captures_iter(text) {
         let value = caps.get(1).expect("group 1 always participates");
         let body = value.as_str().trim_end_matches('=');
@@ -126,11 +139,18 @@ pub(super) fn azure_secrets(text: &str, out: &mut Vec<Finding>) {
 /// The key's kind and version (`api03-`, `admin01-`, `oat01-`) are not part of its random body.
 static ANTHROPIC: LazyLock<Regex> = LazyLock::new(|| re(r"sk-ant-(?:[a-z]{2,10}[0-9]{2}-)?([A-Za-z0-9_-]*)"));
 
-pub(super) fn anthropic_keys(text: &str, out: &mut Vec<Finding>) {
-    for caps in ANTHROPIC.captures_iter(text) {
+fn anthropic_keys(text: &str, out: &mut Vec<Finding>) {
+    prefixed_keys(&ANTHROPIC, &Detector::AnthropicApiKey, text, out);
+}
+
+/// Each match of `pattern` that no token character precedes and whose body (group 1) is 20
+/// characters or more and no placeholder: a `detector` finding over the whole match. The body
+/// may run on into more token characters: the pattern's own alphabet ends it.
+fn prefixed_keys(pattern: &Regex, detector: &Detector, text: &str, out: &mut Vec<Finding>) {
+    for caps in pattern.captures_iter(text) {
         let (whole, body) = (caps.get(0).expect("match"), caps.get(1).expect("group 1 always participates"));
         if !before(text, whole.start()).is_some_and(token_char) && body.len() >= 20 && !placeholder(body.as_str()) {
-            out.push(finding(Detector::AnthropicApiKey, whole.range()));
+            out.push(finding(detector.clone(), whole.range()));
         }
     }
 }
@@ -141,13 +161,8 @@ pub(super) fn anthropic_keys(text: &str, out: &mut Vec<Finding>) {
 static OPENAI: LazyLock<Regex> = LazyLock::new(|| re(r"sk-(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]*)"));
 static OPENAI_LEGACY: LazyLock<Regex> = LazyLock::new(|| re(r"sk-([A-Za-z0-9]*)"));
 
-pub(super) fn openai_keys(text: &str, out: &mut Vec<Finding>) {
-    for caps in OPENAI.captures_iter(text) {
-        let (whole, body) = (caps.get(0).expect("match"), caps.get(1).expect("group 1 always participates"));
-        if !before(text, whole.start()).is_some_and(token_char) && body.len() >= 20 && !placeholder(body.as_str()) {
-            out.push(finding(Detector::OpenaiApiKey, whole.range()));
-        }
-    }
+fn openai_keys(text: &str, out: &mut Vec<Finding>) {
+    prefixed_keys(&OPENAI, &Detector::OpenaiApiKey, text, out);
     for caps in OPENAI_LEGACY.captures_iter(text) {
         let (whole, body) = (caps.get(0).expect("match"), caps.get(1).expect("group 1 always participates"));
         let free =
@@ -162,7 +177,7 @@ pub(super) fn openai_keys(text: &str, out: &mut Vec<Finding>) {
 /// `ghr_` refresh) and fine-grained personal access tokens.
 static GITHUB: LazyLock<Regex> = LazyLock::new(|| re(r"gh[pousr]_([A-Za-z0-9]*)|github_pat_([A-Za-z0-9_]*)"));
 
-pub(super) fn github_tokens(text: &str, out: &mut Vec<Finding>) {
+fn github_tokens(text: &str, out: &mut Vec<Finding>) {
     for caps in GITHUB.captures_iter(text) {
         let whole = caps.get(0).expect("match");
         if before(text, whole.start()).is_some_and(token_char) || after(text, whole.end()).is_some_and(token_char) {
@@ -185,7 +200,7 @@ static SLACK: LazyLock<Regex> = LazyLock::new(|| re(r"(?:xox(?:e\.xox)?[abeprs]|
 static SLACK_HOOK: LazyLock<Regex> =
     LazyLock::new(|| re(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]*)"));
 
-pub(super) fn slack_tokens(text: &str, out: &mut Vec<Finding>) {
+fn slack_tokens(text: &str, out: &mut Vec<Finding>) {
     for caps in SLACK.captures_iter(text) {
         let (whole, body) = (caps.get(0).expect("match"), caps.get(1).expect("group 1 always participates"));
         let body = body.as_str();
@@ -205,7 +220,7 @@ pub(super) fn slack_tokens(text: &str, out: &mut Vec<Finding>) {
 
 static STRIPE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:[sr]k_(?:live|test)|whsec)_([A-Za-z0-9]*)"));
 
-pub(super) fn stripe_keys(text: &str, out: &mut Vec<Finding>) {
+fn stripe_keys(text: &str, out: &mut Vec<Finding>) {
     for caps in STRIPE.captures_iter(text) {
         let (whole, body) = (caps.get(0).expect("match"), caps.get(1).expect("group 1 always participates"));
         let min = if whole.as_str().starts_with("whsec_") { 24 } else { 16 };
