@@ -35,6 +35,8 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ObjectStore, RetryConfig};
 use thiserror::Error;
 
+pub use crate::redact::scrub;
+
 /// memfs's own option keys, for retries of transient failures (timeouts, 5xx, throttling).
 ///
 /// - `max_retries`: how many times a failed request is retried (default 4);
@@ -220,37 +222,39 @@ pub fn build(
     let retry = retry.config();
     let store: Arc<dyn ObjectStore> = match url.scheme {
         Scheme::S3 => {
-            let mut b = AmazonS3Builder::new()
-                .with_bucket_name(&url.bucket)
-                .with_config(AmazonS3ConfigKey::from_str("timeout").expect("a key"), DEFAULT_TIMEOUT)
-                .with_config(AmazonS3ConfigKey::from_str("connect_timeout").expect("a key"), DEFAULT_CONNECT_TIMEOUT);
-            for (k, v) in &settings {
-                b = b.with_config(AmazonS3ConfigKey::from_str(k).expect("checked"), v);
-            }
+            let b = configured(AmazonS3Builder::new().with_bucket_name(&url.bucket), &settings, |b, k, v| b.with_config(k, v));
             Arc::new(b.with_retry(retry).build().map_err(fail)?)
         }
         Scheme::Gcs => {
-            let mut b = GoogleCloudStorageBuilder::new()
-                .with_bucket_name(&url.bucket)
-                .with_config(GoogleConfigKey::from_str("timeout").expect("a key"), DEFAULT_TIMEOUT)
-                .with_config(GoogleConfigKey::from_str("connect_timeout").expect("a key"), DEFAULT_CONNECT_TIMEOUT);
-            for (k, v) in &settings {
-                b = b.with_config(GoogleConfigKey::from_str(k).expect("checked"), v);
-            }
+            let b = configured(GoogleCloudStorageBuilder::new().with_bucket_name(&url.bucket), &settings, |b, k, v| {
+                b.with_config(k, v)
+            });
             Arc::new(b.with_retry(retry).build().map_err(fail)?)
         }
         Scheme::Azure => {
-            let mut b = MicrosoftAzureBuilder::new()
-                .with_container_name(&url.bucket)
-                .with_config(AzureConfigKey::from_str("timeout").expect("a key"), DEFAULT_TIMEOUT)
-                .with_config(AzureConfigKey::from_str("connect_timeout").expect("a key"), DEFAULT_CONNECT_TIMEOUT);
-            for (k, v) in &settings {
-                b = b.with_config(AzureConfigKey::from_str(k).expect("checked"), v);
-            }
+            let b = configured(MicrosoftAzureBuilder::new().with_container_name(&url.bucket), &settings, |b, k, v| {
+                b.with_config(k, v)
+            });
             Arc::new(b.with_retry(retry).build().map_err(fail)?)
         }
     };
     Ok(if url.prefix.is_empty() { store } else { Arc::new(PrefixStore::new(store, url.prefix.as_str())) })
+}
+
+/// `builder` with memfs's timeouts, then `settings` (keys already checked by [`key_known`]),
+/// each set by `with` under the builder's own config-key type `K`.
+fn configured<B, K>(builder: B, settings: &[(String, String)], with: impl Fn(B, K, &str) -> B) -> B
+where
+    K: FromStr,
+    K::Err: std::fmt::Debug,
+{
+    let key = |k: &str| K::from_str(k).expect("a known key");
+    let b = with(builder, key("timeout"), DEFAULT_TIMEOUT);
+    let mut b = with(b, key("connect_timeout"), DEFAULT_CONNECT_TIMEOUT);
+    for (k, v) in settings {
+        b = with(b, key(k), v);
+    }
+    b
 }
 
 /// Whether `key` configures a store of `scheme` (the bucket is the URL's, not an option).
@@ -324,45 +328,6 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
     }
 }
 
-/// Removes secrets from a message: every given value of 6 or more characters, and the query
-/// string of every URL (Azure SAS tokens travel there).
-pub fn scrub(message: &str, secrets: &[&str]) -> String {
-    let mut out = message.to_owned();
-    for s in secrets {
-        if s.len() >= 6 {
-            out = out.replace(s, "****");
-        }
-    }
-    scrub_queries(&out)
-}
-
-/// Replaces the query string of each `http://` or `https://` URL in `text` with `****`.
-pub(crate) fn scrub_queries(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("http") {
-        let (before, from) = rest.split_at(start);
-        out.push_str(before);
-        if !(from.starts_with("http://") || from.starts_with("https://")) {
-            out.push_str("http");
-            rest = &from[4..];
-            continue;
-        }
-        let end = from.find(|c: char| c.is_whitespace() || c == ')' || c == '"' || c == '\'').unwrap_or(from.len());
-        let url = &from[..end];
-        match url.split_once('?') {
-            Some((base, _)) => {
-                out.push_str(base);
-                out.push_str("?****");
-            }
-            None => out.push_str(url),
-        }
-        rest = &from[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,15 +394,5 @@ mod tests {
         assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
         assert_eq!(parse_duration("5"), None);
-    }
-
-    #[test]
-    fn scrubs_secrets_and_queries() {
-        let msg = "error sending request for url (https://acct.blob.core.windows.net/c/head?sv=2021&sig=abc%2F) with key hunter22";
-        assert_eq!(
-            scrub(msg, &["hunter22", "short"]),
-            "error sending request for url (https://acct.blob.core.windows.net/c/head?****) with key ****"
-        );
-        assert_eq!(scrub_queries("httpx http://a/b"), "httpx http://a/b");
     }
 }

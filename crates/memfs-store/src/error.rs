@@ -193,7 +193,7 @@ impl Error {
     /// token travels) is kept only as scrubbed text.
     pub(crate) fn backend(op: &'static str, path: &object_store::path::Path, source: object_store::Error) -> Self {
         let text = chain(&source);
-        let scrubbed = crate::cloud::scrub_queries(&text);
+        let scrubbed = crate::redact::scrub_queries(&text);
         let source = if scrubbed == text {
             source
         } else {
@@ -283,7 +283,7 @@ fn detail(e: &object_store::Error, scrubbed: &str) -> String {
     while let Some(next) = inner.source() {
         inner = next;
     }
-    let text = crate::cloud::scrub_queries(&inner.to_string());
+    let text = crate::redact::scrub_queries(&inner.to_string());
     match text.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,

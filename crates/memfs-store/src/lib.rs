@@ -28,6 +28,7 @@ pub mod log_store;
 mod pages;
 pub mod probe;
 mod progress;
+mod redact;
 mod repository;
 mod revision;
 mod rollback;

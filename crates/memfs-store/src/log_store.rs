@@ -112,11 +112,13 @@ mod error;
 #[doc(hidden)]
 pub(crate) mod fuzzing;
 mod record;
+mod report;
 mod segment;
 mod state;
 mod store;
 
-pub use store::{CompactReport, LogStore, StoredBytes};
+pub use report::{CompactReport, StoredBytes};
+pub use store::LogStore;
 
 /// The refusal inside an error of [`LogStore`] (a folder others may write, a link where a file
 /// belongs), if that is what the error is; else the error as it was.

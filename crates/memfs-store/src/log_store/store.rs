@@ -17,6 +17,7 @@ use object_store::{
 };
 
 use super::error::LogError;
+use super::report::{CompactReport, StoredBytes};
 use super::segment;
 use super::state::{Config, Mode, State};
 use crate::local_fs::{self, OpenError};
@@ -40,28 +41,6 @@ struct Inner {
     lock: File,
     /// Everything else. Never held across an `.await`: the locked sections are synchronous.
     state: Mutex<State>,
-}
-
-/// What [`LogStore::compact`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CompactReport {
-    /// Segment files removed (all those the new one supersedes).
-    pub segments_removed: u64,
-    /// Bytes of all segment files before.
-    pub bytes_before: u64,
-    /// Bytes of the new segment.
-    pub bytes_after: u64,
-}
-
-/// What [`LogStore::stored_bytes`] counts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StoredBytes {
-    /// Bytes of the records of live paths: about what a compaction would keep.
-    pub live: u64,
-    /// Bytes of the segments in use.
-    pub total: u64,
 }
 
 impl LogStore {
