@@ -314,30 +314,49 @@ impl EncryptedRepository {
     /// again what is still unreachable, and fences again. Returns the objects left deleted.
     async fn fence(
         &self,
-        mut head: HeadObject,
-        mut version: HeadVersion,
+        head: HeadObject,
+        version: HeadVersion,
         horizon: u64,
         marked: &mut HashSet<ObjectId>,
         saved: &HashMap<ObjectId, Bytes>,
     ) -> Result<HashSet<ObjectId>, Error> {
-        let mut deleted: HashSet<ObjectId> = saved.keys().copied().collect();
+        let deleted = saved.keys().copied().collect();
+        let remark = async |marked: &mut HashSet<ObjectId>| self.mark_new(horizon, marked).await;
+        // Writers kept winning: give up safely. With everything put back, no commit can name a
+        // deleted object; the unreachable ones stay pending for the next run.
+        self.fence_deletion((head, version), deleted, marked, saved, remark)
+            .await?
+            .ok_or(Error::FenceFailed { attempts: FENCE_ATTEMPTS })
+    }
+
+    /// The fence after a deletion, gc's and purge's: re-seals the head by compare-and-swap
+    /// against `version`, so that a writer that read the head before and reused a `deleted`
+    /// object fails its own swap. If a writer committed first: puts everything back (so that
+    /// the new commits can be read whatever they use), lets `remark` mark the new commits and
+    /// return the new head, deletes again the saved objects still unmarked, and tries again.
+    /// `Some` of the objects left deleted; `None` if writers won [`FENCE_ATTEMPTS`] times, and
+    /// everything is back.
+    pub(super) async fn fence_deletion(
+        &self,
+        (mut head, mut version): (HeadObject, HeadVersion),
+        mut deleted: HashSet<ObjectId>,
+        marked: &mut HashSet<ObjectId>,
+        saved: &HashMap<ObjectId, Bytes>,
+        mut remark: impl AsyncFnMut(&mut HashSet<ObjectId>) -> Result<(HeadObject, HeadVersion), Error>,
+    ) -> Result<Option<HashSet<ObjectId>>, Error> {
         for _ in 0..FENCE_ATTEMPTS {
             match self.head.swap(&version, self.seal_head(&head)?).await {
-                Ok(()) => return Ok(deleted),
+                Ok(()) => return Ok(Some(deleted)),
                 Err(Error::Conflict) => {}
                 Err(e) => return Err(e),
             }
-            // Everything back first, so that the new commits can be read whatever they use.
             self.put_back(&deleted, saved).await?;
-            let (new_head, new_version) = self.mark_new(horizon, marked).await?;
+            (head, version) = remark(marked).await?;
             deleted = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
             self.delete_objects(deleted.iter().copied().collect(), &()).await?;
-            (head, version) = (new_head, new_version);
         }
-        // Writers kept winning: give up safely. With everything put back, no commit can name a
-        // deleted object; the unreachable ones stay pending for the next run.
         self.put_back(&deleted, saved).await?;
-        Err(Error::FenceFailed { attempts: FENCE_ATTEMPTS })
+        Ok(None)
     }
 
     /// Writes the saved sealed bytes of `ids` back (objects still present are left alone).
@@ -388,8 +407,23 @@ impl EncryptedRepository {
     /// Reads the head and marks the commits made since the last mark (back to the first
     /// commit already marked) and their trees.
     async fn mark_new(&self, horizon: u64, marked: &mut HashSet<ObjectId>) -> Result<(HeadObject, HeadVersion), Error> {
+        let (head, version, roots) = self.mark_new_commits(horizon, marked, "gc").await?;
+        self.mark_trees(roots, marked, &()).await?;
+        Ok((head, version))
+    }
+
+    /// Reads the head and marks the commits made since the last mark (back to the first one
+    /// already marked) and their policies; returns the head, its version and those commits'
+    /// root trees, for the caller to mark (gc's `mark_new`, purge's `mark_since`). `during`
+    /// names the caller in the error if the head is gone.
+    pub(super) async fn mark_new_commits(
+        &self,
+        horizon: u64,
+        marked: &mut HashSet<ObjectId>,
+        during: &str,
+    ) -> Result<(HeadObject, HeadVersion, Vec<ObjectId>), Error> {
         let Some((head, version)) = self.read_head().await? else {
-            return Err(Error::Corrupt { object: "head".into(), reason: "it disappeared during gc".into() });
+            return Err(Error::Corrupt { object: "head".into(), reason: format!("it disappeared during {during}") });
         };
         let mut walk = self.walk(Some(head.commit), head.generation, horizon);
         let mut roots = Vec::new();
@@ -400,8 +434,7 @@ impl EncryptedRepository {
             marked.extend(c.policy);
             roots.push(c.root);
         }
-        self.mark_trees(roots, marked, &()).await?;
-        Ok((head, version))
+        Ok((head, version, roots))
     }
 
     /// gc's state and its version; `None` if gc never ran.

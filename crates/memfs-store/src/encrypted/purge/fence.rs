@@ -4,10 +4,12 @@
 //! ([`EncryptedRepository::save`], [`EncryptedRepository::delete_objects`],
 //! [`EncryptedRepository::put_back`]): the same operations on the same objects.
 //!
-//! gc's own fence and marking stay gc's: purge marks through its [`Graph`], which it reads
-//! again after the deletion to say where contents were stored again, and when writers keep
-//! winning it reports the deletion undone (everything put back, nothing deleted) where gc
-//! fails with [`Error::FenceFailed`].
+//! So are the fence's loop ([`EncryptedRepository::fence_deletion`]) and the walk of the
+//! commits made since the last mark ([`EncryptedRepository::mark_new_commits`]). What stays
+//! purge's: it marks those commits' trees through its [`Graph`], which it reads again after the
+//! deletion to say where contents were stored again, and when writers keep winning it reports
+//! the deletion undone (everything put back, nothing deleted) where gc fails with
+//! [`Error::FenceFailed`].
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,10 +22,6 @@ use crate::error::Error;
 use crate::format::HeadObject;
 use crate::head::HeadVersion;
 
-/// How many times the fence after the deletion is tried before the purge puts everything
-/// back and reports the deletion undone.
-const FENCE_ATTEMPTS: u32 = 32;
-
 impl EncryptedRepository {
     /// Reads the head and marks the commits made since the last mark (back to the first one
     /// already marked): their policies and every object of their trees. gc's `mark_new` marks
@@ -34,18 +32,7 @@ impl EncryptedRepository {
         graph: &mut Graph,
         marked: &mut HashSet<ObjectId>,
     ) -> Result<(HeadObject, HeadVersion), Error> {
-        let Some((head, version)) = self.read_head().await? else {
-            return Err(Error::Corrupt { object: "head".into(), reason: "it disappeared during purge".into() });
-        };
-        let mut walk = self.walk(Some(head.commit), head.generation, horizon);
-        let mut roots = Vec::new();
-        while let Some(c) = walk.next().await? {
-            if !marked.insert(c.oid) {
-                break;
-            }
-            marked.extend(c.policy);
-            roots.push(c.root);
-        }
+        let (head, version, roots) = self.mark_new_commits(horizon, marked, "purge").await?;
         self.read_trees(roots.clone(), true, graph, &()).await?;
         graph.reach(roots, marked);
         Ok((head, version))
@@ -58,28 +45,17 @@ impl EncryptedRepository {
     /// (none if writers kept winning: everything is back then).
     pub(super) async fn delete_fenced(
         &self,
-        mut head: HeadObject,
-        mut version: HeadVersion,
+        head: HeadObject,
+        version: HeadVersion,
         horizon: u64,
         graph: &mut Graph,
         marked: &mut HashSet<ObjectId>,
         saved: &HashMap<ObjectId, Bytes>,
     ) -> Result<HashSet<ObjectId>, Error> {
-        let mut deleted: HashSet<ObjectId> = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
+        let deleted: HashSet<ObjectId> = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
         self.delete_objects(deleted.iter().copied().collect(), &()).await?;
-        for _ in 0..FENCE_ATTEMPTS {
-            match self.head.swap(&version, self.seal_head(&head)?).await {
-                Ok(()) => return Ok(deleted),
-                Err(Error::Conflict) => {}
-                Err(e) => return Err(e),
-            }
-            self.put_back(&deleted, saved).await?;
-            (head, version) = self.mark_since(horizon, graph, marked).await?;
-            deleted = saved.keys().filter(|id| !marked.contains(*id)).copied().collect();
-            self.delete_objects(deleted.iter().copied().collect(), &()).await?;
-        }
-        self.put_back(&deleted, saved).await?;
-        Ok(HashSet::new())
+        let remark = async |marked: &mut HashSet<ObjectId>| self.mark_since(horizon, graph, marked).await;
+        Ok(self.fence_deletion((head, version), deleted, marked, saved, remark).await?.unwrap_or_default())
     }
 
     /// Drops deleted objects from this client's caches (in memory and on disk).
