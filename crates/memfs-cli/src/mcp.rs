@@ -96,12 +96,11 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
             match auth {
                 Some(auth) => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (bearer tokens)");
-                    mcp::serve_http_authenticated(memfs.clone(), listener, config, auth, crate::signal::shutdown())
-                        .await?;
+                    mcp::serve_http(memfs.clone(), listener, config, Some(auth), crate::signal::shutdown()).await?;
                 }
                 None => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
-                    mcp::serve_http(memfs.clone(), listener, config, crate::signal::shutdown()).await?;
+                    mcp::serve_http(memfs.clone(), listener, config, None, crate::signal::shutdown()).await?;
                 }
             }
         }

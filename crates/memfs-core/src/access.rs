@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use crate::resolver::{Need, Resolver};
 use crate::path::{MemoryPath, Name};
+use crate::resolver::{Need, Resolver};
 use crate::tree::{Day, Dir, DirRef, Node, ObjectId, Tree};
 
 /// A read of the file at `path` whose content was `id`.

@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use crate::resolver::{Need, Resolver};
 use crate::path::Name;
+use crate::resolver::{Need, Resolver};
 use crate::tree::{Dir, DirRef, Node, Tree};
 
 /// A copy of `tree` with `node` at `components`, or with the entry removed for `None`.

@@ -249,8 +249,11 @@ impl KeySlots {
 
     /// A new set for `master` holding the one slot `add` puts in it.
     fn one_slot(master: &MasterKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
-        let mut slots =
-            KeySlots { version: Version1, key_check: *derive::key_check(master.expose()).as_bytes(), slots: Vec::new() };
+        let mut slots = KeySlots {
+            version: Version1,
+            key_check: *derive::key_check(master.expose()).as_bytes(),
+            slots: Vec::new(),
+        };
         add(&mut slots)?;
         Ok(slots)
     }

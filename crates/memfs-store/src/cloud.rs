@@ -222,7 +222,9 @@ pub fn build(
     let retry = retry.config();
     let store: Arc<dyn ObjectStore> = match url.scheme {
         Scheme::S3 => {
-            let b = configured(AmazonS3Builder::new().with_bucket_name(&url.bucket), &settings, |b, k, v| b.with_config(k, v));
+            let b = configured(AmazonS3Builder::new().with_bucket_name(&url.bucket), &settings, |b, k, v| {
+                b.with_config(k, v)
+            });
             Arc::new(b.with_retry(retry).build().map_err(fail)?)
         }
         Scheme::Gcs => {

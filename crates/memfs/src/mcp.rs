@@ -13,8 +13,8 @@
 //! description here rather than by the API's built-in definition.
 //!
 //! Serve it over any byte stream with [`MemoryServer::serve`] (stdio:
-//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http_authenticated`]
-//! (bearer tokens, [`BearerAuth`]), [`serve_http`], [`router`] or [`http_service`].
+//! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http`] (bearer tokens
+//! with a [`BearerAuth`], or none), [`router`] or [`http_service`].
 //! Last-access days noted by views are committed by the next write; call [`Memfs::flush`] when
 //! serving ends to commit the rest.
 //!
@@ -62,10 +62,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::engine::Memfs;
 use crate::protocol::TOOL_NAME;
 
-pub use http::{
-    BearerAuth, ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http,
-    serve_http_authenticated,
-};
+pub use http::{BearerAuth, ENDPOINT_PATH, http_service, loopback_config, remote_config, router, serve_http};
 
 /// The name the server gives itself in `initialize` (`serverInfo.name`).
 pub const SERVER_NAME: &str = "memfs";

@@ -15,8 +15,8 @@ use object_store::path::Path;
 
 use super::error::LogError;
 use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed, Record};
-use super::segment::{self, ScanEnd};
 use super::report::{CompactReport, StoredBytes};
+use super::segment::{self, ScanEnd};
 
 /// How often one catch-up may start over because of compactions elsewhere.
 const MAX_REBUILDS: u32 = 8;

@@ -1,6 +1,6 @@
 //! The MCP server over streamable HTTP (MCP transports, "Streamable HTTP"), at one path.
 //!
-//! With [`BearerAuth`] ([`serve_http_authenticated`]), every request must carry
+//! With [`BearerAuth`] (given to [`serve_http`]), every request must carry
 //! `Authorization: Bearer TOKEN` with a token of a [`Tokens`] list (the format of `memfs
 //! serve`'s tokens file), bound to the namespace served; others are refused with 401 before
 //! they reach MCP. Without it there is no authentication: whoever reaches the endpoint reads
@@ -82,7 +82,7 @@ pub fn loopback_config() -> StreamableHttpServerConfig {
 
 /// The configuration for a server reachable from other machines: any `Host` is accepted
 /// (clients name the server by whatever name or address reaches it); a request with an
-/// `Origin` header is still refused. Serve it with [`serve_http_authenticated`]: without
+/// `Origin` header is still refused. Serve it with a [`BearerAuth`] ([`serve_http`]): without
 /// tokens, anyone who can reach the address can read and change the memory.
 pub fn remote_config() -> StreamableHttpServerConfig {
     loopback_config().disable_allowed_hosts()
@@ -106,6 +106,9 @@ pub fn router(memfs: Arc<Memfs>, config: StreamableHttpServerConfig) -> axum::Ro
 /// Serves [`router`] on `listener` until `shutdown` completes; then ends every MCP session
 /// (closing their event streams), lets requests under way finish and returns.
 ///
+/// With `auth`, every request must carry a token it accepts (checked before the request
+/// reaches MCP, and before the `Host` and `Origin` checks); with `None`, no authentication.
+///
 /// ```no_run
 /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
@@ -115,7 +118,7 @@ pub fn router(memfs: Arc<Memfs>, config: StreamableHttpServerConfig) -> axum::Ro
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8765").await?;
 /// // Clients connect to http://127.0.0.1:8765/mcp.
 /// let stop = async { tokio::time::sleep(std::time::Duration::from_secs(60)).await };
-/// mcp::serve_http(memfs.clone(), listener, mcp::loopback_config(), stop).await?;
+/// mcp::serve_http(memfs.clone(), listener, mcp::loopback_config(), None, stop).await?;
 /// memfs.flush().await?;
 /// # Ok(()) }
 /// ```
@@ -123,29 +126,18 @@ pub async fn serve_http<F>(
     memfs: Arc<Memfs>,
     listener: tokio::net::TcpListener,
     config: StreamableHttpServerConfig,
+    auth: Option<BearerAuth>,
     shutdown: F,
 ) -> Result<(), ServeError>
 where
     F: Future<Output = ()> + Send + 'static,
 {
     let sessions = config.cancellation_token.clone();
-    serve_app(router(memfs, config), move || sessions.cancel(), listener, shutdown).await
-}
-
-/// [`serve_http`], with every request required to carry a token `auth` accepts (checked
-/// before the request reaches MCP, and before the `Host` and `Origin` checks).
-pub async fn serve_http_authenticated<F>(
-    memfs: Arc<Memfs>,
-    listener: tokio::net::TcpListener,
-    config: StreamableHttpServerConfig,
-    auth: BearerAuth,
-    shutdown: F,
-) -> Result<(), ServeError>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    let sessions = config.cancellation_token.clone();
-    let app = router(memfs, config).layer(axum::middleware::from_fn_with_state(Arc::new(auth), require_token));
+    let app = router(memfs, config);
+    let app = match auth {
+        Some(auth) => app.layer(axum::middleware::from_fn_with_state(Arc::new(auth), require_token)),
+        None => app,
+    };
     serve_app(app, move || sessions.cancel(), listener, shutdown).await
 }
 
