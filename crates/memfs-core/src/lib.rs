@@ -40,6 +40,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+//! # Modules
+//!
+//! - `access`: [`touch`], last-access days of files read, applied to a later tree;
+//! - `command`: [`Command`], the six commands parsed from the tool's `input`;
+//! - `dialect`: [`Dialect`], which reference (spec page or Python SDK) the answers follow;
+//! - `exec`: [`execute`] and [`execute_in`], one command against a tree, and what it changed;
+//! - `graft`: [`graft()`], a node of a past tree put into the live tree;
+//! - `page`: view pagination (`view-max-chars`);
+//! - `path`: [`MemoryPath`] and [`Name`], validated paths;
+//! - `policy`: [`Policy`], a store's safeguards and their keys and defaults;
+//! - [`render`]: every string the tool answers with, per dialect;
+//! - `resolver`: [`Resolver`] and [`Need`], the caller's objects as the core sees them (a leaf);
+//! - [`sensitive`]: the detectors of secrets and card numbers, custom rules, redaction;
+//! - [`size`]: human-readable sizes per dialect;
+//! - [`text`]: the Python SDK's line algorithms (view ranges, replace, insert);
+//! - `tree`: [`Tree`], [`Dir`], [`FileRef`], the persistent, lazily loaded virtual tree.
+
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 

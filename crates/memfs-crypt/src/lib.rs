@@ -30,6 +30,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+//! # Modules
+//!
+//! - `aead`: AES-256-GCM behind two thin functions that sealed objects and key slots share;
+//! - `credential`: [`Credential`], what the user offers to unlock a store;
+//! - `derive`: every key derivation in one place: labelled BLAKE3 contexts, Argon2id
+//!   ([`KdfParams`]);
+//! - `error`: [`Error`] and the crate's error rules (coarse where a secret is involved);
+//! - `hex`: lower-case hex for key-slot JSON, and a constant-time decoder;
+//! - `key`: [`MasterKey`] and the keys derived from it ([`AddressKey`]);
+//! - `keyfile`: [`KeyFile`], 32 random bytes in a file (raw or hex);
+//! - `seal`: [`ObjectKey`] and the sealed-object layout ([`ObjectKind`], [`MAGIC`]);
+//! - `secret`: 32 secret bytes zeroized on drop, the body of a master key and of a key file;
+//! - `slot`: [`KeySlots`], the master key wrapped once per credential, bounded work;
+//! - `slot_id`: [`SlotId`] and [`SlotKind`], a slot's name (a leaf: errors and credentials
+//!   name slots without depending on the slot set).
+
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 

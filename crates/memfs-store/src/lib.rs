@@ -3,12 +3,35 @@
 //! [`Repository`] is the seam between the engine and storage: read the head (the newest
 //! tree), fetch directories and contents by id, and commit a mutation by compare-and-swap on
 //! the head. [`EncryptedRepository`] is the encrypted, content-addressed store over
-//! `object_store` (memory, local folder; cloud stores next). Every implementation runs the
-//! [`conformance`] suite.
+//! `object_store`: memory, a local folder (the append-only [`log_store`]), and the [`cloud`]
+//! stores S3, GCS and Azure Blob. Every implementation runs the [`conformance`] suite.
 //!
 //! An [`EncryptedRepository`] also keeps history: [`EncryptedRepository::log`], commits named by
-//! a [`Revision`], past trees, [`EncryptedRepository::check`] (integrity) and
-//! [`EncryptedRepository::gc`] (retention and deletion of unreachable objects).
+//! a [`Revision`], past trees, [`EncryptedRepository::check`] (integrity),
+//! [`EncryptedRepository::gc`] (retention and deletion of unreachable objects) and
+//! [`EncryptedRepository::purge`] (a path erased from the tree and from history).
+//!
+//! # Modules
+//!
+//! - [`cloud`]: `s3://`, `gs://` and `az://` URLs and options to an `object_store` client;
+//! - [`conformance`]: the suite every [`Repository`] runs;
+//! - `disk_cache`: the optional on-disk cache of immutable objects;
+//! - `encrypted`: [`EncryptedRepository`] (commit, history, check, gc, purge, key slots);
+//! - `error`: [`Error`], with the common cloud set-up mistakes as their own variants;
+//! - [`fault`]: [`FaultStore`](fault::FaultStore), fault injection for crash-safety tests;
+//! - `format`: plaintext layouts of the stored objects, before sealing;
+//! - `fuzzing`: hidden entry points for `fuzz/`, not part of the API;
+//! - `head`: the mutable objects (head, gc state, key slots), replaced by compare-and-swap;
+//! - `local_fs`: files in a store folder opened without following links ([`UnsafePath`]);
+//! - [`log_store`]: [`LogStore`](log_store::LogStore), an `ObjectStore` over an append-only
+//!   log in a local folder;
+//! - `pages`: directories cut into content-defined pages;
+//! - [`probe`]: does an object store honour conditional writes?
+//! - `progress`: [`Progress`] reports of long operations;
+//! - `redact`: secrets (option values, URL query strings) kept out of messages (a leaf);
+//! - `repository`: the [`Repository`] trait, [`Head`] and [`CommitInfo`];
+//! - `revision`: [`Revision`], how a user names a commit;
+//! - `rollback`: rollback and fork detection, the newest commit seen per store.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
