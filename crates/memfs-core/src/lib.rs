@@ -55,6 +55,8 @@
 //! - [`sensitive`]: the detectors of secrets and card numbers, custom rules, redaction;
 //! - [`size`]: human-readable sizes per dialect;
 //! - [`text`]: the Python SDK's line algorithms (view ranges, replace, insert);
+//! - `test_support` (feature `test-support`): `MapResolver`, an in-memory [`Resolver`] for
+//!   tests, benchmarks and fuzz targets;
 //! - `tree`: [`Tree`], [`Dir`], [`FileRef`], the persistent, lazily loaded virtual tree.
 
 #![forbid(unsafe_code)]

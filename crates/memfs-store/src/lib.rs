@@ -19,6 +19,8 @@
 //! - `encrypted`: [`EncryptedRepository`] (commit, history, check, gc, purge, key slots);
 //! - `error`: [`Error`], with the common cloud set-up mistakes as their own variants;
 //! - [`fault`]: [`FaultStore`](fault::FaultStore), fault injection for crash-safety tests;
+//! - `fetch`: `Fetched`, the one fetch loop: objects a pure tree operation asks for, read on
+//!   demand until it completes;
 //! - `format`: plaintext layouts of the stored objects, before sealing;
 //! - `fuzzing`: hidden entry points for `fuzz/`, not part of the API;
 //! - `head`: the mutable objects (head, gc state, key slots), replaced by compare-and-swap;
@@ -28,6 +30,7 @@
 //! - `pages`: directories cut into content-defined pages;
 //! - [`probe`]: does an object store honour conditional writes?
 //! - `progress`: [`Progress`] reports of long operations;
+//! - `record`: `Record`, the typed record of what a commit did, written and read through serde;
 //! - `redact`: secrets (option values, URL query strings) kept out of messages (a leaf);
 //! - `repository`: the [`Repository`] trait, [`Head`] and [`CommitInfo`];
 //! - `revision`: [`Revision`], how a user names a commit;

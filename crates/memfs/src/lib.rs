@@ -112,6 +112,29 @@
 //! (`log`, `show`, `diff`), restores from it (`restore`, `undo`, themselves commits), verifies
 //! the store (`check`) and applies retention (`gc`).
 
+//! # Modules
+//!
+//! - `access`: last-access days of reads, carried into the next commit or flushed in one;
+//! - [`agent`] (feature `agent`): the Messages API loop with this store as Claude's memory;
+//! - `contention`: the wait after a lost race, backoff in rounds of the store at hand;
+//! - `engine`: [`Memfs`], [`OpenOptions`]: opening a store and running tool commands;
+//! - `error`: [`Error`], the library's errors (they name no CLI flag);
+//! - `expire`: files unused for a number of days leave the live tree ([`Expired`]);
+//! - `export`: the live tree read out as plain entries ([`Exported`]);
+//! - `folder`: a folder on disk read into entries and written from them, following no link;
+//! - [`history`]: log, show, diff, restore, undo, check and gc, as reports;
+//! - [`http`] (feature `http`): `POST /v1/memory` behind bearer tokens bound to namespaces;
+//! - `import`: many files into `/memories` as one commit ([`Imported`]);
+//! - `keys`: key slots of a persistent store: list, add, remove;
+//! - [`mcp`] (feature `mcp`): the memory tool as an MCP server, stdio or streamable HTTP;
+//! - `pending`: reads whose last-access days are not recorded yet;
+//! - `policy`: the store's policy, read at every head, changed by a commit of its own;
+//! - [`protocol`]: the `memfs exec` line protocol;
+//! - `purge`: a path erased from the live tree and from all history ([`PurgeReport`]);
+//! - `transaction`: the transaction driver, the one place that commits by compare-and-swap:
+//!   every mutation is a plan function handed to it;
+//! - `url`: [`Location`], a store's URL, backend options and namespace; redaction.
+
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
