@@ -35,11 +35,6 @@ impl KeyFile {
         Secret32::random().map(KeyFile)
     }
 
-    /// Takes ownership of key bytes; the caller should zeroize its own copy.
-    pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        KeyFile(Secret32::new(bytes))
-    }
-
     /// Creates a new key file at `path` holding the 32 raw bytes.
     ///
     /// Never replaces an existing file (`create_new`, i.e. `O_CREAT | O_EXCL`); on Unix the file
@@ -59,6 +54,11 @@ impl KeyFile {
             return Err(err(e));
         }
         sync_parent(path).map_err(err)
+    }
+
+    /// Takes ownership of key bytes; the caller should zeroize its own copy.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        KeyFile(Secret32::new(bytes))
     }
 
     /// Reads a key file: exactly 32 raw bytes, or 64 hex digits with an optional final
