@@ -5,6 +5,7 @@ Usage:
     python3 scripts/module-cycles.py             # every crate under crates/, and fuzz/
     python3 scripts/module-cycles.py DIR...      # these crate folders only (each has src/)
     python3 scripts/module-cycles.py --self-test # check the checker on fixture text
+    python3 scripts/module-cycles.py --edges DIR # list every edge of these crates (to see why)
 
 Prints one line per cycle, `crate: a -> b -> a`, and exits 1 if there is any (0 if none,
 2 on a usage error or a failed self-test). Python 3.11, standard library only.
@@ -268,6 +269,7 @@ def parse_file(crate: Crate, source, text: str, here: tuple[str, ...], child_dir
 
 def _parse_items(crate: Crate, source, toks: list[str], i: int, end: int, here: tuple[str, ...], child_dir) -> None:
     mod = crate.module(here)
+    uses: list[tuple[list[str], str | None]] = []  # resolved at the end: a `mod` may come later
     while i < end:
         t = toks[i]
         # Attributes: note #[cfg(test)] and #[path = "..."], then look at the item.
@@ -311,18 +313,7 @@ def _parse_items(crate: Crate, source, toks: list[str], i: int, end: int, here: 
                 continue
         if t == "use":
             k, tree = _parse_use_tree(toks, i + 1, [])
-            for segs, name in tree:
-                if segs and segs[0] == "crate" or segs and segs[0] in ("self", "super"):
-                    absolute = _absolute(segs, here, crate, True)
-                elif segs and segs[0] in mod.children:
-                    absolute = here + tuple(segs)
-                else:
-                    absolute = None
-                if absolute is None:
-                    continue
-                mod.refs.append(absolute)
-                if name is not None:
-                    mod.imports[name] = absolute
+            uses.extend(tree)
             i = k
             continue
         if t in ("crate", "self", "super") and i + 1 < end and toks[i + 1] == "::" and not (i > 0 and toks[i - 1] in ("::", "$")):
@@ -331,12 +322,19 @@ def _parse_items(crate: Crate, source, toks: list[str], i: int, end: int, here: 
             while k + 1 < end and toks[k] == "::" and _IDENT.fullmatch(toks[k + 1]):
                 segs.append(toks[k + 1])
                 k += 2
-            absolute = _absolute(segs, here, crate, False)
+            absolute = _absolute(segs, here, crate, in_use=False)
             if absolute is not None:
                 mod.refs.append(absolute)
             i = k
             continue
         i += 1
+    for segs, name in uses:
+        absolute = _absolute(segs, here, crate, in_use=True)
+        if absolute is None:
+            continue
+        mod.refs.append(absolute)
+        if name is not None:
+            mod.imports[name] = absolute
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,6 +519,15 @@ SELF_TESTS: list[tuple[str, dict[str, str], list[str]]] = [
         ["fixture: x -> y -> x"],
     ),
     (
+        "a re-export written before the `mod` it names",
+        {
+            "lib.rs": "pub use error::Error; mod error; mod slot;",
+            "error.rs": "use crate::slot::SlotId; pub struct Error;",
+            "slot.rs": "pub struct SlotId; fn f() -> crate::Error { todo!() }",
+        },
+        ["fixture: error -> slot -> error"],
+    ),
+    (
         "a three-module ring is printed once",
         {
             "lib.rs": "mod a; mod b; mod c;",
@@ -549,6 +556,12 @@ def self_test() -> int:
 def main(argv: list[str]) -> int:
     if argv == ["--self-test"]:
         return self_test()
+    if argv[:1] == ["--edges"] and len(argv) > 1:
+        for crate in (c for f in argv[1:] for c in load_crate(Path(f))):
+            for user, targets in sorted(edges(crate).items()):
+                for target in sorted(targets):
+                    print(f"{crate.name}: {_name(user)} -> {_name(target)}")
+        return 0
     if any(a.startswith("-") for a in argv):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
