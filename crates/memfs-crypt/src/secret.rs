@@ -4,12 +4,12 @@
 //! One place fills them from the operating system's RNG straight into their final place (no
 //! copy left on the stack) and gives them out only by reference.
 
-use zeroize::{Zeroize, ZeroizeOnDrop};
+use zeroize::ZeroizeOnDrop;
 
 use crate::error::Error;
 
 /// 32 secret bytes. No `Debug`, `Clone` or `AsRef<[u8]>`: the types that hold it decide.
-#[derive(Zeroize, ZeroizeOnDrop)]
+#[derive(ZeroizeOnDrop)]
 pub(crate) struct Secret32([u8; 32]);
 
 impl Secret32 {
