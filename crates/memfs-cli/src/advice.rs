@@ -1,16 +1,33 @@
 //! What the user can do about an error, where the error alone does not say: appended to the
 //! message `main` prints ([`for_error`]), or printed on the line after it ([`next_step`]).
 
+use memfs::ConflictKind;
 use memfs_store::UnsafePath;
 
 /// The advice for `e` (starting with `: ` or `; `), or nothing.
 pub(crate) fn for_error(e: &anyhow::Error) -> String {
-    e.chain()
-        .find_map(|cause| match cause.downcast_ref::<memfs_store::Error>() {
-            Some(memfs_store::Error::UnsafeLocal(refused)) => Some(unsafe_path(refused)),
-            _ => None,
-        })
-        .unwrap_or_default()
+    e.chain().find_map(|cause| unsafe_store(cause).or_else(|| flag(cause))).unwrap_or_default()
+}
+
+/// A refused store folder: why, and the fix.
+fn unsafe_store(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    match cause.downcast_ref::<memfs_store::Error>()? {
+        memfs_store::Error::UnsafeLocal(refused) => Some(unsafe_path(refused)),
+        _ => None,
+    }
+}
+
+/// The flag that gets past a refusal of the library, which knows no flags.
+fn flag(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(memfs::FolderError::NotEmpty { .. }) = cause.downcast_ref() {
+        return Some(": pass --force to write into it (files at the same paths are replaced)".to_owned());
+    }
+    match cause.downcast_ref::<memfs::Error>()? {
+        memfs::Error::ImportConflicts { conflicts } if conflicts.iter().any(|c| c.kind == ConflictKind::FileExists) => {
+            Some("\n(pass --overwrite to replace the files that exist)".to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// Why memfs refuses a local store folder, and the fix.

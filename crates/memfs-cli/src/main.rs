@@ -6,6 +6,7 @@ mod advice;
 mod agent;
 mod check;
 mod cli;
+mod credential;
 mod diff;
 mod exec;
 mod expire;
@@ -26,6 +27,8 @@ mod show;
 mod signal;
 mod store;
 mod undo;
+mod value;
+mod words;
 
 use std::process::ExitCode;
 
@@ -41,28 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            cli::Commands::Exec(args) => exec::run(&cli.store, args).await,
-            cli::Commands::Init(args) => init::run(&cli.store, args).await,
-            cli::Commands::Log(args) => log::run(&cli.store, args).await,
-            cli::Commands::Show(args) => show::run(&cli.store, args).await,
-            cli::Commands::Diff(args) => diff::run(&cli.store, args).await,
-            cli::Commands::Restore(args) => restore::run(&cli.store, args).await,
-            cli::Commands::Undo => undo::run(&cli.store).await,
-            cli::Commands::Check(args) => check::run(&cli.store, args).await,
-            cli::Commands::Gc(args) => gc::run(&cli.store, args).await,
-            cli::Commands::Key(command) => key::run(&cli.store, command).await,
-            cli::Commands::Policy(command) => policy::run(&cli.store, command).await,
-            cli::Commands::Expire(args) => expire::run(&cli.store, args).await,
-            cli::Commands::Purge(args) => purge::run(&cli.store, args).await,
-            cli::Commands::Mcp(args) => mcp::run(&cli.store, args).await,
-            cli::Commands::Serve(args) => serve::run(&cli.store, args).await,
-            cli::Commands::Agent(args) => agent::run(&cli.store, args).await,
-            cli::Commands::Import(args) => import::run(&cli.store, args).await,
-            cli::Commands::Export(args) => export::run(&cli.store, args).await,
-        }
-    });
+    let result = runtime.block_on(cli.run());
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (`memfs exec | head`) is a normal way to stop.

@@ -10,7 +10,7 @@ use clap::Args;
 use memfs::http::{Access, Limits, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::{Dialect, KdfParams, Memfs, OpenOptions};
 
-use crate::cli::StoreArgs;
+use crate::store::StoreArgs;
 
 /// The environment variable that can hold tokens, in the tokens file's format.
 const TOKENS_ENV: &str = "MEMFS_SERVE_TOKENS";
@@ -148,7 +148,7 @@ fn parse_max_connections(s: &str) -> Result<usize, crate::parse_error::Refused> 
 }
 
 fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Refused> {
-    crate::cli::parse_duration(s).and_then(|d| {
+    crate::value::parse_duration(s).and_then(|d| {
         if d.is_zero() {
             Err(crate::parse_error::Refused("expected a duration greater than 0, such as 30s, 500ms or 2m"))
         } else {
