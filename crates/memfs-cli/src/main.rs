@@ -50,30 +50,13 @@ fn main() -> ExitCode {
         // A closed stdout (`memfs exec | head`) is a normal way to stop.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("memfs: {}{}", message(&e), advice::for_error(&e));
+            eprintln!("memfs: {}{}", advice::message(e.as_ref()), advice::for_error(&e));
             if let Some(next) = advice::next_step(&e) {
                 eprintln!("{next}");
             }
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes, joined by `: `, each said once: backend errors repeat their
-/// source in their own message, which would otherwise print three times.
-fn message(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(text.trim()) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -160,23 +160,6 @@ fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Ref
 /// The server's log: one line per request and per store failure, on stderr.
 struct Stderr;
 
-/// The error and its causes, joined by `: `, each said once (as `main` prints errors).
-fn detail(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = String::new();
-    let mut cause = Some(e);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(text.trim()) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
-
 /// `2026-11-24T22:30:00.123Z`.
 fn time(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
@@ -204,7 +187,7 @@ impl Log for Stderr {
             time(jiff::Timestamp::now()),
             f.request_id,
             f.namespace,
-            detail(f.error)
+            crate::advice::message(f.error)
         );
     }
 }

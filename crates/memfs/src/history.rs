@@ -487,7 +487,7 @@ mod tests {
                 assert_eq!(
                     err,
                     format!(
-                        "--at `{prefix}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
+                        "`{prefix}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
                     )
                 );
                 // With a letter in it, a longer prefix is a revision only.

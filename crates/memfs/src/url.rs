@@ -69,7 +69,7 @@ impl Location {
             if self.options.is_empty() {
                 Ok(())
             } else {
-                Err(bad(&format!("{scheme}:// stores take no --store-option")))
+                Err(Error::NoOptions { url: redact(&self.url), scheme: scheme.to_owned() })
             }
         };
         match self.url.split_once("://") {
@@ -233,7 +233,7 @@ mod tests {
         );
         assert_eq!(
             err(Location::new("file:///tmp/x").option("aws_region", "x")),
-            "unsupported store URL file:///tmp/x: file:// stores take no --store-option"
+            "unsupported store URL file:///tmp/x: file:// stores take no options"
         );
         assert_eq!(
             err(Location::new("s3://b/p").option("aws_secret_acess_key", "TOPSECRET")),
