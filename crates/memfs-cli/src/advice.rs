@@ -5,6 +5,7 @@
 
 use memfs::ConflictKind;
 use memfs_store::UnsafePath;
+use memfs_store::cloud::ConfigError;
 
 /// The error and its causes, joined by `: `, each said once (backend errors repeat their
 /// source in their own message, which would otherwise print three times), each in the words
@@ -41,6 +42,13 @@ fn reword(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
              or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
         ),
         memfs::Error::AmbiguousTime { .. } => format!("--at {cause}"),
+        memfs::Error::CloudUrl { url, reason: ConfigError::CredentialsInUrl } => format!(
+            "unsupported store URL {url}: credentials do not belong in the URL; use the environment or --store-option \
+             (they are never printed)"
+        ),
+        memfs::Error::CloudUrl { url, reason: ConfigError::QueryInUrl } => format!(
+            "unsupported store URL {url}: a store URL takes no query string or fragment; give options with --store-option"
+        ),
         memfs::Error::NoOptions { url, scheme } => {
             format!("unsupported store URL {url}: {scheme}:// stores take no --store-option")
         }

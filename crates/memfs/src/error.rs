@@ -19,6 +19,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A cloud store URL that is malformed or carries what does not belong in it.
+    #[error("unsupported store URL {url}: {reason}")]
+    CloudUrl {
+        /// The URL, redacted.
+        url: String,
+        /// What is wrong with it (not a `source`: the message already says it).
+        reason: memfs_store::cloud::ConfigError,
+    },
     /// Options given for a store that takes none (`file://`, `memory://`).
     #[error("unsupported store URL {url}: {scheme}:// stores take no options")]
     NoOptions {
