@@ -39,6 +39,9 @@ pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<(
     if !args.allow_case_twins {
         check_case_twins(&exported)?;
     }
+    // Created before the warning, as it always was: a folder that cannot be made is an error
+    // alone.
+    let target = target.create()?;
     eprintln!(
         "memfs: warning: writing the memory files to {} as plaintext, outside the encrypted store (files 0600, folders 0700)",
         dir.display()

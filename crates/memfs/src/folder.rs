@@ -280,11 +280,11 @@ impl FolderTarget {
         Ok(FolderTarget { dir: dir.to_owned(), exists: true })
     }
 
-    /// Writes `entries` below the folder, creating it (0700) if it did not exist: folders
-    /// 0700, files 0600, since they leave the store unencrypted. Entries come parents first,
-    /// so every folder on the way was made or checked (not a link) before anything is written
-    /// in it. `progress` counts the files written.
-    pub fn write(&self, entries: &[Entry], progress: &dyn Progress) -> Result<(), FolderError> {
+    /// Creates the folder (0700, with its missing parents) if it did not exist. [`write`]
+    /// does it too; calling it first lets a caller say something between the two.
+    ///
+    /// [`write`]: Self::write
+    pub fn create(self) -> Result<Self, FolderError> {
         if !self.exists {
             fs::DirBuilder::new()
                 .recursive(true)
@@ -292,14 +292,23 @@ impl FolderTarget {
                 .create(&self.dir)
                 .map_err(|source| FolderError::Create { path: self.dir.clone(), source })?;
         }
+        Ok(FolderTarget { exists: true, ..self })
+    }
+
+    /// Writes `entries` below the folder, creating it first if it did not exist: folders
+    /// 0700, files 0600, since they leave the store unencrypted. Entries come parents first,
+    /// so every folder on the way was made or checked (not a link) before anything is written
+    /// in it. `progress` counts the files written.
+    pub fn write(self, entries: &[Entry], progress: &dyn Progress) -> Result<(), FolderError> {
+        let target = self.create()?;
         let files = entries.iter().filter(|e| matches!(e, Entry::File { .. })).count();
         progress.phase("writing", Some(files as u64));
         for entry in entries {
-            let target = self.local_path(entry.path());
+            let path = target.local_path(entry.path());
             match entry {
-                Entry::Dir { .. } => write_dir(&target)?,
+                Entry::Dir { .. } => write_dir(&path)?,
                 Entry::File { text, .. } => {
-                    write_file(&target, text)?;
+                    write_file(&path, text)?;
                     progress.advance(1);
                 }
             }
