@@ -1,16 +1,85 @@
-//! What the user can do about an error, where the error alone does not say: appended to the
-//! message `main` prints ([`for_error`]), or printed on the line after it ([`next_step`]).
+//! What the user can do about an error, where the error alone does not say: the library's
+//! message said with the option that fixes it ([`reword`]; the library knows no flags),
+//! appended to the message `main` prints ([`for_error`]), or printed on the line after it
+//! ([`next_step`]).
 
+use memfs::ConflictKind;
 use memfs_store::UnsafePath;
+use memfs_store::cloud::ConfigError;
+
+/// The error and its causes, joined by `: `, each said once (backend errors repeat their
+/// source in their own message, which would otherwise print three times), each in the words
+/// of [`reword`] where it has some.
+pub(crate) fn message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let text = reword(c).unwrap_or_else(|| c.to_string());
+        if !out.contains(text.trim()) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// A library error said with the command-line option (or command) that answers it.
+fn reword(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(memfs::agent::AgentError::TurnLimit { turns }) = cause.downcast_ref() {
+        return Some(format!(
+            "the model still asked for tools after {turns} requests, the limit (raise max_turns; memfs agent --max-turns N)"
+        ));
+    }
+    Some(match cause.downcast_ref::<memfs::Error>()? {
+        memfs::Error::CredentialRequired { store } => format!(
+            "store {store} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)"
+        ),
+        memfs::Error::BadAt { at } => format!(
+            "invalid --at `{at}`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex digits) \
+             or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
+        ),
+        memfs::Error::AmbiguousTime { .. } => format!("--at {cause}"),
+        memfs::Error::CloudUrl { url, reason: ConfigError::CredentialsInUrl } => format!(
+            "unsupported store URL {url}: credentials do not belong in the URL; use the environment or --store-option \
+             (they are never printed)"
+        ),
+        memfs::Error::CloudUrl { url, reason: ConfigError::QueryInUrl } => format!(
+            "unsupported store URL {url}: a store URL takes no query string or fragment; give options with --store-option"
+        ),
+        memfs::Error::NoOptions { url, scheme } => {
+            format!("unsupported store URL {url}: {scheme}:// stores take no --store-option")
+        }
+        _ => return None,
+    })
+}
 
 /// The advice for `e` (starting with `: ` or `; `), or nothing.
 pub(crate) fn for_error(e: &anyhow::Error) -> String {
-    e.chain()
-        .find_map(|cause| match cause.downcast_ref::<memfs_store::Error>() {
-            Some(memfs_store::Error::UnsafeLocal(refused)) => Some(unsafe_path(refused)),
-            _ => None,
-        })
-        .unwrap_or_default()
+    e.chain().find_map(|cause| unsafe_store(cause).or_else(|| flag(cause))).unwrap_or_default()
+}
+
+/// A refused store folder: why, and the fix.
+fn unsafe_store(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    match cause.downcast_ref::<memfs_store::Error>()? {
+        memfs_store::Error::UnsafeLocal(refused) => Some(unsafe_path(refused)),
+        _ => None,
+    }
+}
+
+/// The flag that gets past a refusal of the library, which knows no flags.
+fn flag(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(memfs::FolderError::NotEmpty { .. }) = cause.downcast_ref() {
+        return Some(": pass --force to write into it (files at the same paths are replaced)".to_owned());
+    }
+    match cause.downcast_ref::<memfs::Error>()? {
+        memfs::Error::ImportConflicts { conflicts } if conflicts.iter().any(|c| c.kind == ConflictKind::FileExists) => {
+            Some("\n(pass --overwrite to replace the files that exist)".to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// Why memfs refuses a local store folder, and the fix.

@@ -6,7 +6,7 @@ use clap::Args;
 use memfs::Dialect;
 use memfs::agent::{AgentConfig, Step};
 
-use crate::cli::StoreArgs;
+use crate::store::StoreArgs;
 
 /// Arguments of `memfs agent`.
 #[derive(Debug, Args)]

@@ -3,9 +3,24 @@
 use std::io::{BufRead, Write};
 
 use anyhow::Context;
+use clap::Args;
+use memfs::Dialect;
 use memfs::protocol::handle_bytes;
 
-use crate::cli::{ExecArgs, StoreArgs};
+use crate::store::StoreArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct ExecArgs {
+    /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
+    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
+    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::value::parse_dialect)]
+    dialect: Dialect,
+
+    /// At the end, print on stderr what the session did: commands, commits, and conflicts
+    /// (races for the head lost to another writer, each re-run on the new head).
+    #[arg(long)]
+    stats: bool,
+}
 
 pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, args.dialect, true).await?;

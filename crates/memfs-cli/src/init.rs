@@ -1,21 +1,16 @@
 //! `memfs init`: create a new encrypted store.
 
-use std::path::Path;
+use anyhow::bail;
+use clap::Args;
+use memfs::{Credential, Memfs};
 
-use anyhow::{Context, bail};
-use memfs::{Credential, KdfParams, KeyFile, Memfs};
+use crate::credential::{KdfArgs, new_key_file, prompt_twice};
+use crate::store::{self, StoreArgs};
 
-use crate::cli::{InitArgs, StoreArgs};
-use crate::store;
-
-/// Writes a new random key file (0600, must not exist).
-pub(crate) fn new_key_file(path: &Path) -> anyhow::Result<KeyFile> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let key = KeyFile::generate()?;
-    key.write_new(path).with_context(|| format!("writing key file {}", path.display()))?;
-    Ok(key)
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    #[command(flatten)]
+    kdf: KdfArgs,
 }
 
 pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> {
@@ -23,7 +18,7 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
     if Memfs::exists(&url).await? {
         bail!("a memfs store already exists at {url}");
     }
-    let kdf = KdfParams::new(init.kdf_memory_kib, init.kdf_iterations, init.kdf_parallelism)?;
+    let kdf = init.kdf.params()?;
     let credential = match &args.key_file {
         Some(path) => Credential::KeyFile(new_key_file(path)?),
         None => match store::passphrase(args)? {
@@ -43,16 +38,4 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
         eprintln!("memfs: its key file is {} (keep it safe: without it the store cannot be read)", path.display());
     }
     Ok(())
-}
-
-pub(crate) fn prompt_twice() -> anyhow::Result<Credential> {
-    let first = rpassword::prompt_password("New passphrase: ").context("reading the passphrase")?;
-    if first.is_empty() {
-        bail!("the passphrase is empty");
-    }
-    let second = rpassword::prompt_password("Repeat passphrase: ").context("reading the passphrase")?;
-    if first != second {
-        bail!("the passphrases do not match");
-    }
-    Ok(Credential::passphrase(first))
 }

@@ -1,10 +1,47 @@
 //! `memfs key`: list, add and remove key slots.
 
-use anyhow::Context;
-use memfs::{Credential, KdfParams, Memfs, SlotId};
+use std::path::PathBuf;
 
-use crate::cli::{KeyAddArgs, KeyCommand, StoreArgs};
-use crate::store;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use memfs::{Credential, Memfs, SlotId};
+
+use crate::credential::{KdfArgs, new_key_file, prompt_twice};
+use crate::store::{self, StoreArgs};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Print each slot as `ID KIND` (passphrase or key-file).
+    List,
+    /// Add a slot: a new key file (--new-key-file) or a new passphrase (--new-passphrase-file,
+    /// or asked for twice on the terminal).
+    Add(KeyAddArgs),
+    /// Remove the slot with this id (the last slot is never removed).
+    Remove {
+        /// The slot's id, as `memfs key list` prints it.
+        id: u32,
+    },
+}
+
+/// The slot to add. The cost flags are `init`'s, said of "a new passphrase slot".
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("kdf_memory_kib", |a| a.help("Argon2id memory cost of a new passphrase slot, in KiB (default 65536 = 64 MiB)")),
+    mut_arg("kdf_iterations", |a| a.help("Argon2id iterations of a new passphrase slot")),
+    mut_arg("kdf_parallelism", |a| a.help("Argon2id parallelism of a new passphrase slot")),
+)]
+pub(crate) struct KeyAddArgs {
+    /// Create a new random key file here (mode 0600; it must not exist) and add a slot for it.
+    #[arg(long, value_name = "PATH", conflicts_with = "new_passphrase_file")]
+    new_key_file: Option<PathBuf>,
+
+    /// Add a passphrase slot for the first line of this file.
+    #[arg(long, value_name = "PATH")]
+    new_passphrase_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    kdf: KdfArgs,
+}
 
 pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result<()> {
     let (url, is_default) = store::url(args)?;
@@ -25,7 +62,7 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         KeyCommand::Add(add) => {
             let unlock = unlock()?;
             let (new, what) = new_credential(&add)?;
-            let kdf = KdfParams::new(add.kdf_memory_kib, add.kdf_iterations, add.kdf_parallelism)?;
+            let kdf = add.kdf.params()?;
             let id = match Memfs::add_key(&url, &unlock, &new, kdf).await {
                 Ok(id) => id,
                 Err(e) => {
@@ -49,12 +86,12 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
 /// The credential a new slot is for, and how to describe it.
 fn new_credential(add: &KeyAddArgs) -> anyhow::Result<(Credential, String)> {
     if let Some(path) = &add.new_key_file {
-        let key = crate::init::new_key_file(path)?;
+        let key = new_key_file(path)?;
         return Ok((Credential::KeyFile(key), format!("key file {}", path.display())));
     }
     let passphrase = match &add.new_passphrase_file {
         Some(path) => store::passphrase_file(path)?,
-        None => crate::init::prompt_twice()?,
+        None => prompt_twice()?,
     };
     Ok((passphrase, "passphrase".to_owned()))
 }

@@ -1,8 +1,25 @@
 //! `memfs log`: the history, newest first.
 
+use clap::Args;
 use memfs::history::{log_entry, log_json};
 
-use crate::cli::{LogArgs, StoreArgs};
+use crate::store::StoreArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct LogArgs {
+    /// Only commits that changed this path (or something below it).
+    #[arg(value_name = "PATH")]
+    path: Option<String>,
+
+    /// At most this many commits.
+    #[arg(short = 'n', long, value_name = "N")]
+    limit: Option<usize>,
+
+    /// One JSON object per line, with the full ids, the time in milliseconds and RFC 3339, the
+    /// command as JSON and the changes.
+    #[arg(long)]
+    json: bool,
+}
 
 pub(crate) async fn run(store: &StoreArgs, args: LogArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;

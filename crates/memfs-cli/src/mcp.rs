@@ -10,7 +10,7 @@ use memfs::Dialect;
 use memfs::http::Tokens;
 use memfs::mcp::{self, BearerAuth, ENDPOINT_PATH, MemoryServer};
 
-use crate::cli::StoreArgs;
+use crate::store::StoreArgs;
 
 /// Arguments of `memfs mcp`.
 #[derive(Debug, Args)]
@@ -18,7 +18,7 @@ use crate::cli::StoreArgs;
 pub(crate) struct McpArgs {
     /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
-    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::cli::parse_dialect)]
+    #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::value::parse_dialect)]
     pub(crate) dialect: Dialect,
 
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT,

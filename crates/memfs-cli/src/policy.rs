@@ -1,6 +1,26 @@
 //! `memfs policy`: show or change the store's policy.
 
-use crate::cli::{PolicyCommand, StoreArgs};
+use clap::Subcommand;
+
+use crate::store::StoreArgs;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Print every setting, one `KEY VALUE` line each.
+    Show,
+    /// Set KEY to VALUE, as a commit.
+    Set {
+        /// The setting (see `memfs policy --help`).
+        key: String,
+        /// Its new value.
+        value: String,
+    },
+    /// Put KEY back to its default, or remove the custom rule rule.NAME, as a commit.
+    Unset {
+        /// The setting.
+        key: String,
+    },
+}
 
 pub(crate) async fn run(store: &StoreArgs, command: PolicyCommand) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;

@@ -10,7 +10,7 @@ use clap::Args;
 use memfs::http::{Access, Limits, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::{Dialect, KdfParams, Memfs, OpenOptions};
 
-use crate::cli::StoreArgs;
+use crate::store::StoreArgs;
 
 /// The environment variable that can hold tokens, in the tokens file's format.
 const TOKENS_ENV: &str = "MEMFS_SERVE_TOKENS";
@@ -148,7 +148,7 @@ fn parse_max_connections(s: &str) -> Result<usize, crate::parse_error::Refused> 
 }
 
 fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Refused> {
-    crate::cli::parse_duration(s).and_then(|d| {
+    crate::value::parse_duration(s).and_then(|d| {
         if d.is_zero() {
             Err(crate::parse_error::Refused("expected a duration greater than 0, such as 30s, 500ms or 2m"))
         } else {
@@ -159,23 +159,6 @@ fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Ref
 
 /// The server's log: one line per request and per store failure, on stderr.
 struct Stderr;
-
-/// The error and its causes, joined by `: `, each said once (as `main` prints errors).
-fn detail(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = String::new();
-    let mut cause = Some(e);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(text.trim()) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
 
 /// `2026-11-24T22:30:00.123Z`.
 fn time(t: jiff::Timestamp) -> String {
@@ -204,7 +187,7 @@ impl Log for Stderr {
             time(jiff::Timestamp::now()),
             f.request_id,
             f.namespace,
-            detail(f.error)
+            crate::advice::message(f.error)
         );
     }
 }

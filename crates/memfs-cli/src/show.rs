@@ -1,8 +1,16 @@
 //! `memfs show`: a commit, or a file or directory at a commit.
 
+use clap::Args;
 use memfs::history::{Shown, log_entry};
 
-use crate::cli::{ShowArgs, StoreArgs};
+use crate::store::StoreArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// REV, or REV:PATH (for example HEAD~1:/memories/notes.md).
+    #[arg(value_name = "REV[:PATH]")]
+    spec: String,
+}
 
 pub(crate) async fn run(store: &StoreArgs, args: ShowArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;

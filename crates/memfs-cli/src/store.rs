@@ -1,11 +1,75 @@
-//! Finding the store and its credential from flags, environment and platform directories.
+//! Which store, and how to unlock it: the global options ([`StoreArgs`]), and finding the
+//! store and its credential from them, the environment and the platform directories.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use clap::Args;
 use memfs::{Credential, KeyFile, Location, Memfs, OpenOptions, StateDir};
 
-use crate::cli::StoreArgs;
+use crate::parse_error::Refused;
+
+/// Which store, and how to unlock it. Shared by every command.
+#[derive(Debug, Args)]
+pub(crate) struct StoreArgs {
+    /// The store: file:///absolute/path (an encrypted folder), s3://bucket/prefix,
+    /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the
+    /// process). Default: the local store in $XDG_DATA_HOME/memfs/default.
+    ///
+    /// Cloud stores read the usual environment variables (AWS_*, GOOGLE_*, AZURE_*); see
+    /// docs/CLOUD.md for AWS, GCS, Azure, R2 and MinIO.
+    #[arg(long, global = true, env = "MEMFS_STORE", value_name = "URL")]
+    pub(crate) store: Option<String>,
+
+    /// An option of a cloud store, as KEY=VALUE (repeatable; wins over the environment), such
+    /// as aws_endpoint=https://…, aws_region=eu-west-1, timeout=30s, max_retries=4. An unknown
+    /// key is refused. Values are never printed.
+    #[arg(long = "store-option", global = true, value_name = "KEY=VALUE", value_parser = parse_store_option)]
+    pub(crate) store_options: Vec<(String, String)>,
+
+    /// A tenant's namespace: its own store, with its own master key, under PREFIX/ns/NAME of
+    /// the store URL. Each namespace is created with `memfs init`.
+    #[arg(long, global = true, env = "MEMFS_NAMESPACE", value_name = "NAME")]
+    pub(crate) namespace: Option<String>,
+
+    /// Answer reads from a head up to this old (30s, 500ms, 2m) without asking the store: a
+    /// warm read then costs no round trip, but may miss what other clients committed that
+    /// long ago. Writes stay safe (compare-and-swap). Default: every command checks the head.
+    #[arg(long, global = true, env = "MEMFS_MAX_STALENESS", value_name = "DURATION", value_parser = crate::value::parse_duration)]
+    pub(crate) max_staleness: Option<std::time::Duration>,
+
+    /// Also keep fetched objects (sealed, as stored) in this folder, so a new process reads
+    /// them without a round trip; verified on every read. Default: memory only.
+    #[arg(long, global = true, env = "MEMFS_CACHE_DIR", value_name = "PATH")]
+    pub(crate) cache_dir: Option<PathBuf>,
+
+    /// Read the passphrase from the first line of this file. (Or set MEMFS_PASSPHRASE.)
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "key_file")]
+    pub(crate) passphrase_file: Option<PathBuf>,
+
+    /// Unlock with this key file (32 random bytes). For `init`: where to create it.
+    #[arg(long, global = true, env = "MEMFS_KEY_FILE", value_name = "PATH")]
+    pub(crate) key_file: Option<PathBuf>,
+
+    /// Accept the store's head even if it does not descend from the newest commit this
+    /// client has seen (the answer to a "fork detected" or "rollback detected" error): give
+    /// the commit id the error names (at least 8 hex digits). From then on that commit is the
+    /// one remembered. Check what the store holds first (`memfs check`, `memfs log`).
+    #[arg(long, global = true, env = "MEMFS_TRUST_HEAD", value_name = "COMMIT")]
+    pub(crate) trust_head: Option<String>,
+
+    /// The agent or user name recorded with every change.
+    #[arg(long, global = true, env = "MEMFS_ACTOR", value_name = "NAME", default_value = "")]
+    pub(crate) actor: String,
+}
+
+/// Parses `KEY=VALUE` for --store-option; the message names the key only.
+fn parse_store_option(s: &str) -> Result<(String, String), Refused> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+        _ => Err(Refused("expected KEY=VALUE, as in aws_region=eu-west-1")),
+    }
+}
 
 /// The environment variable holding a passphrase.
 pub(crate) const PASSPHRASE_ENV: &str = "MEMFS_PASSPHRASE";
@@ -96,10 +160,17 @@ pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
 pub(crate) fn today() -> anyhow::Result<Option<memfs::Day>> {
     match std::env::var("MEMFS_TODAY") {
         Err(_) => Ok(None),
-        Ok(s) => memfs::parse_day(&s).map(Some).ok_or_else(|| {
+        Ok(s) => parse_day(&s).map(Some).ok_or_else(|| {
             anyhow::anyhow!("MEMFS_TODAY={s:?} is not a date: expected YYYY-MM-DD, for example 2026-11-21")
         }),
     }
+}
+
+/// A calendar date (`2026-11-21`) as a day number; `None` if it is not one.
+fn parse_day(s: &str) -> Option<memfs::Day> {
+    let date: jiff::civil::Date = s.parse().ok()?;
+    let days = date.since(jiff::civil::date(1970, 1, 1)).ok()?.get_days();
+    memfs::Day::try_from(days).ok()
 }
 
 /// Opens the store for a command; for `exec` on the default store, creates it on first use.
@@ -110,7 +181,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         let credential = match credential(args, true)? {
             Some(c) => c,
             None => {
-                let key = crate::init::new_key_file(&key_path)?;
+                let key = crate::credential::new_key_file(&key_path)?;
                 eprintln!(
                     "memfs: created the key file {} (mode 0600): keep it safe, the store cannot be read without it",
                     key_path.display()

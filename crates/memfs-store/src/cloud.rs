@@ -119,13 +119,11 @@ impl CloudUrl {
             _ => return Err(bad("expected s3://, gs:// or az://")),
         };
         if rest.contains(['?', '#']) {
-            return Err(bad("a store URL takes no query string or fragment; give options with --store-option"));
+            return Err(ConfigError::QueryInUrl);
         }
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.contains('@') {
-            return Err(bad(
-                "credentials do not belong in the URL; use the environment or --store-option (they are never printed)",
-            ));
+            return Err(ConfigError::CredentialsInUrl);
         }
         if bucket.is_empty() {
             return Err(bad("the URL names no bucket"));
@@ -151,6 +149,14 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// A URL with a query string or fragment (where a SAS token would ride along, logged).
+    #[error("a store URL takes no query string or fragment; give its options as store options")]
+    QueryInUrl,
+    /// A URL with credentials in it (`user:password@`).
+    #[error(
+        "credentials do not belong in the URL; give them in the environment or as store options (they are never printed)"
+    )]
+    CredentialsInUrl,
     /// An option key that neither `object_store` nor memfs knows for this scheme.
     #[error(
         "unknown store option `{key}` for {scheme}:// stores (object_store ignores unknown keys; memfs refuses them). Keys look like {examples}, plus memfs's max_retries, retry_timeout and retry_backoff"
@@ -347,11 +353,11 @@ mod tests {
         let err = |u: &str| CloudUrl::parse(u).unwrap_err().to_string();
         assert_eq!(
             err("s3://AKIA:secret@bucket/p"),
-            "credentials do not belong in the URL; use the environment or --store-option (they are never printed)"
+            "credentials do not belong in the URL; give them in the environment or as store options (they are never printed)"
         );
         assert_eq!(
             err("s3://b/p?x-amz-signature=1"),
-            "a store URL takes no query string or fragment; give options with --store-option"
+            "a store URL takes no query string or fragment; give its options as store options"
         );
         assert_eq!(err("s3:///p"), "the URL names no bucket");
         assert_eq!(err("s3://b/a//c"), "the prefix has an empty, `.` or `..` segment");

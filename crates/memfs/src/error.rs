@@ -19,6 +19,22 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A cloud store URL that is malformed or carries what does not belong in it.
+    #[error("unsupported store URL {url}: {reason}")]
+    CloudUrl {
+        /// The URL, redacted.
+        url: String,
+        /// What is wrong with it (not a `source`: the message already says it).
+        reason: memfs_store::cloud::ConfigError,
+    },
+    /// Options given for a store that takes none (`file://`, `memory://`).
+    #[error("unsupported store URL {url}: {scheme}:// stores take no options")]
+    NoOptions {
+        /// The URL, redacted.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
     /// A cloud store's options are wrong (an unknown key, an invalid value).
     #[error("store {store}: {source}")]
     StoreConfig {
@@ -27,10 +43,9 @@ pub enum Error {
         /// What is wrong; never an option's value.
         source: memfs_store::cloud::ConfigError,
     },
-    /// A persistent store was opened without a passphrase or key file.
-    #[error(
-        "store {store} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)"
-    )]
+    /// A persistent store was opened without a passphrase or key file. (`memfs` names its
+    /// options for them.)
+    #[error("store {store} is encrypted: give a passphrase or a key file to open it")]
     CredentialRequired {
         /// Which store, redacted.
         store: String,
@@ -72,17 +87,17 @@ pub enum Error {
         /// The revision as given.
         rev: String,
     },
-    /// `restore --at` with something that is neither a revision nor a time.
+    /// A restore's revision or time that is neither (`memfs restore --at`).
     #[error(
-        "invalid --at `{at}`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
+        "invalid revision or time `{at}`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
     )]
     BadAt {
         /// The value as given.
         at: String,
     },
-    /// `restore --at` with digits that are both unix seconds and a commit id prefix.
+    /// A restore's digits that are both unix seconds and a commit id prefix.
     #[error(
-        "--at `{at}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
+        "`{at}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
     )]
     AmbiguousTime {
         /// The value as given.

@@ -123,17 +123,3 @@ impl Memfs {
         Ok(())
     }
 }
-
-/// A calendar date (`2026-11-21`) as a day number; `None` if it is not one.
-pub fn parse_day(s: &str) -> Option<Day> {
-    let date: jiff::civil::Date = s.parse().ok()?;
-    let days = date.since(jiff::civil::date(1970, 1, 1)).ok()?.get_days();
-    Day::try_from(days).ok()
-}
-
-/// A day number as a calendar date (`2026-11-21`).
-pub fn format_day(day: Day) -> String {
-    jiff::civil::date(1970, 1, 1)
-        .checked_add(jiff::Span::new().days(i64::from(day)))
-        .map_or_else(|_| format!("day {day}"), |d| d.to_string())
-}

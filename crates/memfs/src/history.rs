@@ -1,5 +1,5 @@
-//! History, integrity and retention of a store, and the text `memfs` prints for each:
-//! `log`, `show`, `diff`, `restore`, `undo`, `check` and `gc`.
+//! History, integrity and retention of a store: `log`, `show`, `diff`, `restore`, `undo`,
+//! `check` and `gc`.
 //!
 //! Revisions follow [`Revision`]: `HEAD`, `HEAD~N`, `@N` (a generation) or a commit id prefix
 //! of at least 8 hex digits. `restore --at` also takes a time: RFC 3339 (`2025-06-01T12:00:00Z`)
@@ -27,7 +27,7 @@ pub use memfs_store::{
 };
 
 use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
-use crate::error::{Error, error_chain};
+use crate::error::Error;
 
 /// What `show` found.
 #[derive(Debug, Clone)]
@@ -439,110 +439,6 @@ pub fn log_json(c: &CommitRecord) -> String {
     v.to_string()
 }
 
-/// `@GEN ID12`.
-fn commit_ref(c: &CommitRecord) -> String {
-    format!("@{} ({})", c.generation, c.short_id())
-}
-
-fn change_lines(out: &mut String, changes: &[Change]) {
-    for change in changes {
-        let _ = writeln!(out, "  {}", change_line(change));
-    }
-}
-
-/// What `memfs restore` prints.
-pub fn render_restored(r: &Restored) -> String {
-    let mut out = match r.generation {
-        Some(g) => format!("@{g}: restored {} to {}\n", r.path, commit_ref(&r.source)),
-        None => format!("nothing to restore: {} is already as at {}\n", r.path, commit_ref(&r.source)),
-    };
-    change_lines(&mut out, &r.changes);
-    out
-}
-
-/// What `memfs undo` prints.
-pub fn render_undone(u: &Undone) -> String {
-    let mut out = match u.generation {
-        Some(g) => format!("@{g}: undid {}\n", commit_ref(&u.undone)),
-        None => format!("nothing to undo: {} changed nothing\n", commit_ref(&u.undone)),
-    };
-    change_lines(&mut out, &u.changes);
-    out
-}
-
-fn generations(n: u64, oldest: u64, newest: u64) -> String {
-    match n {
-        0 => plural(0, "commit", "commits"),
-        1 => format!("1 commit (@{newest})"),
-        n => format!("{n} commits (@{oldest} to @{newest})"),
-    }
-}
-
-/// A problem as `memfs check` reports it: `error: WHAT (WHERE)`.
-pub fn render_problem(p: &Problem) -> String {
-    format!("error: {} ({})", error_chain(&p.error), p.context)
-}
-
-/// What `memfs check` prints after the problems: the counts, then `no problems found` or how
-/// many there were.
-pub fn render_check(r: &CheckReport) -> String {
-    let how = if r.read_data { "read and verified" } else { "present with the right sizes" };
-    let mut out = format!(
-        "checked {}, {}, {} ({}, {how})\n",
-        generations(r.commits, r.oldest, r.newest),
-        plural(r.dirs, "directory", "directories"),
-        plural(r.files, "file", "files"),
-        plural(r.file_bytes, "byte", "bytes"),
-    );
-    if r.unreferenced > 0 {
-        let what = plural(r.unreferenced, "unreferenced object", "unreferenced objects");
-        let _ = writeln!(out, "{what} (memfs gc removes them)");
-    }
-    match r.problems.len() {
-        0 => out.push_str("no problems found\n"),
-        n => {
-            let _ = writeln!(out, "{}", plural(n as u64, "problem found", "problems found"));
-        }
-    }
-    out
-}
-
-/// What `memfs gc` prints.
-pub fn render_gc(r: &GcReport) -> String {
-    let mut out = format!("kept {}\n", generations(r.commits, r.oldest, r.newest));
-    if r.oldest > 1 {
-        let _ = writeln!(out, "history before @{} is no longer kept", r.oldest);
-    }
-    let objects = |n| plural(n, "object", "objects");
-    let bytes = |n| plural(n, "byte", "bytes");
-    let _ = writeln!(out, "reachable: {} ({})", objects(r.reachable), bytes(r.reachable_bytes));
-    let _ = writeln!(out, "deleted: {} ({})", objects(r.deleted), bytes(r.deleted_bytes));
-    if r.log_bytes_before > 0 {
-        let _ = writeln!(
-            out,
-            "compacted the log: {} before, {} after",
-            bytes(r.log_bytes_before),
-            bytes(r.log_bytes_after)
-        );
-    }
-    match r.pending {
-        0 => out.push_str("pending: 0 objects\n"),
-        n => {
-            let _ = writeln!(
-                out,
-                "pending: {} ({}, {} new); a later gc deletes them after the grace period",
-                objects(n),
-                bytes(r.pending_bytes),
-                r.newly_pending
-            );
-        }
-    }
-    if r.recovered > 0 {
-        let _ = writeln!(out, "put back: {} that a writer used while gc ran", objects(r.recovered));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -591,7 +487,7 @@ mod tests {
                 assert_eq!(
                     err,
                     format!(
-                        "--at `{prefix}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
+                        "`{prefix}` is both a commit id prefix and a time in unix seconds: give more of the id, or the time in RFC 3339"
                     )
                 );
                 // With a letter in it, a longer prefix is a revision only.

@@ -345,37 +345,3 @@ fn plan(entries: &[Entry]) -> Result<Plan<'_>, Error> {
     }
     Ok(plan)
 }
-
-/// What `memfs import` prints: `@GEN: imported N files from SOURCE`, then one `A path` or
-/// `M path` line per file; or that nothing changed.
-pub fn render_imported(imported: &Imported, source: &str) -> String {
-    let files = match imported.changes.len() {
-        1 => "1 file".to_owned(),
-        n => format!("{n} files"),
-    };
-    let mut out = match imported.generation {
-        Some(g) => format!("@{g}: imported {files} from {source}"),
-        None => format!("nothing to import: the store already holds everything in {source}"),
-    };
-    let mut extra = Vec::new();
-    match imported.new_dirs {
-        0 => {}
-        1 => extra.push("1 new directory".to_owned()),
-        n => extra.push(format!("{n} new directories")),
-    }
-    match imported.unchanged {
-        0 => {}
-        1 => extra.push("1 file unchanged".to_owned()),
-        n => extra.push(format!("{n} files unchanged")),
-    }
-    if imported.generation.is_some() && !extra.is_empty() {
-        out.push_str(&format!(" ({})", extra.join(", ")));
-    }
-    out.push('\n');
-    for change in &imported.changes {
-        out.push_str("  ");
-        out.push_str(&crate::history::change_line(change));
-        out.push('\n');
-    }
-    out
-}

@@ -101,12 +101,35 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Reports, not text
+//!
+//! Operations beyond the tool's commands return what they did as data ([`history::Restored`],
+//! [`history::Undone`], [`Imported`], [`Expired`], [`PurgeReport`], …); how to say it is the
+//! caller's (the `memfs` binary renders each in its own words).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use memfs::{Change, Dialect, Entry, ImportOptions, Memfs};
+//! let memfs = Memfs::ephemeral(Dialect::Spec)?;
+//! let entries = [Entry::File { path: "/memories/a.md".into(), text: "hi\n".into() }];
+//! let imported = memfs.import(&entries, &ImportOptions { overwrite: false, source: "notes".into() }, &()).await?;
+//! assert_eq!((imported.generation, imported.new_dirs), (Some(1), 0));
+//! assert_eq!(imported.changes, [Change::Created { path: "/memories/a.md".into() }]);
+//!
+//! let undone = memfs.undo().await?;
+//! assert_eq!((undone.generation, undone.undone.generation), (Some(2), 1));
+//! assert_eq!(undone.changes, [Change::Deleted { path: "/memories/a.md".into() }]);
+//! # Ok(()) }
+//! ```
+//!
 //! # Where agents meet memfs
 //!
 //! - [`mcp`]: the memory tool as an MCP server (stdio or streamable HTTP), `memfs mcp`;
 //! - [`http`]: a JSON endpoint behind bearer tokens bound to namespaces, `memfs serve`;
 //! - [`agent`]: the Messages API loop with this store as Claude's memory, `memfs agent`;
-//! - [`Memfs::import`] and [`Memfs::export`]: a plain folder in and out, `memfs import`/`export`.
+//! - [`Memfs::import`] and [`Memfs::export`]: a plain tree of [`Entry`]s in and out, and
+//!   [`read_folder`] and [`FolderTarget`] to read and write it as a folder on disk without
+//!   following links, `memfs import`/`export`.
 //!
 //! Every commit is kept with its parent, time, actor and command: [`history`] reads it back
 //! (`log`, `show`, `diff`), restores from it (`restore`, `undo`, themselves commits), verifies
@@ -146,6 +169,7 @@ mod engine;
 mod error;
 mod expire;
 mod export;
+mod folder;
 pub mod history;
 #[cfg(feature = "http")]
 pub mod http;
@@ -161,14 +185,13 @@ mod url;
 pub use access::FLUSH_AFTER;
 pub use engine::{Memfs, OpenOptions, Stats};
 pub use error::{Error, error_chain};
-pub use expire::{Expired, format_day, parse_day};
+pub use expire::Expired;
 pub use export::Exported;
-pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported, render_imported};
-pub use memfs_core::{Command, Dialect, ToolResult};
+pub use folder::{FolderError, FolderTarget, read_folder};
+pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported};
+pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
-pub use memfs_store::cloud::parse_duration;
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
-pub use purge::{render_plan, render_purged};
 pub use url::{Location, redact};

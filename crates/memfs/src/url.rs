@@ -69,7 +69,7 @@ impl Location {
             if self.options.is_empty() {
                 Ok(())
             } else {
-                Err(bad(&format!("{scheme}:// stores take no --store-option")))
+                Err(Error::NoOptions { url: redact(&self.url), scheme: scheme.to_owned() })
             }
         };
         match self.url.split_once("://") {
@@ -93,7 +93,8 @@ impl Location {
                 Ok(Target::Persistent(Backend::Local(path)))
             }
             Some(("s3" | "gs" | "az", _)) => {
-                let mut url = CloudUrl::parse(&self.url).map_err(|e| bad(&e.to_string()))?;
+                let mut url =
+                    CloudUrl::parse(&self.url).map_err(|reason| Error::CloudUrl { url: redact(&self.url), reason })?;
                 if let Some(ns) = &self.namespace {
                     url.prefix = [url.prefix.as_str(), "ns", ns]
                         .iter()
@@ -229,11 +230,11 @@ mod tests {
         );
         assert_eq!(
             err("s3://AKIA:wJalr@bucket/x".into()),
-            "unsupported store URL s3://****@bucket/x: credentials do not belong in the URL; use the environment or --store-option (they are never printed)"
+            "unsupported store URL s3://****@bucket/x: credentials do not belong in the URL; give them in the environment or as store options (they are never printed)"
         );
         assert_eq!(
             err(Location::new("file:///tmp/x").option("aws_region", "x")),
-            "unsupported store URL file:///tmp/x: file:// stores take no --store-option"
+            "unsupported store URL file:///tmp/x: file:// stores take no options"
         );
         assert_eq!(
             err(Location::new("s3://b/p").option("aws_secret_acess_key", "TOPSECRET")),

@@ -78,9 +78,7 @@ pub enum AgentError {
     },
     /// The model still asked for tools in the last request allowed. Its tool calls were not
     /// run.
-    #[error(
-        "the model still asked for tools after {turns} requests, the limit (raise max_turns; memfs agent --max-turns N)"
-    )]
+    #[error("the model still asked for tools after {turns} requests, the limit (raise max_turns)")]
     TurnLimit {
         /// The limit that was reached.
         turns: u32,

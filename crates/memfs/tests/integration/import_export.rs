@@ -76,13 +76,6 @@ async fn round_trip_is_exact_and_one_commit() {
     assert_eq!(imported.changes, changes(&files));
     assert_eq!((imported.new_dirs, imported.unchanged), (3, 0));
     assert!(imported.notes.is_empty(), "{:?}", imported.notes);
-    check_text(
-        "import summary",
-        &memfs::render_imported(&imported, "./memory/memories"),
-        "@1: imported 5 files from ./memory/memories (3 new directories)\n  A /memories/.hidden\n  A \
-         /memories/notes.md\n  A /memories/projects/deep/x.txt\n  A /memories/projects/empty.txt\n  A \
-         /memories/projects/ünï cödé.md\n",
-    );
 
     let commits = log(&s).await;
     assert_eq!(commits.len(), 1);
@@ -111,11 +104,6 @@ async fn round_trip_is_exact_and_one_commit() {
     // The same again changes nothing and commits nothing, with overwrite.
     let again = import(&s, &sample(), &overwriting("memories")).await.expect("import again");
     assert_eq!((again.generation, again.changes.len(), again.new_dirs, again.unchanged), (None, 0, 0, 5));
-    check_text(
-        "nothing to import",
-        &memfs::render_imported(&again, "memories"),
-        "nothing to import: the store already holds everything in memories\n",
-    );
     assert_eq!(log(&s).await.len(), 1);
     // An empty import too.
     assert_eq!(import(&s, &[], &from("nothing")).await.expect("empty import").generation, None);
@@ -164,15 +152,9 @@ async fn existing_files_refuse_the_import_unless_overwritten() {
         imported.changes,
         [Change::Modified { path: "/memories/a.md".into() }, Change::Created { path: "/memories/c.md".into() }]
     );
-    assert_eq!(imported.unchanged, 1);
-    check_text(
-        "summary",
-        &memfs::render_imported(&imported, "in"),
-        &format!(
-            "@{}: imported 2 files from in (1 file unchanged)\n  M /memories/a.md\n  A /memories/c.md\n",
-            before + 1
-        ),
-    );
+    assert_eq!((imported.unchanged, imported.new_dirs), (1, 0));
+    // What `memfs import` prints of it is asserted by the CLI's tests (`cli::import_export`).
+    assert_eq!(imported.generation, Some(before as u64 + 1));
     assert_eq!(log(&s).await.len(), before + 1);
     assert_eq!(s.file("/memories/a.md").await.as_deref(), Some("new a\n"));
     assert_eq!(s.file("/memories/c.md").await.as_deref(), Some("c\n"));

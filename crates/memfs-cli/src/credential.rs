@@ -1,0 +1,55 @@
+//! New credentials: a key file written once, a passphrase asked for twice, and the Argon2id
+//! cost of a new passphrase slot (`memfs init`, `memfs key add`).
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use memfs::{Credential, KdfParams, KeyFile};
+
+/// The Argon2id cost of a new passphrase slot. The help speaks of "a passphrase slot", as
+/// `memfs init --help` says it; `memfs key add` rewords it (`KeyAddArgs`).
+#[derive(Debug, Args)]
+pub(crate) struct KdfArgs {
+    /// Argon2id memory cost of a passphrase slot, in KiB (default 65536 = 64 MiB).
+    #[arg(long, value_name = "KIB", default_value_t = 65536)]
+    kdf_memory_kib: u32,
+
+    /// Argon2id iterations of a passphrase slot.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    kdf_iterations: u32,
+
+    /// Argon2id parallelism of a passphrase slot.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    kdf_parallelism: u32,
+}
+
+impl KdfArgs {
+    /// The parameters, refused when out of the library's bounds.
+    pub(crate) fn params(&self) -> anyhow::Result<KdfParams> {
+        Ok(KdfParams::new(self.kdf_memory_kib, self.kdf_iterations, self.kdf_parallelism)?)
+    }
+}
+
+/// Writes a new random key file (0600, must not exist).
+pub(crate) fn new_key_file(path: &Path) -> anyhow::Result<KeyFile> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let key = KeyFile::generate()?;
+    key.write_new(path).with_context(|| format!("writing key file {}", path.display()))?;
+    Ok(key)
+}
+
+/// A new passphrase, typed twice on the terminal.
+pub(crate) fn prompt_twice() -> anyhow::Result<Credential> {
+    let first = rpassword::prompt_password("New passphrase: ").context("reading the passphrase")?;
+    if first.is_empty() {
+        bail!("the passphrase is empty");
+    }
+    let second = rpassword::prompt_password("Repeat passphrase: ").context("reading the passphrase")?;
+    if first != second {
+        bail!("the passphrases do not match");
+    }
+    Ok(Credential::passphrase(first))
+}
