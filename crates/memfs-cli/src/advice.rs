@@ -28,6 +28,13 @@ pub(crate) fn message(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// A library error said with the command-line option (or command) that answers it.
 fn reword(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(memfs_store::Error::NoCredentials) = cause.downcast_ref() {
+        return Some(
+            "no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md); \
+             the cloud's metadata service, tried instead, is not available"
+                .to_owned(),
+        );
+    }
     if let Some(memfs::agent::AgentError::TurnLimit { turns }) = cause.downcast_ref() {
         return Some(format!(
             "the model still asked for tools after {turns} requests, the limit (raise max_turns; memfs agent --max-turns N)"
@@ -114,4 +121,24 @@ pub(crate) fn next_step(e: &anyhow::Error) -> Option<String> {
         true => format!("{why}."),
         false => format!("{why}; to accept it as it is, run the command again with --trust-head {served}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[test]
+    fn the_library_says_the_facts_and_the_binary_names_the_flag() {
+        let e = memfs_store::Error::NoCredentials;
+        assert_eq!(
+            e.to_string(),
+            "no credentials for the store: set them in the environment or as store options (docs/CLOUD.md); \
+             the cloud's metadata service, tried instead, is not available"
+        );
+        assert_eq!(
+            message(&e),
+            "no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md); \
+             the cloud's metadata service, tried instead, is not available"
+        );
+    }
 }

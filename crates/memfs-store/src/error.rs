@@ -146,7 +146,7 @@ pub enum Error {
     },
     /// No credentials were given, and none were found where the cloud's client looks.
     #[error(
-        "no credentials for the store: set them in the environment or with --store-option (docs/CLOUD.md); the cloud's metadata service, tried instead, is not available"
+        "no credentials for the store: set them in the environment or as store options (docs/CLOUD.md); the cloud's metadata service, tried instead, is not available"
     )]
     NoCredentials,
     /// The endpoint did not answer (after the retries).
