@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{all_segments, append_put, assert_text, log_entries, log_segments, text};
+use crate::support::{self, all_segments, append_put, assert_text, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "attacks test passphrase";
 /// What the attacker points links at: a stand-in for `~/.ssh/authorized_keys`.
@@ -58,17 +58,8 @@ impl Victim {
 
     fn memfs(&self) -> Command {
         let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_CACHE_DIR"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", self.url())
-            .stdin(Stdio::null());
+        let mut cmd = support::memfs(root);
+        cmd.env("MEMFS_PASSPHRASE", PASSPHRASE).env("MEMFS_STORE", self.url()).stdin(Stdio::null());
         cmd
     }
 
@@ -79,19 +70,13 @@ impl Victim {
     /// Runs a command that must succeed without a word on stderr; returns stdout.
     #[track_caller]
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
-        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-        text(&out.stdout)
+        support::ok(&format!("memfs {args:?}"), &self.run(args))
     }
 
     /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
     #[track_caller]
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stderr {}", text(&out.stderr));
-        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
-        text(&out.stderr)
+        support::fails(&format!("memfs {args:?}"), 1, &self.run(args))
     }
 
     /// Runs tool inputs through `memfs exec` (with `args` before `exec`); returns the output.

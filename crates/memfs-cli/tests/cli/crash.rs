@@ -45,17 +45,8 @@ impl Home {
     /// The binary with this home's environment and store.
     fn memfs(&self) -> Command {
         let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_STORE"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .arg("--store")
-            .arg(format!("file://{}", self.store().display()));
+        let mut cmd = crate::support::memfs(root);
+        cmd.env("MEMFS_PASSPHRASE", PASSPHRASE).arg("--store").arg(format!("file://{}", self.store().display()));
         cmd
     }
 }
