@@ -8,14 +8,14 @@
 //! next round goes on from that state.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::support::{log_entries, log_segments};
+use crate::support::{lines_of, log_entries, log_segments};
 
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -68,16 +68,7 @@ impl Session {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn memfs exec");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = lines_of(child.stdout.take().expect("stdout"));
         let stdin = child.stdin.take().expect("stdin");
         Session { child, stdin, answers }
     }

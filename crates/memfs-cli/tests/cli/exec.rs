@@ -1,12 +1,11 @@
 //! The `memfs` binary: `memfs exec` over real pipes, argument errors, help.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::thread;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use crate::support::{self, assert_text, memfs_no_home, text};
+use crate::support::{self, assert_text, lines_of, memfs_no_home, text};
 
 /// How long one answer may take before the test gives up (instead of hanging).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,16 +43,7 @@ impl Session {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn memfs");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = lines_of(child.stdout.take().expect("stdout"));
         let stdin = child.stdin.take();
         Session { child, stdin, answers }
     }

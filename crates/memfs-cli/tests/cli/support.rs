@@ -211,6 +211,20 @@ pub(crate) fn run(mut cmd: impl BorrowMut<Command>, stdin: impl AsRef<[u8]>) -> 
     out
 }
 
+/// The lines `stdout` gives (a running process's), read on a thread, as they come.
+pub(crate) fn lines_of(stdout: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 /// The stdout of `out`, a run (`what`) that must succeed; stderr may hold notes.
 #[track_caller]
 pub(crate) fn succeeds(what: &str, out: &Output) -> String {
@@ -232,4 +246,102 @@ pub(crate) fn fails(what: &str, code: i32, out: &Output) -> String {
     assert_eq!(out.status.code(), Some(code), "{what}: stderr {}", text(&out.stderr));
     assert_text(&format!("stdout of {what}"), &text(&out.stdout), "");
     text(&out.stderr)
+}
+
+/// A store made by `memfs init` (with a cheap key slot) in a temporary home, unlocked by
+/// `MEMFS_PASSPHRASE`: the local folder [`Store::dir`], or `url` with the environment `env`.
+pub(crate) struct Store {
+    root: tempfile::TempDir,
+    passphrase: &'static str,
+    url: Option<String>,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Store {
+    /// A local folder store.
+    pub(crate) fn new(passphrase: &'static str) -> Self {
+        Store::on(passphrase, None, Vec::new())
+    }
+
+    /// A store at `url` (`None`: the local folder), the binary run with `env`.
+    pub(crate) fn on(passphrase: &'static str, url: Option<String>, env: Vec<(&'static str, String)>) -> Self {
+        let store = Store { root: tempfile::tempdir().expect("temp dir"), passphrase, url, env };
+        let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+        assert!(out.status.success(), "init: {}", text(&out.stderr));
+        store
+    }
+
+    /// The temporary home.
+    pub(crate) fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The local store folder.
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.root().join("store")
+    }
+
+    pub(crate) fn url(&self) -> String {
+        self.url.clone().unwrap_or_else(|| format!("file://{}", self.dir().display()))
+    }
+
+    /// The binary on this store, with no input.
+    pub(crate) fn memfs(&self) -> Command {
+        let mut cmd = memfs(self.root());
+        cmd.env("MEMFS_PASSPHRASE", self.passphrase)
+            .env("MEMFS_STORE", self.url())
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.memfs().args(args).output().expect("run memfs")
+    }
+
+    /// Runs a command that must succeed without a word on stderr; returns stdout.
+    #[track_caller]
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
+        ok(&format!("memfs {args:?}"), &self.run(args))
+    }
+
+    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
+    #[track_caller]
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
+        fails(&format!("memfs {args:?}"), 1, &self.run(args))
+    }
+
+    /// Runs tool inputs through `memfs exec` (with `args` before `exec`); returns the output.
+    pub(crate) fn exec_with(&self, args: &[&str], lines: &[serde_json::Value]) -> Output {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        run(self.memfs().args(args).arg("exec"), input)
+    }
+
+    /// [`Store::exec_with`], where every answer must be a success; returns stdout.
+    #[track_caller]
+    pub(crate) fn exec_ok(&self, args: &[&str], lines: &[serde_json::Value]) -> String {
+        let out = self.exec_with(args, lines);
+        assert!(out.status.success(), "exec: {}", text(&out.stderr));
+        for answer in text(&out.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(answer).expect("JSON answer");
+            assert_eq!(v["is_error"], false, "{answer}");
+        }
+        text(&out.stdout)
+    }
+
+    /// Runs tool inputs through `memfs exec` as `actor`; every answer must be a success.
+    pub(crate) fn exec(&self, actor: &str, lines: &[serde_json::Value]) {
+        self.exec_ok(&["--actor", actor], lines);
+    }
+
+    /// The commits, newest first, as `log --json` gives them.
+    pub(crate) fn commits(&self) -> Vec<serde_json::Value> {
+        self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
+    }
+
+    /// Every live object of the log, by record path (`objects/ab/ab…`, as messages name it),
+    /// read independently.
+    pub(crate) fn objects(&self) -> BTreeMap<String, LogEntry> {
+        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
+    }
 }
