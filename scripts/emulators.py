@@ -216,10 +216,9 @@ def start(logs: Path) -> tuple[list[Server], dict[str, str]]:
     """moto and Azurite on free ports, answering, with the bucket and the container made; the
     variables CMD gets."""
     s3_port, az_port = free_ports(2)
-    servers = []
     # moto's server with its conditional PUTs made atomic, as on S3 (see scripts/moto_server.py).
     moto = [str(MOTO_VENV / "bin" / "python"), str(ROOT / "scripts" / "moto_server.py")]
-    servers.append(Server("moto", [*moto, "-H", "127.0.0.1", "-p", str(s3_port)], logs))
+    moto += ["-H", "127.0.0.1", "-p", str(s3_port)]
     # Keep-alive 300 s, as Azure's own idle timeout is minutes: Azurite's default of 5 s closes
     # connections the client still pools (reqwest keeps them 90 s), and a request sent on one
     # as it closes is lost, which real Azure does not do to an active client.
@@ -231,8 +230,10 @@ def start(logs: Path) -> tuple[list[Server], dict[str, str]]:
     azurite += ["--blobPort", str(az_port), "--blobKeepAliveTimeout", "300", "--silent", "--inMemoryPersistence"]
     azurite += ["--disableTelemetry", "--skipApiVersionCheck", "--loose"]
     preload = {"MEMFS_AZURITE_DIR": str(AZURITE_DIR), "NODE_OPTIONS": f"--require {ROOT}/scripts/azurite_preload.js"}
-    servers.append(Server("Azurite", azurite, logs, env={**os.environ, **preload}))
+    servers: list[Server] = []
     try:
+        servers.append(Server("moto", moto, logs))
+        servers.append(Server("Azurite", azurite, logs, env={**os.environ, **preload}))
         servers[0].wait_for(f"http://127.0.0.1:{s3_port}/")
         servers[1].wait_for(f"http://127.0.0.1:{az_port}/devstoreaccount1?comp=list")
         s3 = f"http://127.0.0.1:{s3_port}"
@@ -270,8 +271,6 @@ def on_signal(signum: int, _frame) -> None:
 
 def run(cmd: list[str]) -> int:
     install()
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     logs = Path(tempfile.mkdtemp(prefix="memfs-emulators."))
     servers: list[Server] = []
     status, child = 1, None
@@ -318,6 +317,8 @@ def run(cmd: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     usage = "usage: scripts/emulators.sh run CMD [ARGS...] | install"
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         if argv[:1] == ["run"]:
             if len(argv) < 2:
@@ -333,6 +334,8 @@ def main(argv: list[str]) -> int:
     except subprocess.CalledProcessError as e:
         say(f"{' '.join(map(str, e.cmd))} failed with status {e.returncode}")
         return 1
+    except Interrupted as e:
+        return 128 + e.signum
     say(usage)
     return 2
 
