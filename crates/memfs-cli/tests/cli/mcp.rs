@@ -405,19 +405,7 @@ fn stdio_skips_a_byte_order_mark_and_survives_a_line_that_is_not_utf8() {
         input.extend_from_slice(line);
         input.push(b'\n');
     }
-    let mut child = memfs(root)
-        .args(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memfs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait for memfs");
-    writer.join().expect("writer thread");
+    let out = support::run(memfs(root).args(&args), input);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let answers: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
     let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
