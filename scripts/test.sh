@@ -25,6 +25,37 @@ VENV="${MEMFS_VENV:-$PWD/.venv-sdk}"
 step "Format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# memfs's optional parts on their own: every combination of its features (mcp implies http)
+# that the default set (all of them) does not already cover.
+for features in "" http agent http,agent mcp; do
+    echo "-- memfs with --no-default-features --features '$features'"
+    cargo clippy -p memfs --no-default-features --features "$features" --all-targets --locked -- -D warnings
+done
+
+step "The declared rust-version, with --all-targets"
+# The toolchain of Cargo.toml's rust-version: the active one if it is that version (its build
+# artifacts are reused), else a rustup toolchain of that name or version.
+MSRV=$(sed -n 's/^rust-version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+[ -n "$MSRV" ] || { echo "test.sh: Cargo.toml declares no rust-version" >&2; exit 1; }
+of_msrv() { "$@" 2>/dev/null | grep -Eq "^rustc ${MSRV//./\\.}([. -]|$)"; }
+if of_msrv rustc --version; then
+    cargo check --workspace --all-targets --locked
+else
+    toolchain=""
+    for t in "$MSRV" $(rustup toolchain list 2>/dev/null | cut -d' ' -f1); do
+        if of_msrv rustup run "$t" rustc --version; then
+            toolchain=$t
+            break
+        fi
+    done
+    if [ -z "$toolchain" ]; then
+        echo "test.sh: Cargo.toml declares rust-version $MSRV, but no toolchain of that version is here" \
+            "(the active one is $(rustc --version)): install it (rustup toolchain install $MSRV)" \
+            "or declare the version that is checked" >&2
+        exit 1
+    fi
+    cargo "+$toolchain" check --workspace --all-targets --locked
+fi
 
 step "Build"
 cargo build --workspace --all-targets --locked

@@ -3,39 +3,17 @@
 //! command never carries a mutation.
 #![no_main]
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use memfs_core::{Command, Dialect, Dir, ObjectId, Resolver, Tree, execute};
-
-/// Contents in a map, named by a std hash of the content.
-#[derive(Default)]
-struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
-
-impl Resolver for Blobs {
-    fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
-        None
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.0.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        content.hash(&mut h);
-        let mut id = [0u8; 32];
-        id[..8].copy_from_slice(&h.finish().to_le_bytes());
-        ObjectId::from_bytes(id)
-    }
-}
+use memfs_core::{Command, Dialect, MapResolver, Tree, execute};
 
 /// `/memories/a.md`, `/memories/d/b.txt` and `/memories/.hidden/c`, for the edit commands.
-fn seeded() -> &'static (Tree, Blobs) {
-    static SEEDED: OnceLock<(Tree, Blobs)> = OnceLock::new();
+fn seeded() -> &'static (Tree, MapResolver) {
+    static SEEDED: OnceLock<(Tree, MapResolver)> = OnceLock::new();
     SEEDED.get_or_init(|| {
         let mut tree = Tree::empty();
-        let mut blobs = Blobs::default();
+        let mut blobs = MapResolver::new();
         for (path, text) in [
             ("/memories/a.md", "alpha\nbeta\nbeta\n"),
             ("/memories/d/b.txt", "one\r\ntwo"),
@@ -43,7 +21,7 @@ fn seeded() -> &'static (Tree, Blobs) {
         ] {
             let cmd = Command::Create { path: path.into(), file_text: text.into() };
             let m = execute(&cmd, &tree, Dialect::Spec, &blobs).unwrap().mutation.unwrap();
-            blobs.0.extend(m.blobs.into_iter().map(|b| (b.id, b.content)));
+            blobs.keep(m.blobs);
             tree = m.tree;
         }
         (tree, blobs)
@@ -53,7 +31,7 @@ fn seeded() -> &'static (Tree, Blobs) {
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = serde_json::from_slice::<serde_json::Value>(data) else { return };
     let Ok(command) = Command::from_input(&input) else { return };
-    let empty = Blobs::default();
+    let empty = MapResolver::new();
     let (tree, blobs) = seeded();
     for dialect in Dialect::ALL {
         for (tree, resolver) in [(&Tree::empty(), &empty), (tree, blobs)] {

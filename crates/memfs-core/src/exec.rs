@@ -584,35 +584,15 @@ fn parent(components: &[Name]) -> &[Name] {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
+    use crate::MapResolver;
 
-    /// Contents in a map, named by their length and first byte (enough for these trees).
-    #[derive(Default)]
-    struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
-
-    impl Resolver for Blobs {
-        fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
-            None
-        }
-        fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-            self.0.get(id).cloned()
-        }
-        fn address(&self, c: &[u8]) -> ObjectId {
-            let mut id = [0u8; 32];
-            id[..8].copy_from_slice(&(c.len() as u64).to_le_bytes());
-            id[8] = c.first().copied().unwrap_or(0);
-            ObjectId::from_bytes(id)
-        }
-    }
-
-    fn run(tree: &mut Tree, blobs: &mut Blobs, input: serde_json::Value) -> ToolResult {
+    fn run(tree: &mut Tree, blobs: &mut MapResolver, input: serde_json::Value) -> ToolResult {
         let command = Command::from_input(&input).unwrap();
         let out = execute(&command, tree, Dialect::PythonSdk, blobs).unwrap();
         if let Some(m) = out.mutation {
             *tree = m.tree;
-            blobs.0.extend(m.blobs.into_iter().map(|b| (b.id, b.content)));
+            blobs.keep(m.blobs);
         }
         out.result
     }
@@ -621,7 +601,7 @@ mod tests {
     /// a missing source parent (ENOENT) before the file in the way (ENOTDIR).
     #[test]
     fn rename_missing_source_parent_before_file_in_the_way() {
-        let (mut tree, mut blobs) = (Tree::empty(), Blobs::default());
+        let (mut tree, mut blobs) = (Tree::empty(), MapResolver::new());
         let create = serde_json::json!({"command": "create", "path": "/memories/d/f.txt", "file_text": "x"});
         assert!(!run(&mut tree, &mut blobs, create).is_error);
         let rename = |old: &str, new: &str| serde_json::json!({"command": "rename", "old_path": old, "new_path": new});

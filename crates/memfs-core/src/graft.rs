@@ -93,25 +93,9 @@ fn load(dir: &DirRef, resolver: &dyn Resolver) -> Result<Arc<Dir>, Need> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
+    use crate::MapResolver;
     use crate::tree::{FileRef, ObjectId};
-
-    #[derive(Default)]
-    struct Dirs(HashMap<ObjectId, Arc<Dir>>);
-
-    impl Resolver for Dirs {
-        fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-            self.0.get(id).cloned()
-        }
-        fn blob(&self, _: &ObjectId) -> Option<Arc<[u8]>> {
-            None
-        }
-        fn address(&self, _: &[u8]) -> ObjectId {
-            ObjectId::from_bytes([0; 32])
-        }
-    }
 
     fn names(path: &str) -> Vec<Name> {
         path.split('/').map(|n| Name::parse(n).unwrap()).collect()
@@ -139,7 +123,7 @@ mod tests {
 
     #[test]
     fn puts_replaces_and_removes() {
-        let r = Dirs::default();
+        let r = MapResolver::new();
         let t = graft(&Tree::empty(), &names("a/b"), Some(file(1)), &r).unwrap();
         let t = graft(&t, &names("c"), Some(file(2)), &r).unwrap();
         assert_eq!(listing(&t), ["a/b=1", "c=2"]);
@@ -159,9 +143,9 @@ mod tests {
     fn asks_for_stored_directories() {
         let id = ObjectId::from_bytes([9; 32]);
         let tree = Tree::from_root(DirRef::stored(id, Default::default()));
-        let mut r = Dirs::default();
+        let mut r = MapResolver::new();
         assert_eq!(graft(&tree, &names("a"), Some(file(1)), &r).unwrap_err(), Need::Dir(id));
-        r.0.insert(id, Arc::new(Dir::from_entries([(Name::parse("z").unwrap(), file(5))])));
+        r.dirs.insert(id, Arc::new(Dir::from_entries([(Name::parse("z").unwrap(), file(5))])));
         assert_eq!(listing(&graft(&tree, &names("a"), Some(file(1)), &r).unwrap()), ["a=1", "z=5"]);
     }
 }

@@ -10,7 +10,9 @@
 //! - [`touch`]: records last-access days of files read, batched into a later commit;
 //! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
 //! - [`render`] and [`size`]: every string of both [`Dialect`]s;
-//! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files.
+//! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files;
+//! - `test_support` (feature `test-support`): `MapResolver`, an in-memory [`Resolver`] for
+//!   tests, benchmarks and fuzz targets.
 //!
 //! ```
 //! use std::{collections::HashMap, sync::Arc};
@@ -74,6 +76,8 @@ pub mod render;
 mod resolver;
 pub mod sensitive;
 pub mod size;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod text;
 mod tree;
 
@@ -89,4 +93,6 @@ pub use policy::{
 };
 pub use render::{ToolError, ToolResult};
 pub use resolver::{Need, Resolver};
+#[cfg(any(test, feature = "test-support"))]
+pub use test_support::MapResolver;
 pub use tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Totals, Tree};

@@ -9,41 +9,18 @@
 //!
 //! `PROPTEST_CASES` overrides the case count (default 256 here).
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
-use memfs_core::{Change, Command, Dialect, Dir, MemoryPath, Name, Node, ObjectId, Outcome, Resolver, Tree, execute};
+use memfs_core::{Change, Command, Dialect, Dir, MapResolver, MemoryPath, Name, Node, Outcome, Tree, execute};
 use proptest::prelude::*;
 use proptest::sample::select;
-
-/// Contents in a map, named by a std hash of the content.
-#[derive(Default, Clone)]
-struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
-
-impl Resolver for Blobs {
-    fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
-        None
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.0.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        content.hash(&mut h);
-        let mut id = [0u8; 32];
-        id[..8].copy_from_slice(&h.finish().to_le_bytes());
-        id[8..16].copy_from_slice(&(content.len() as u64).to_le_bytes());
-        ObjectId::from_bytes(id)
-    }
-}
 
 /// An in-memory store: a tree and its contents, mutated only through `execute`.
 #[derive(Default, Clone)]
 struct Store {
     tree: Tree,
-    blobs: Blobs,
+    blobs: MapResolver,
 }
 
 impl Store {
@@ -59,7 +36,7 @@ impl Store {
         }
         if let Some(m) = &out.mutation {
             for b in &m.blobs {
-                self.blobs.0.insert(b.id, b.content.clone());
+                self.blobs.blobs.insert(b.id, b.content.clone());
             }
             self.tree = m.tree.clone();
         }

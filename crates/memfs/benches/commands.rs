@@ -22,29 +22,19 @@
 //! cargo bench -p memfs --bench commands -- --quick      # ~15 s, rougher
 //! ```
 
-use std::collections::HashMap;
+mod fixture;
+
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use memfs::{Dialect, Memfs};
-use memfs_core::{Command, Dir, MemoryPath, ObjectId, Resolver, Tree, execute};
+use memfs_core::{Command, MapResolver, MemoryPath, ObjectId, Tree, execute};
 use serde_json::{Value, json};
+
+use crate::fixture::DIRS;
 use tokio::runtime::Runtime;
 
-const DIRS: [&str; 10] = [
-    "clients",
-    "decisions",
-    "incidents",
-    "meetings",
-    "people",
-    "preferences",
-    "projects",
-    "research",
-    "snippets",
-    "todo",
-];
 const FILES_PER_DIR: usize = 100;
 const BIG_LINES: usize = 10_000;
 const BIG: &str = "/memories/big.md";
@@ -127,6 +117,27 @@ fn toggle(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, inputs: [V
     }
 }
 
+/// [`toggle`] of a `str_replace` in `path` between `texts[0]` (where the fixture starts) and
+/// `texts[1]`.
+fn toggle_text(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, path: &str, texts: [&str; 2]) {
+    let replace =
+        |from: &str, to: &str| json!({"command": "str_replace", "path": path, "old_str": from, "new_str": to});
+    toggle(c, name, rt, memfs, [replace(texts[1], texts[0]), replace(texts[0], texts[1])]);
+}
+
+/// [`toggle`] of a `rename` between `paths[0]` (where the fixture starts) and `paths[1]`.
+fn toggle_rename(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, paths: [&str; 2]) {
+    let rename = |from: &str, to: &str| json!({"command": "rename", "old_path": from, "new_path": to});
+    toggle(c, name, rt, memfs, [rename(paths[1], paths[0]), rename(paths[0], paths[1])]);
+}
+
+/// [`timed_with_undo`] of inserting the line `text` at `(path, line)`, taken out again.
+fn insert_with_undo(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, (path, line): (&str, u64), text: &str) {
+    let insert = json!({"command": "insert", "path": path, "insert_line": line, "insert_text": text});
+    let undo = json!({"command": "str_replace", "path": path, "old_str": format!("{text}\n"), "new_str": ""});
+    timed_with_undo(c, name, rt, memfs, &insert, &undo);
+}
+
 /// Times `timed` only; runs `undo` untimed after each iteration.
 fn timed_with_undo(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, timed: &Value, undo: &Value) {
     c.bench_function(name, |b| {
@@ -173,24 +184,8 @@ fn bench_tree1k(c: &mut Criterion) {
         &json!({"command": "create", "path": created, "file_text": new_note}),
         &json!({"command": "delete", "path": created}),
     );
-    toggle(
-        c,
-        "tree1k/str_replace",
-        &rt,
-        &memfs,
-        [
-            json!({"command": "str_replace", "path": NOTE, "old_str": "status: closed", "new_str": "status: open"}),
-            json!({"command": "str_replace", "path": NOTE, "old_str": "status: open", "new_str": "status: closed"}),
-        ],
-    );
-    timed_with_undo(
-        c,
-        "tree1k/insert",
-        &rt,
-        &memfs,
-        &json!({"command": "insert", "path": NOTE, "insert_line": 4, "insert_text": "owner: inserted-by-bench"}),
-        &json!({"command": "str_replace", "path": NOTE, "old_str": "owner: inserted-by-bench\n", "new_str": ""}),
-    );
+    toggle_text(c, "tree1k/str_replace", &rt, &memfs, NOTE, ["status: open", "status: closed"]);
+    insert_with_undo(c, "tree1k/insert", &rt, &memfs, (NOTE, 4), "owner: inserted-by-bench");
     timed_with_undo(
         c,
         "tree1k/delete",
@@ -199,26 +194,8 @@ fn bench_tree1k(c: &mut Criterion) {
         &json!({"command": "delete", "path": NOTE}),
         &json!({"command": "create", "path": NOTE, "file_text": note("projects", 50)}),
     );
-    toggle(
-        c,
-        "tree1k/rename_file",
-        &rt,
-        &memfs,
-        [
-            json!({"command": "rename", "old_path": "/memories/archive-note.md", "new_path": NOTE}),
-            json!({"command": "rename", "old_path": NOTE, "new_path": "/memories/archive-note.md"}),
-        ],
-    );
-    toggle(
-        c,
-        "tree1k/rename_dir",
-        &rt,
-        &memfs,
-        [
-            json!({"command": "rename", "old_path": "/memories/archive/research", "new_path": "/memories/research"}),
-            json!({"command": "rename", "old_path": "/memories/research", "new_path": "/memories/archive/research"}),
-        ],
-    );
+    toggle_rename(c, "tree1k/rename_file", &rt, &memfs, [NOTE, "/memories/archive-note.md"]);
+    toggle_rename(c, "tree1k/rename_dir", &rt, &memfs, ["/memories/research", "/memories/archive/research"]);
 }
 
 fn bench_file10k(c: &mut Criterion) {
@@ -245,24 +222,8 @@ fn bench_file10k(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
-    toggle(
-        c,
-        "file10k/str_replace",
-        &rt,
-        &memfs,
-        [
-            json!({"command": "str_replace", "path": BIG, "old_str": "marker: done", "new_str": "marker: open"}),
-            json!({"command": "str_replace", "path": BIG, "old_str": "marker: open", "new_str": "marker: done"}),
-        ],
-    );
-    timed_with_undo(
-        c,
-        "file10k/insert",
-        &rt,
-        &memfs,
-        &json!({"command": "insert", "path": BIG, "insert_line": 5000, "insert_text": "inserted-by-bench"}),
-        &json!({"command": "str_replace", "path": BIG, "old_str": "inserted-by-bench\n", "new_str": ""}),
-    );
+    toggle_text(c, "file10k/str_replace", &rt, &memfs, BIG, ["marker: open", "marker: done"]);
+    insert_with_undo(c, "file10k/insert", &rt, &memfs, (BIG, 5000), "inserted-by-bench");
     c.bench_function("file10k/delete", |b| {
         let input = json!({"command": "delete", "path": BIG});
         b.iter_batched(
@@ -274,46 +235,26 @@ fn bench_file10k(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
-    toggle(
-        c,
-        "file10k/rename",
-        &rt,
-        &memfs,
-        [
-            json!({"command": "rename", "old_path": "/memories/big-renamed.md", "new_path": BIG}),
-            json!({"command": "rename", "old_path": BIG, "new_path": "/memories/big-renamed.md"}),
-        ],
-    );
+    toggle_rename(c, "file10k/rename", &rt, &memfs, [BIG, "/memories/big-renamed.md"]);
 }
 
-/// Contents in a map, named by their length and first 24 bytes (distinct for every content
-/// these fixtures create): the core benchmarks measure `execute` alone, without hashing the
-/// content (the store's keyed BLAKE3) or committing.
-#[derive(Default)]
-struct Blobs(HashMap<ObjectId, Arc<[u8]>>);
-
-impl Resolver for Blobs {
-    fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
-        None
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.0.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        let mut id = [0u8; 32];
-        id[..8].copy_from_slice(&(content.len() as u64).to_le_bytes());
-        let head = &content[..content.len().min(24)];
-        id[8..8 + head.len()].copy_from_slice(head);
-        ObjectId::from_bytes(id)
-    }
+/// Names a content by its length and first 24 bytes (distinct for every content these
+/// fixtures create): the core benchmarks measure `execute` alone, without hashing the content
+/// (the store's keyed BLAKE3) or committing.
+fn by_length_and_head(content: &[u8]) -> ObjectId {
+    let mut id = [0u8; 32];
+    id[..8].copy_from_slice(&(content.len() as u64).to_le_bytes());
+    let head = &content[..content.len().min(24)];
+    id[8..8 + head.len()].copy_from_slice(head);
+    ObjectId::from_bytes(id)
 }
 
-fn apply(tree: &mut Tree, blobs: &mut Blobs, command: &Command) {
+fn apply(tree: &mut Tree, blobs: &mut MapResolver, command: &Command) {
     let out = execute(command, tree, Dialect::Spec, blobs).expect("everything is loaded");
     assert!(!out.result.is_error, "{}", out.result.content);
     let m = out.mutation.expect("a mutation");
     for b in m.blobs {
-        let previous = blobs.0.insert(b.id, b.content.clone());
+        let previous = blobs.blobs.insert(b.id, b.content.clone());
         assert!(previous.is_none_or(|p| p == b.content), "two contents share an id");
     }
     *tree = m.tree;
@@ -321,7 +262,7 @@ fn apply(tree: &mut Tree, blobs: &mut Blobs, command: &Command) {
 
 fn bench_core(c: &mut Criterion) {
     let mut tree = Tree::empty();
-    let mut blobs = Blobs::default();
+    let mut blobs: MapResolver = MapResolver::with_address(by_length_and_head);
     for dir in DIRS {
         for i in 0..FILES_PER_DIR {
             let path = format!("/memories/{dir}/note-{i:03}.md");

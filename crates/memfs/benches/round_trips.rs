@@ -27,6 +27,8 @@
 
 #![allow(clippy::print_stdout)]
 
+mod fixture;
+
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -53,22 +55,12 @@ use object_store::{
 };
 use serde_json::{Value, json};
 
+use crate::fixture::DIRS;
+
 /// What one request costs.
 const LATENCY: Duration = Duration::from_millis(25);
 /// Runs per row; the median is shown.
 const RUNS: usize = 3;
-const DIRS: [&str; 10] = [
-    "clients",
-    "decisions",
-    "incidents",
-    "meetings",
-    "people",
-    "preferences",
-    "projects",
-    "research",
-    "snippets",
-    "todo",
-];
 const NOTES: usize = 10;
 
 type Wrapped = FaultStore<Timed<ThrottledStore<Arc<dyn ObjectStore>>>>;

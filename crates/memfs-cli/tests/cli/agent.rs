@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text, text};
 
 const KEY: &str = "sk-ant-cli-test-9876543210";
 const PASSPHRASE: &str = "agent test passphrase";
@@ -102,15 +102,8 @@ impl Setup {
     /// The binary on this setup's store, with the API pointed at the scripted server.
     fn memfs(&self) -> Command {
         let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_AGENT_MODEL"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
+        let mut cmd = support::memfs(root);
+        cmd.env("MEMFS_PASSPHRASE", PASSPHRASE)
             .env("MEMFS_STORE", format!("file://{}", root.join("store").display()))
             .env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", &self.server.url)

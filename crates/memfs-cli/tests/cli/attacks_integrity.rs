@@ -20,7 +20,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::{Value, json};
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text, text};
 
 /// One store as the attacker sees it, and how the clients name it.
 struct Site {
@@ -99,17 +99,8 @@ impl Site {
 
     /// `memfs` for the client whose home (state folder) is `home`, on this store.
     fn memfs(&self, home: &Path) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for (key, _) in std::env::vars() {
-            if key.starts_with("MEMFS_") || key.starts_with("AWS_") {
-                cmd.env_remove(key);
-            }
-        }
-        cmd.env("HOME", home.join("home"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_STATE_HOME", home.join("state"))
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+        let mut cmd = support::memfs(home);
+        cmd.envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
             .arg("--store")
             .arg(&self.url)
             .arg("--key-file")
@@ -179,18 +170,13 @@ impl Client {
     /// A command that must succeed; its stdout.
     #[track_caller]
     fn ok(&self, site: &Site, args: &[&str]) -> String {
-        let out = self.run(site, args);
-        assert!(out.status.success(), "{}: memfs {args:?}: {}", site.name, text(&out.stderr));
-        text(&out.stdout)
+        support::succeeds(&format!("{}: memfs {args:?}", site.name), &self.run(site, args))
     }
 
     /// A command that must fail with status 1 and nothing on stdout; its stderr.
     #[track_caller]
     fn fails(&self, site: &Site, args: &[&str]) -> String {
-        let out = self.run(site, args);
-        assert_eq!(out.status.code(), Some(1), "{}: memfs {args:?}: {}", site.name, text(&out.stdout));
-        assert_text(&format!("{}: stdout of {args:?}", site.name), &text(&out.stdout), "");
-        text(&out.stderr)
+        support::fails(&format!("{}: memfs {args:?}", site.name), 1, &self.run(site, args))
     }
 
     /// Tool inputs through `memfs exec`; the answers, one per line.

@@ -5,14 +5,12 @@
 //! link, and every refusal is the exact message.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{all_segments, append_put, assert_text, log_entries, log_segments, text};
+use crate::support::{self, all_segments, append_put, assert_text, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "attacks test passphrase";
 /// What the attacker points links at: a stand-in for `~/.ssh/authorized_keys`.
@@ -22,15 +20,18 @@ const NOT_PLAIN: &str = "; memfs never follows a link in a store folder, nor use
      store folder's real path)\n";
 
 /// The victim's store in a temporary home, and a folder outside it with the file to protect.
-struct Victim {
-    root: tempfile::TempDir,
+struct Victim(support::Store);
+
+impl std::ops::Deref for Victim {
+    type Target = support::Store;
+    fn deref(&self) -> &support::Store {
+        &self.0
+    }
 }
 
 impl Victim {
     fn new() -> Self {
-        let v = Victim { root: tempfile::tempdir().expect("temp dir") };
-        let out = v.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
-        assert!(out.status.success(), "init: {}", text(&out.stderr));
+        let v = Victim(support::Store::new(PASSPHRASE));
         std::fs::create_dir(v.outside()).expect("create a folder");
         std::fs::write(v.keys(), KEYS).expect("write the keys");
         v.exec(&[
@@ -40,85 +41,17 @@ impl Victim {
         v
     }
 
-    fn dir(&self) -> PathBuf {
-        self.root.path().join("store")
-    }
-
     fn outside(&self) -> PathBuf {
-        self.root.path().join("outside")
+        self.root().join("outside")
     }
 
     fn keys(&self) -> PathBuf {
         self.outside().join("authorized_keys")
     }
 
-    fn url(&self) -> String {
-        format!("file://{}", self.dir().display())
-    }
-
-    fn memfs(&self) -> Command {
-        let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_CACHE_DIR"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", self.url())
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.memfs().args(args).output().expect("run memfs")
-    }
-
-    /// Runs a command that must succeed without a word on stderr; returns stdout.
-    #[track_caller]
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
-        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-        text(&out.stdout)
-    }
-
-    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
-    #[track_caller]
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stderr {}", text(&out.stderr));
-        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
-        text(&out.stderr)
-    }
-
-    /// Runs tool inputs through `memfs exec` (with `args` before `exec`); returns the output.
-    fn exec_with(&self, args: &[&str], lines: &[Value]) -> Output {
-        let mut child = self
-            .memfs()
-            .args(args)
-            .arg("exec")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs exec");
-        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
-        child.wait_with_output().expect("wait")
-    }
-
     /// Runs tool inputs through `memfs exec`; every answer must be a success.
     fn exec(&self, lines: &[Value]) -> String {
-        let out = self.exec_with(&[], lines);
-        assert!(out.status.success(), "exec: {}", text(&out.stderr));
-        for answer in text(&out.stdout).lines() {
-            let v: Value = serde_json::from_str(answer).expect("JSON answer");
-            assert_eq!(v["is_error"], false, "{answer}");
-        }
-        text(&out.stdout)
+        self.exec_ok(&[], lines)
     }
 
     /// `log/<n>.tmp` of the next segment: the name a compaction or a roll-over creates.
@@ -131,7 +64,7 @@ impl Victim {
     /// bytes of every segment it found (what it appended included: they are kept through
     /// hard links, as the compaction removes them).
     fn compacting(&self, args: &[&str]) -> (String, u64) {
-        let kept = self.root.path().join("segments before");
+        let kept = self.root().join("segments before");
         let _ = std::fs::remove_dir_all(&kept);
         std::fs::create_dir(&kept).expect("create a folder");
         let before = all_segments(&self.dir());
@@ -262,7 +195,7 @@ fn a_link_for_log_lock_is_refused() {
     std::fs::remove_file(&lock).expect("remove the link");
     std::fs::File::create(&lock).expect("a lock file");
     let log = v.dir().join("log");
-    let real = v.root.path().join("log elsewhere");
+    let real = v.root().join("log elsewhere");
     std::fs::rename(&log, &real).expect("move the log");
     link(&real, &log);
     assert_text(
@@ -297,7 +230,7 @@ fn a_folder_others_may_write_is_refused() {
     v.ok(&["check"]);
 
     // Another user's folder (chown needs root).
-    let me = std::fs::metadata(v.root.path()).expect("stat").uid();
+    let me = std::fs::metadata(v.root()).expect("stat").uid();
     if me != 0 {
         eprintln!("skipped the other owner's folder: chown needs root, and the tests run as user {me}");
         return;
@@ -352,7 +285,7 @@ fn a_damaged_record_that_is_not_the_last_is_an_error_naming_it() {
 #[test]
 fn links_in_the_cache_folder_are_not_followed() {
     let v = Victim::new();
-    let cache = v.root.path().join("cache");
+    let cache = v.root().join("cache");
     let cache_arg = cache.display().to_string();
     // Larger than what the head of a local store carries inline: read from the log, and cached.
     let big = "big file ".repeat(1000);

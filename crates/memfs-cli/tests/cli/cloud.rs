@@ -5,40 +5,12 @@
 //! The S3 and Azure cases need `scripts/emulators.sh` (which `scripts/test.sh` runs them
 //! under); without its variables they are skipped, unless `MEMFS_TEST_CLOUD=required`.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use crate::support::{assert_text, text};
+use crate::support::{assert_text, memfs, run, text};
 
 /// A secret that must never appear in any output.
 const SECRET: &str = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
-
-/// `memfs` with a clean environment: no store, key or cloud variables from the caller.
-fn memfs(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("MEMFS_")
-            || key.starts_with("AWS_")
-            || key.starts_with("AZURE_")
-            || key.starts_with("GOOGLE_")
-        {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("HOME", home.join("home"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"));
-    cmd
-}
-
-fn run(mut cmd: Command, stdin: &str) -> Output {
-    let mut child =
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn memfs");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("wait for memfs")
-}
 
 fn assert_no_secret(out: &Output) {
     for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {

@@ -8,34 +8,20 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support;
+
 const PASSPHRASE: &str = "concurrency test passphrase";
 const WRITERS: usize = 4;
 const PER_WRITER: usize = 25;
 
 fn memfs(root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR"] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_STATE_HOME", root.join("state"))
-        .env("MEMFS_PASSPHRASE", PASSPHRASE)
-        .env("MEMFS_STORE", format!("file://{}", root.join("store").display()));
+    let mut cmd = support::memfs(root);
+    cmd.env("MEMFS_PASSPHRASE", PASSPHRASE).env("MEMFS_STORE", format!("file://{}", root.join("store").display()));
     cmd
 }
 
 fn run(root: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = memfs(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memfs");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("wait for memfs")
+    support::run(memfs(root).args(args), stdin)
 }
 
 fn lines(inputs: &[Value]) -> String {

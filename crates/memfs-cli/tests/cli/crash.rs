@@ -8,14 +8,14 @@
 //! next round goes on from that state.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::support::{log_entries, log_segments};
+use crate::support::{lines_of, log_entries, log_segments};
 
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -45,17 +45,8 @@ impl Home {
     /// The binary with this home's environment and store.
     fn memfs(&self) -> Command {
         let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_STORE"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .arg("--store")
-            .arg(format!("file://{}", self.store().display()));
+        let mut cmd = crate::support::memfs(root);
+        cmd.env("MEMFS_PASSPHRASE", PASSPHRASE).arg("--store").arg(format!("file://{}", self.store().display()));
         cmd
     }
 }
@@ -77,16 +68,7 @@ impl Session {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn memfs exec");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = lines_of(child.stdout.take().expect("stdout"));
         let stdin = child.stdin.take().expect("stdin");
         Session { child, stdin, answers }
     }

@@ -1,23 +1,18 @@
 //! The `memfs` binary: `memfs exec` over real pipes, argument errors, help.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::thread;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text, lines_of, memfs_no_home, text};
 
 /// How long one answer may take before the test gives up (instead of hanging).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The binary with a clean environment for the variables it reads, on the ephemeral
-/// `memory://` store (tests of the default local store set their own directories).
+/// The binary with a clean environment, on the ephemeral `memory://` store.
 fn memfs() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for var in ["MEMFS_DIALECT", "MEMFS_PASSPHRASE", "MEMFS_KEY_FILE", "MEMFS_ACTOR"] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = memfs_no_home();
     cmd.env("MEMFS_STORE", "memory://");
     cmd
 }
@@ -29,22 +24,7 @@ fn run(args: &[&str], stdin: &str) -> Output {
 
 /// [`run`] with input that need not be UTF-8.
 fn run_bytes(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = memfs()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memfs");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_owned();
-    let writer = thread::spawn(move || {
-        // The process may exit before reading (argument errors): ignore a broken pipe.
-        let _ = input.write_all(&data);
-    });
-    let output = child.wait_with_output().expect("wait for memfs");
-    writer.join().expect("writer thread");
-    output
+    support::run(memfs().args(args), stdin)
 }
 
 /// A running `memfs exec` answering one line at a time.
@@ -63,16 +43,7 @@ impl Session {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn memfs");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let answers = lines_of(child.stdout.take().expect("stdout"));
         let stdin = child.stdin.take();
         Session { child, stdin, answers }
     }

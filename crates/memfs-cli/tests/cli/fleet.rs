@@ -142,19 +142,10 @@ impl Backend {
     }
 }
 
-/// `memfs` with no store, key, dialect or cloud variable from the caller's environment.
+/// `memfs` in a clean environment, on the fixed day.
 fn clean_memfs(home: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for (key, _) in std::env::vars() {
-        if ["MEMFS_", "AWS_", "AZURE_", "AZURITE_", "GOOGLE_"].iter().any(|p| key.starts_with(p)) {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("HOME", home.join("home"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("MEMFS_TODAY", TODAY);
+    let mut cmd = crate::support::memfs(home);
+    cmd.env("MEMFS_TODAY", TODAY);
     cmd
 }
 

@@ -5,103 +5,26 @@
 //! `memfs log --json`, so every assertion is still on the whole output.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{LogEntry, all_segments, assert_text, checksum, log_entries, log_segments, text};
+use crate::support::{self, LogEntry, all_segments, assert_text, checksum, log_entries, log_segments, text};
 
 const PASSPHRASE: &str = "history test passphrase";
 
-/// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`.
-struct Store {
-    root: tempfile::TempDir,
+/// A fresh local folder store, unlocked by `MEMFS_PASSPHRASE`.
+struct Store(support::Store);
+
+impl std::ops::Deref for Store {
+    type Target = support::Store;
+    fn deref(&self) -> &support::Store {
+        &self.0
+    }
 }
 
 impl Store {
     fn new() -> Self {
-        let store = Store { root: tempfile::tempdir().expect("temp dir") };
-        let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
-        assert!(out.status.success(), "init: {}", text(&out.stderr));
-        store
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.root.path().join("store")
-    }
-
-    fn url(&self) -> String {
-        format!("file://{}", self.dir().display())
-    }
-
-    fn memfs(&self) -> Command {
-        let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", self.url())
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.memfs().args(args).output().expect("run memfs")
-    }
-
-    /// Runs a command that must succeed without a word on stderr; returns stdout.
-    #[track_caller]
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
-        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-        text(&out.stdout)
-    }
-
-    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
-    #[track_caller]
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stdout {}", text(&out.stdout));
-        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
-        text(&out.stderr)
-    }
-
-    /// Runs tool inputs through `memfs exec` as `actor`; every answer must be a success.
-    fn exec(&self, actor: &str, lines: &[Value]) {
-        let mut child = self
-            .memfs()
-            .args(["--actor", actor, "exec"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs exec");
-        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
-        let out = child.wait_with_output().expect("wait");
-        assert!(out.status.success(), "exec: {}", text(&out.stderr));
-        for answer in text(&out.stdout).lines() {
-            let v: Value = serde_json::from_str(answer).expect("JSON answer");
-            assert_eq!(v["is_error"], false, "{answer}");
-        }
-    }
-
-    /// The commits, newest first, as `log --json` gives them.
-    fn commits(&self) -> Vec<Value> {
-        self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
-    }
-
-    /// Every live object of the log, by record path (`objects/ab/ab…`, as messages name it).
-    fn objects(&self) -> BTreeMap<String, LogEntry> {
-        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
+        Store(support::Store::new(PASSPHRASE))
     }
 
     fn object_paths(&self) -> Vec<String> {
@@ -117,7 +40,7 @@ impl Store {
     /// what gc itself appended: the segments are kept through hard links, as gc removes them)
     /// and of the one compacted segment it leaves.
     fn gc(&self, args: &[&str]) -> (String, String) {
-        let kept = self.root.path().join("segments before gc");
+        let kept = self.root().join("segments before gc");
         let _ = std::fs::remove_dir_all(&kept);
         std::fs::create_dir(&kept).expect("create a folder");
         let before = all_segments(&self.dir());

@@ -6,35 +6,20 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{append_put, assert_text, log_entries, text};
+use crate::support::{self, append_put, assert_text, log_entries, run, text};
 
 const PASSPHRASE: &str = "hostile slots test passphrase";
 
 /// The binary with a clean environment, its state under `root`.
 fn memfs(root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("MEMFS_") || key.starts_with("AWS_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_STATE_HOME", root.join("state"))
-        .env("MEMFS_PASSPHRASE", PASSPHRASE);
+    let mut cmd = support::memfs(root);
+    cmd.env("MEMFS_PASSPHRASE", PASSPHRASE);
     cmd
-}
-
-fn run(mut cmd: Command, stdin: &str) -> Output {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("wait for memfs")
 }
 
 /// `init` with a cheap passphrase slot (8 KiB, 1 pass): the attacks below add the cost.

@@ -2,31 +2,17 @@
 //! to the log of a local folder store).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-use crate::support::{LogEntry, assert_text, log_entries, log_segments, text};
+use crate::support::{self, LogEntry, assert_text, log_entries, log_segments, run, text};
 
 const PASSPHRASE: &str = "key slot test passphrase";
 
 fn memfs(root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_PASSPHRASE"] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_STATE_HOME", root.join("state"))
-        .env("MEMFS_STORE", format!("file://{}", root.join("store").display()));
+    let mut cmd = support::memfs(root);
+    cmd.env("MEMFS_STORE", format!("file://{}", root.join("store").display()));
     cmd
-}
-
-fn run(mut cmd: Command, stdin: &str) -> Output {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// The log of the store folder `dir`: its segment files' bytes, and each live path's record
@@ -64,7 +50,7 @@ fn slots_are_added_and_removed_without_touching_data() {
     let mut exec = with_pass();
     exec.arg("exec");
     let create = r#"{"command":"create","path":"/memories/a.md","file_text":"kept\n"}"#;
-    assert!(run(exec, &format!("{create}\n")).status.success());
+    assert!(run(exec, format!("{create}\n")).status.success());
     let before = Log::read(&root.join("store"));
     let data = before.data();
     assert!(data.contains_key("head") && data.keys().any(|p| p.starts_with("objects/")), "{:?}", data.keys());

@@ -8,12 +8,11 @@
 //! nothing.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::support::{all_segments, log_entries};
+use crate::support::{self, all_segments, log_entries, run};
 
 const PASSPHRASE: &str = "leak-test passphrase";
 
@@ -39,31 +38,10 @@ impl Home {
 
     /// The binary with this home's environment, on the store folder `store`.
     fn memfs(&self, store: &str) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_STORE", "MEMFS_PASSPHRASE"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", self.path("home"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .arg("--store")
-            .arg(format!("file://{}", self.path(store).display()));
+        let mut cmd = support::memfs(self.root.path());
+        cmd.arg("--store").arg(format!("file://{}", self.path(store).display()));
         cmd
     }
-}
-
-/// Runs `cmd` with `stdin` as its whole input.
-fn run(mut cmd: Command, stdin: &str) -> Output {
-    let mut child =
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn memfs");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_owned();
-    // The process may exit before reading (a wrong key): ignore a broken pipe.
-    let writer = std::thread::spawn(move || drop(input.write_all(data.as_bytes())));
-    let out = child.wait_with_output().expect("wait for memfs");
-    writer.join().expect("writer");
-    out
 }
 
 /// Creates a passphrase store with Argon2id costs `memory_kib` and `iterations` (one lane).

@@ -11,22 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text, memfs, text};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The binary with a clean environment, its platform directories under `root`.
-fn memfs(root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_PASSPHRASE", "MEMFS_STORE"] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", root.join("home"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_STATE_HOME", root.join("state"));
-    cmd
-}
 
 /// `--store file://ROOT/store --key-file ROOT/key`, created by `memfs init`.
 fn new_store(root: &Path) -> Vec<String> {
@@ -42,21 +29,7 @@ fn new_store(root: &Path) -> Vec<String> {
 }
 
 fn run(root: &Path, args: &[String], stdin: &str) -> std::process::Output {
-    let mut child = memfs(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memfs");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_owned();
-    let writer = thread::spawn(move || {
-        let _ = input.write_all(data.as_bytes());
-    });
-    let output = child.wait_with_output().expect("wait for memfs");
-    writer.join().expect("writer thread");
-    output
+    support::run(memfs(root).args(args), stdin)
 }
 
 fn request(id: u64, method: &str, params: Value) -> String {
@@ -432,19 +405,7 @@ fn stdio_skips_a_byte_order_mark_and_survives_a_line_that_is_not_utf8() {
         input.extend_from_slice(line);
         input.push(b'\n');
     }
-    let mut child = memfs(root)
-        .args(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memfs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait for memfs");
-    writer.join().expect("writer thread");
+    let out = support::run(memfs(root).args(&args), input);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let answers: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
     let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();

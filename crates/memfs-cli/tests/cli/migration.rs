@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use object_store::ObjectStoreExt;
 use serde_json::Value;
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text};
 
 /// A copy of `tests/fixtures/{name}` in a temporary folder, 0700 folders and 0600 files.
 fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -35,17 +35,8 @@ fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn memfs(home: &Path, root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("MEMFS_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("HOME", home.join("home"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .arg("--store")
+    let mut cmd = support::memfs(home);
+    cmd.arg("--store")
         .arg(format!("file://{}", root.join("store").display()))
         .arg("--key-file")
         .arg(root.join("store.key"))
@@ -55,10 +46,7 @@ fn memfs(home: &Path, root: &Path) -> Command {
 
 #[track_caller]
 fn ok(home: &Path, root: &Path, args: &[&str]) -> String {
-    let out = memfs(home, root).args(args).output().unwrap();
-    assert!(out.status.success(), "memfs {args:?}: {}", text(&out.stderr));
-    assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-    text(&out.stdout)
+    support::ok(&format!("memfs {args:?}"), &memfs(home, root).args(args).output().unwrap())
 }
 
 /// `memfs.keys` as the store folder holds it, read through the log's format.

@@ -5,13 +5,12 @@
 //! so every assertion is still on the whole output. `MEMFS_TODAY` fixes the day used for
 //! last-access days and expiration.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::support::{assert_text, text};
+use crate::support::{self, assert_text, text};
 
 const PASSPHRASE: &str = "policy test passphrase";
 
@@ -49,17 +48,8 @@ impl Store {
     /// The binary on this store; `today` sets `MEMFS_TODAY` (otherwise the clock's day).
     pub(crate) fn memfs(&self, today: Option<&str>) -> Command {
         let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        // COLUMNS would change where help text wraps.
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_TODAY", "COLUMNS"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", self.url());
+        let mut cmd = support::memfs(root);
+        cmd.env("MEMFS_PASSPHRASE", PASSPHRASE).env("MEMFS_STORE", self.url());
         if let Some(day) = today {
             cmd.env("MEMFS_TODAY", day);
         }
@@ -68,19 +58,7 @@ impl Store {
 
     /// Runs the binary with `args` and `stdin` as its whole input, and waits for it.
     pub(crate) fn run_on(&self, today: Option<&str>, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .memfs(today)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs");
-        let mut input = child.stdin.take().expect("stdin");
-        // The process may exit before reading (argument errors): ignore a broken pipe.
-        let _ = input.write_all(stdin.as_bytes());
-        drop(input);
-        child.wait_with_output().expect("wait for memfs")
+        support::run(self.memfs(today).args(args), stdin)
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
@@ -90,10 +68,7 @@ impl Store {
     /// Runs a command that must succeed without a word on stderr; returns stdout.
     #[track_caller]
     pub(crate) fn ok_on(&self, today: Option<&str>, args: &[&str]) -> String {
-        let out = self.run_on(today, args, "");
-        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
-        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-        text(&out.stdout)
+        support::ok(&format!("memfs {args:?}"), &self.run_on(today, args, ""))
     }
 
     #[track_caller]
@@ -104,10 +79,7 @@ impl Store {
     /// Runs a command that must exit with `code`, printing nothing on stdout; returns stderr.
     #[track_caller]
     pub(crate) fn fails_on(&self, today: Option<&str>, code: i32, args: &[&str]) -> String {
-        let out = self.run_on(today, args, "");
-        assert_eq!(out.status.code(), Some(code), "memfs {args:?}: stderr {}", text(&out.stderr));
-        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
-        text(&out.stderr)
+        support::fails(&format!("memfs {args:?}"), code, &self.run_on(today, args, ""))
     }
 
     #[track_caller]

@@ -7,153 +7,63 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{LogEntry, all_segments, assert_text, log_entries, log_segments, text};
+use crate::support::{LogEntry, Store, all_segments, assert_text, log_segments, text};
 
 const PASSPHRASE: &str = "purge test passphrase";
 
 /// What sealing adds to a content (docs/FORMAT.md, "Sealed objects").
 const SEAL_OVERHEAD: usize = 32;
 
-/// A fresh store in a temporary home, unlocked by `MEMFS_PASSPHRASE`: a local folder, or a
-/// prefix of the emulators' S3 bucket.
-struct Store {
-    root: tempfile::TempDir,
-    /// `None`: the local folder `dir()`.
-    url: Option<String>,
-    env: Vec<(&'static str, String)>,
+/// A fresh local folder store, unlocked by `MEMFS_PASSPHRASE`.
+fn new_store() -> Store {
+    Store::new(PASSPHRASE)
 }
 
-impl Store {
-    fn new() -> Self {
-        Store::init(None, Vec::new())
-    }
-
-    fn init(url: Option<String>, env: Vec<(&'static str, String)>) -> Self {
-        let store = Store { root: tempfile::tempdir().expect("temp dir"), url, env };
-        let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
-        assert!(out.status.success(), "init: {}", text(&out.stderr));
-        store
-    }
-
-    /// A local folder, and S3 when `scripts/emulators.sh` runs the tests (skipped otherwise,
-    /// unless `MEMFS_TEST_CLOUD=required`).
-    fn each() -> Vec<(&'static str, Store)> {
-        let mut out = vec![("local", Store::new())];
-        match (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET")) {
-            (Ok(endpoint), Ok(bucket)) => {
-                let mut id = [0u8; 8];
-                getrandom::fill(&mut id).expect("random");
-                let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-                let env = vec![
-                    ("AWS_ENDPOINT", endpoint),
-                    ("AWS_ALLOW_HTTP", "true".into()),
-                    ("AWS_REGION", "us-east-1".into()),
-                    ("AWS_ACCESS_KEY_ID", "test".into()),
-                    ("AWS_SECRET_ACCESS_KEY", "test".into()),
-                ];
-                out.push(("s3", Store::init(Some(format!("s3://{bucket}/purge/{id}")), env)));
-            }
-            _ if std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required") => {
-                panic!("MEMFS_TEST_CLOUD=required but MEMFS_TEST_S3_ENDPOINT/BUCKET are not set")
-            }
-            _ => eprintln!("skipping S3: MEMFS_TEST_S3_ENDPOINT is not set (scripts/emulators.sh sets it)"),
+/// A fresh store unlocked by `MEMFS_PASSPHRASE`: a local folder, and a prefix of the
+/// emulators' S3 bucket when `scripts/emulators.sh` runs the tests (skipped otherwise, unless
+/// `MEMFS_TEST_CLOUD=required`).
+fn each_store() -> Vec<(&'static str, Store)> {
+    let mut out = vec![("local", new_store())];
+    match (std::env::var("MEMFS_TEST_S3_ENDPOINT"), std::env::var("MEMFS_TEST_S3_BUCKET")) {
+        (Ok(endpoint), Ok(bucket)) => {
+            let mut id = [0u8; 8];
+            getrandom::fill(&mut id).expect("random");
+            let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            let env = vec![
+                ("AWS_ENDPOINT", endpoint),
+                ("AWS_ALLOW_HTTP", "true".into()),
+                ("AWS_REGION", "us-east-1".into()),
+                ("AWS_ACCESS_KEY_ID", "test".into()),
+                ("AWS_SECRET_ACCESS_KEY", "test".into()),
+            ];
+            out.push(("s3", Store::on(PASSPHRASE, Some(format!("s3://{bucket}/purge/{id}")), env)));
         }
-        out
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.root.path().join("store")
-    }
-
-    fn memfs(&self) -> Command {
-        let root = self.root.path();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-        for var in ["MEMFS_DIALECT", "MEMFS_KEY_FILE", "MEMFS_ACTOR", "MEMFS_TODAY"] {
-            cmd.env_remove(var);
+        _ if std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required") => {
+            panic!("MEMFS_TEST_CLOUD=required but MEMFS_TEST_S3_ENDPOINT/BUCKET are not set")
         }
-        cmd.env("HOME", root.join("home"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_STATE_HOME", root.join("state"))
-            .env("MEMFS_PASSPHRASE", PASSPHRASE)
-            .env("MEMFS_STORE", self.url.clone().unwrap_or_else(|| format!("file://{}", self.dir().display())))
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
-            .stdin(Stdio::null());
-        cmd
+        _ => eprintln!("skipping S3: MEMFS_TEST_S3_ENDPOINT is not set (scripts/emulators.sh sets it)"),
     }
+    out
+}
 
-    fn run(&self, args: &[&str]) -> Output {
-        self.memfs().args(args).output().expect("run memfs")
-    }
-
-    /// Runs a command that must succeed without a word on stderr; returns stdout.
-    #[track_caller]
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "memfs {args:?}: {}; stderr: {}", out.status, text(&out.stderr));
-        assert_text(&format!("stderr of {args:?}"), &text(&out.stderr), "");
-        text(&out.stdout)
-    }
-
-    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
-    #[track_caller]
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(1), "memfs {args:?}: stdout {}", text(&out.stdout));
-        assert_text(&format!("stdout of {args:?}"), &text(&out.stdout), "");
-        text(&out.stderr)
-    }
-
-    /// Runs tool inputs through `memfs exec` as `actor`; every answer must be a success.
-    fn exec(&self, actor: &str, lines: &[Value]) {
-        let mut child = self
-            .memfs()
-            .args(["--actor", actor, "exec"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs exec");
-        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
-        let out = child.wait_with_output().expect("wait");
-        assert!(out.status.success(), "exec: {}", text(&out.stderr));
-        for answer in text(&out.stdout).lines() {
-            let v: Value = serde_json::from_str(answer).expect("JSON answer");
-            assert_eq!(v["is_error"], false, "{answer}");
-        }
-    }
-
-    /// The commits, newest first, as `log --json` gives them.
-    fn commits(&self) -> Vec<Value> {
-        self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
-    }
-
-    /// Every live object of the log, by record path (`objects/ab/ab…`), read independently.
-    fn objects(&self) -> BTreeMap<String, LogEntry> {
-        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
-    }
-
-    /// Every byte of every file in the store folder.
-    fn raw_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        let mut stack = vec![self.dir()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("read a folder").flatten() {
-                let path = entry.path();
-                match path.is_dir() {
-                    true => stack.push(path),
-                    false => bytes.extend(std::fs::read(&path).expect("read a file")),
-                }
+/// Every byte of every file in the store folder of `s`.
+fn raw_bytes(s: &Store) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut stack = vec![s.dir()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read a folder").flatten() {
+            let path = entry.path();
+            match path.is_dir() {
+                true => stack.push(path),
+                false => bytes.extend(std::fs::read(&path).expect("read a file")),
             }
         }
-        bytes
     }
+    bytes
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -183,7 +93,7 @@ fn padded(marker: &str, len: usize) -> String {
 
 #[test]
 fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
-    let s = Store::new();
+    let s = new_store();
     let v1 = padded("SECRET-ONE", 1000);
     let v2 = padded("SECRET-TWO", 3000);
     let v3 = padded("SECRET-THREE", 5000);
@@ -216,13 +126,13 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
     let held: Vec<String> = [&v1, &v2, &v3, &v4].iter().map(|v| object_of(&before, v)).collect();
     let notes_object = object_of(&before, &notes);
     let notes_sealed = before[&notes_object].bytes();
-    let raw = s.raw_bytes();
+    let raw = raw_bytes(&s);
     for name in held.iter().chain([&notes_object]) {
         assert!(contains(&raw, name), "{name} is in the log");
     }
 
     // Keep every segment through a hard link, to count the bytes compaction found.
-    let kept = s.root.path().join("segments before purge");
+    let kept = s.root().join("segments before purge");
     std::fs::create_dir(&kept).expect("create a folder");
     let segments = all_segments(&s.dir());
     for (n, file) in &segments {
@@ -287,7 +197,7 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
     }
     assert!(after.contains_key(&notes_object) && after[&notes_object].bytes() == notes_sealed);
     assert!(after.values().all(|e| e.size() != (v1.len() + SEAL_OVERHEAD) as u64));
-    let raw = s.raw_bytes();
+    let raw = raw_bytes(&s);
     for name in &deleted {
         let id = name.rsplit('/').next().expect("an id");
         assert!(!contains(&raw, id), "{id} is gone from the store folder");
@@ -361,7 +271,7 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
 /// named, and left as they were, on a local folder and on S3; `--all-copies` erases them.
 #[test]
 fn purge_refuses_live_copies_and_loses_nothing() {
-    for (name, s) in Store::each() {
+    for (name, s) in each_store() {
         s.exec(
             "alice",
             &[
@@ -441,7 +351,7 @@ fn purge_refuses_live_copies_and_loses_nothing() {
 /// nothing. The terminal is a real pseudo-terminal, made by util-linux's `script`.
 #[test]
 fn purge_asks_on_a_terminal() {
-    let s = Store::new();
+    let s = new_store();
     s.exec("alice", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "erase me"})]);
     let on_terminal = |answer: &str| {
         let cmd = s.memfs();

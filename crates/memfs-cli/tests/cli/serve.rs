@@ -10,28 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::support::{assert_text, text};
+use crate::support::{assert_text, memfs_no_home as memfs, text};
 
 const ALICE: &str = "alice-token-0123456789abcdef0123456789";
 const BOB: &str = "bob-token-0123456789abcdef0123456789abc";
-
-/// The binary with a clean environment for the variables it reads.
-fn memfs() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
-    for var in [
-        "MEMFS_STORE",
-        "MEMFS_DIALECT",
-        "MEMFS_PASSPHRASE",
-        "MEMFS_KEY_FILE",
-        "MEMFS_ACTOR",
-        "MEMFS_NAMESPACE",
-        "MEMFS_SERVE_TOKENS",
-        "MEMFS_TODAY",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
 
 fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("run memfs")

@@ -1,9 +1,12 @@
-//! Helpers shared by the modules, and an independent reader of a local folder store's log.
+//! Helpers shared by the modules: the one harness that starts the binary ([`memfs`], [`run`],
+//! [`ok`], [`fails`]), and an independent reader of a local folder store's log.
 
+use std::borrow::BorrowMut;
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// Asserts two texts are equal, printing both in full (escaped) on mismatch.
 #[track_caller]
@@ -154,4 +157,191 @@ pub(crate) fn append_put(store: &Path, path: &str, data: &[u8]) {
     let (_, last) = all_segments(store).pop().expect("a segment");
     let mut segment = std::fs::OpenOptions::new().append(true).open(last).expect("open the last segment");
     std::io::Write::write_all(&mut segment, &record).expect("append a record");
+}
+
+// The one way the tests start the binary.
+
+/// Prefixes of variables no test passes on from its own environment: the binary's own
+/// (`MEMFS_`), the cloud clients' credentials and endpoints, the agent's API key and URL.
+const CLEARED_PREFIXES: [&str; 6] = ["MEMFS_", "AWS_", "AZURE_", "AZURITE_", "GOOGLE_", "ANTHROPIC_"];
+
+/// Terminal settings: help text wraps at COLUMNS, and colours follow the others.
+const TERMINAL: [&str; 6] = ["TERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES"];
+
+/// The binary with none of those variables, its platform folders (`HOME`, `XDG_DATA_HOME`,
+/// `XDG_CONFIG_HOME`, `XDG_STATE_HOME`) under `home`: a test sets what it needs itself.
+pub(crate) fn memfs(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memfs"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_none_or(|k| CLEARED_PREFIXES.iter().any(|p| k.starts_with(p))) {
+            cmd.env_remove(key);
+        }
+    }
+    for key in TERMINAL {
+        cmd.env_remove(key);
+    }
+    cmd.env("HOME", home.join("home"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"));
+    cmd
+}
+
+/// [`memfs`] for the tests that have no folder of their own (on `memory://` stores): one home
+/// under cargo's `target/tmp` for all of them, so nothing reaches the user's folders.
+pub(crate) fn memfs_no_home() -> Command {
+    memfs(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-home"))
+}
+
+/// Runs `cmd` with `stdin` as its whole input (stdout and stderr captured) and waits for it.
+/// The process may exit before reading (argument errors, a wrong key): a broken pipe is ignored.
+pub(crate) fn run(mut cmd: impl BorrowMut<Command>, stdin: impl AsRef<[u8]>) -> Output {
+    let mut child = cmd
+        .borrow_mut()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memfs");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.as_ref().to_vec();
+    let writer = std::thread::spawn(move || drop(input.write_all(&data)));
+    let out = child.wait_with_output().expect("wait for memfs");
+    writer.join().expect("the stdin writer");
+    out
+}
+
+/// The lines `stdout` gives (a running process's), read on a thread, as they come.
+pub(crate) fn lines_of(stdout: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// The stdout of `out`, a run (`what`) that must succeed; stderr may hold notes.
+#[track_caller]
+pub(crate) fn succeeds(what: &str, out: &Output) -> String {
+    assert!(out.status.success(), "{what}: {}; stderr: {}", out.status, text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// The stdout of `out`, a run (`what`) that must succeed without a word on stderr.
+#[track_caller]
+pub(crate) fn ok(what: &str, out: &Output) -> String {
+    let stdout = succeeds(what, out);
+    assert_text(&format!("stderr of {what}"), &text(&out.stderr), "");
+    stdout
+}
+
+/// The stderr of `out`, a run (`what`) that must exit with `code`, printing nothing on stdout.
+#[track_caller]
+pub(crate) fn fails(what: &str, code: i32, out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(code), "{what}: stderr {}", text(&out.stderr));
+    assert_text(&format!("stdout of {what}"), &text(&out.stdout), "");
+    text(&out.stderr)
+}
+
+/// A store made by `memfs init` (with a cheap key slot) in a temporary home, unlocked by
+/// `MEMFS_PASSPHRASE`: the local folder [`Store::dir`], or `url` with the environment `env`.
+pub(crate) struct Store {
+    root: tempfile::TempDir,
+    passphrase: &'static str,
+    url: Option<String>,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Store {
+    /// A local folder store.
+    pub(crate) fn new(passphrase: &'static str) -> Self {
+        Store::on(passphrase, None, Vec::new())
+    }
+
+    /// A store at `url` (`None`: the local folder), the binary run with `env`.
+    pub(crate) fn on(passphrase: &'static str, url: Option<String>, env: Vec<(&'static str, String)>) -> Self {
+        let store = Store { root: tempfile::tempdir().expect("temp dir"), passphrase, url, env };
+        let out = store.run(&["init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"]);
+        assert!(out.status.success(), "init: {}", text(&out.stderr));
+        store
+    }
+
+    /// The temporary home.
+    pub(crate) fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The local store folder.
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.root().join("store")
+    }
+
+    pub(crate) fn url(&self) -> String {
+        self.url.clone().unwrap_or_else(|| format!("file://{}", self.dir().display()))
+    }
+
+    /// The binary on this store, with no input.
+    pub(crate) fn memfs(&self) -> Command {
+        let mut cmd = memfs(self.root());
+        cmd.env("MEMFS_PASSPHRASE", self.passphrase)
+            .env("MEMFS_STORE", self.url())
+            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.memfs().args(args).output().expect("run memfs")
+    }
+
+    /// Runs a command that must succeed without a word on stderr; returns stdout.
+    #[track_caller]
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
+        ok(&format!("memfs {args:?}"), &self.run(args))
+    }
+
+    /// Runs a command that must fail with status 1, printing nothing on stdout; returns stderr.
+    #[track_caller]
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
+        fails(&format!("memfs {args:?}"), 1, &self.run(args))
+    }
+
+    /// Runs tool inputs through `memfs exec` (with `args` before `exec`); returns the output.
+    pub(crate) fn exec_with(&self, args: &[&str], lines: &[serde_json::Value]) -> Output {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        run(self.memfs().args(args).arg("exec"), input)
+    }
+
+    /// [`Store::exec_with`], where every answer must be a success; returns stdout.
+    #[track_caller]
+    pub(crate) fn exec_ok(&self, args: &[&str], lines: &[serde_json::Value]) -> String {
+        let out = self.exec_with(args, lines);
+        assert!(out.status.success(), "exec: {}", text(&out.stderr));
+        for answer in text(&out.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(answer).expect("JSON answer");
+            assert_eq!(v["is_error"], false, "{answer}");
+        }
+        text(&out.stdout)
+    }
+
+    /// Runs tool inputs through `memfs exec` as `actor`; every answer must be a success.
+    pub(crate) fn exec(&self, actor: &str, lines: &[serde_json::Value]) {
+        self.exec_ok(&["--actor", actor], lines);
+    }
+
+    /// The commits, newest first, as `log --json` gives them.
+    pub(crate) fn commits(&self) -> Vec<serde_json::Value> {
+        self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
+    }
+
+    /// Every live object of the log, by record path (`objects/ab/ab…`, as messages name it),
+    /// read independently.
+    pub(crate) fn objects(&self) -> BTreeMap<String, LogEntry> {
+        log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
+    }
 }

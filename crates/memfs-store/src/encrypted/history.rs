@@ -230,10 +230,7 @@ impl EncryptedRepository {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use std::collections::HashMap;
-    use std::sync::Arc;
-
-    use memfs_core::{Command, Dialect, Dir, Mutation, Need, Resolver, execute};
+    use memfs_core::{Command, Dialect, Mutation, Need, execute};
 
     use super::*;
     use crate::repository::{CommitInfo, Repository};
@@ -244,27 +241,10 @@ pub(super) mod tests {
         base: &Head,
         input: serde_json::Value,
     ) -> Result<Mutation, Error> {
-        #[derive(Default)]
-        struct Fetched {
-            dirs: HashMap<ObjectId, Arc<Dir>>,
-            blobs: HashMap<ObjectId, Arc<[u8]>>,
-        }
-        struct Resolve<'a>(&'a EncryptedRepository, &'a Fetched);
-        impl Resolver for Resolve<'_> {
-            fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-                self.1.dirs.get(id).cloned()
-            }
-            fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-                self.1.blobs.get(id).cloned()
-            }
-            fn address(&self, c: &[u8]) -> ObjectId {
-                self.0.address(c)
-            }
-        }
         let command = Command::from_input(&input).unwrap();
-        let mut f = Fetched::default();
+        let mut f = memfs_core::MapResolver::with_address(|c: &[u8]| repo.address(c));
         let out = loop {
-            match execute(&command, &base.tree, Dialect::Spec, &Resolve(repo, &f)) {
+            match execute(&command, &base.tree, Dialect::Spec, &f) {
                 Ok(out) => break out,
                 Err(Need::Dir(id)) => {
                     f.dirs.insert(id, repo.dir(&id).await?);

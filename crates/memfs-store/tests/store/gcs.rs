@@ -10,11 +10,10 @@
 //! cover: Google's own semantics, authentication, resumable uploads and Google's real error
 //! bodies (the stub's are modelled on the documented ones).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::TryStreamExt;
-use memfs_core::{Command, Dialect, Dir, Mutation, Need, ObjectId, Resolver, execute};
+use memfs_core::{Command, Dialect, MapResolver, Mutation, Need, execute};
 use memfs_store::cloud::{self, CloudUrl};
 use memfs_store::conformance::check_repository;
 use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, GcOptions, Head, Repository, probe};
@@ -39,29 +38,10 @@ fn create(path: &str, text: &str) -> Value {
     json!({"command": "create", "path": path, "file_text": text})
 }
 
-/// Resolves from the objects fetched so far.
-struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.get(id).cloned()
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
-    }
-}
-
 /// The mutation `input` makes on `head` (which may be stale by the time it is committed).
 async fn mutation(repo: &dyn Repository, head: &Head, input: &Value) -> Mutation {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() };
+    let mut fetched = MapResolver::with_address(|c: &[u8]| repo.address(c));
     loop {
         match execute(&command, &head.tree, Dialect::Spec, &fetched) {
             Ok(outcome) => return outcome.mutation.expect("the command mutates"),

@@ -1,11 +1,10 @@
 //! Shared helpers: opening stores, a minimal engine, and `verify`, the full walk.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
 
-use memfs_core::{Command, Dialect, Dir, DirRef, Need, Node, ObjectId, Resolver, ToolResult, execute};
+use memfs_core::{Command, Dialect, DirRef, MapResolver, Need, Node, ToolResult, execute};
 use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
 use memfs_store::fault::InjectedFault;
 use memfs_store::{
@@ -57,31 +56,12 @@ pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<E
     EncryptedRepository::open(backend, &credential(), options(state_dir)).await
 }
 
-/// The objects fetched while answering one command.
-struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.get(id).cloned()
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
-    }
-}
-
 /// Runs one tool input the way the engine (`memfs::Memfs::execute`) does: read the head,
 /// fetch what the command needs, commit a mutation by compare-and-swap, and run again on a
 /// lost race. A store error ends the command.
 pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() };
+    let mut fetched = MapResolver::with_address(|c: &[u8]| repo.address(c));
     for _ in 0..16 {
         let head = repo.head().await?;
         let outcome = loop {

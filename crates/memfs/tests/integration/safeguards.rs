@@ -7,14 +7,13 @@
 //! generation, the stored tree (every file's content, size and last-access day, hidden files
 //! included), the policy, and the listing in the store's dialect are the same before and after.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use memfs::StateDir;
 use memfs::history;
 use memfs::{Credential, Dialect, KdfParams, Memfs, OpenOptions, Policy, ToolResult};
-use memfs_core::{Command, Dir, DirRef, Node, ObjectId, Resolver, Tree};
+use memfs_core::{Command, Dir, DirRef, MapResolver, Node, Tree};
 use memfs_store::{EncryptedRepository, Repository};
 use serde_json::{Value, json};
 
@@ -423,31 +422,6 @@ async fn max_store_bytes_at_the_limit_and_one_over() {
 
 // --- the default policy is transparent --------------------------------------------------------
 
-/// Contents by id, ids handed out in order (the reference run keeps whole trees in memory).
-#[derive(Default)]
-struct Plain {
-    ids: Mutex<HashMap<Vec<u8>, ObjectId>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Resolver for Plain {
-    fn dir(&self, _: &ObjectId) -> Option<Arc<Dir>> {
-        None
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        let mut ids = self.ids.lock().unwrap();
-        let n = ids.len() as u64 + 1;
-        *ids.entry(content.to_vec()).or_insert_with(|| {
-            let mut id = [0u8; 32];
-            id[..8].copy_from_slice(&n.to_le_bytes());
-            ObjectId::from_bytes(id)
-        })
-    }
-}
-
 /// A normal session: every command, successes and errors, nested directories, a hidden file,
 /// `node_modules`, non-ASCII text, a 12 KB file, and AWS's documented placeholder key.
 fn normal_session() -> Vec<Value> {
@@ -496,14 +470,14 @@ async fn default_policy_answers_as_unlimited() {
     for dialect in DIALECTS {
         let s = Store::new(dialect);
         assert_eq!(*s.fs.policy().await.unwrap(), Policy::default());
-        let (mut tree, mut plain) = (Tree::empty(), Plain::default());
+        let (mut tree, mut plain) = (Tree::empty(), MapResolver::new());
         let (mut errors, mut mutations) = (0, 0);
         for input in normal_session() {
             let command = Command::from_input(&input).unwrap();
             let reference = memfs_core::execute(&command, &tree, dialect, &plain).expect("all in memory");
             if let Some(m) = reference.mutation {
                 tree = m.tree;
-                plain.blobs.extend(m.blobs.into_iter().map(|b| (b.id, b.content)));
+                plain.keep(m.blobs);
                 mutations += 1;
             }
             errors += usize::from(reference.result.is_error);
