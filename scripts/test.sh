@@ -3,8 +3,9 @@
 #
 # It installs what the tests need (a Python virtualenv with the real anthropic==2.10.0 SDK,
 # cargo-deny), builds once, builds the API docs, runs the unit, integration, property and doc
-# tests, the differential test against the real SDK, the lints, the license/ban/source policy
-# and the fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit:
+# tests, the differential test against the real SDK, the lints (clippy on each feature set of
+# memfs, no module cycles, the declared rust-version), the license/ban/source policy and the
+# fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit:
 # the whole script runs under scripts/emulators.sh, which starts moto (S3) and Azurite (Azure)
 # for the cloud tests and stops them when it ends.
 set -euo pipefail
@@ -31,6 +32,10 @@ for features in "" http agent http,agent mcp; do
     echo "-- memfs with --no-default-features --features '$features'"
     cargo clippy -p memfs --no-default-features --features "$features" --all-targets --locked -- -D warnings
 done
+
+step "No module cycles in any crate"
+python3 scripts/module-cycles.py --self-test
+python3 scripts/module-cycles.py
 
 step "The declared rust-version, with --all-targets"
 # The toolchain of Cargo.toml's rust-version: the active one if it is that version (its build
