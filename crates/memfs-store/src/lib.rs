@@ -19,6 +19,7 @@ mod disk_cache;
 mod encrypted;
 mod error;
 pub mod fault;
+mod fetch;
 mod format;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -28,6 +29,7 @@ pub mod log_store;
 mod pages;
 pub mod probe;
 mod progress;
+mod record;
 mod repository;
 mod revision;
 mod rollback;
@@ -39,7 +41,9 @@ pub use encrypted::{
     StateDir,
 };
 pub use error::Error;
+pub use fetch::Fetched;
 pub use local_fs::UnsafePath;
 pub use progress::Progress;
+pub use record::Record;
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};

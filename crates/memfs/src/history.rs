@@ -14,11 +14,9 @@ mod time;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Instant;
 
 use memfs_core::{Change, MemoryPath, Mutation, Name, Node, Tree};
-use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, MIN_PREFIX, Revision};
-use serde::Serialize;
+use memfs_store::{EncryptedRepository, Error as StoreError, Fetched, Head, MIN_PREFIX, Record, Revision};
 use serde_json::Value;
 
 pub use self::diff::{FileChange, Status};
@@ -26,8 +24,9 @@ pub use memfs_store::{
     CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Problem, Progress,
 };
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
+use crate::engine::Memfs;
 use crate::error::{Error, error_chain};
+use crate::transaction::{Attempt, Commit, Committed, Step};
 
 /// What `show` found.
 #[derive(Debug, Clone)]
@@ -66,29 +65,11 @@ pub struct Undone {
     pub changes: Vec<Change>,
 }
 
-/// The command a restore commit records.
-#[derive(Serialize)]
-struct RestoreCommand<'a> {
-    command: &'static str,
-    path: &'a str,
-    at: &'a str,
-    commit: &'a str,
-    generation: u64,
-}
-
-/// The command an undo commit records.
-#[derive(Serialize)]
-struct UndoCommand<'a> {
-    command: &'static str,
-    commit: &'a str,
-    generation: u64,
-}
-
 /// A new tree for a history commit, planned against one head.
 struct Plan<T> {
     tree: Tree,
     changes: Vec<FileChange>,
-    command: String,
+    record: Record,
     about: T,
 }
 
@@ -174,67 +155,70 @@ impl Memfs {
         let repo = self.history()?;
         let p = memfs_core::MemoryPath::parse(path.unwrap_or(memfs_core::ROOT))?;
         let normalized = p.normalized();
-        let (generation, plan) = self
-            .commit_plan(async |head: &Head| {
-                let source = self.resolve_at(repo, head, at).await?;
-                let node = self.node_at(&source.tree(), p.components()).await?;
-                let tree = self.graft(&head.tree, p.components(), node).await?;
-                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), tree.root())
-                    .await
-                    .map_err(|e| self.store_error(e))?;
-                let command = serde_json::to_string(&RestoreCommand {
-                    command: "restore",
-                    path: &normalized,
-                    at,
-                    commit: &source.id,
-                    generation: source.generation,
+        let (p, normalized) = (&p, &normalized);
+        let planned = self
+            .commit_plan(move |head| {
+                Box::pin(async move {
+                    let mut fetched = Fetched::new(self.repository().as_ref());
+                    let (head, fetched) = (&*head, &mut fetched);
+                    let source = self.resolve_at(repo, head, at).await?;
+                    let node = self.node_at(&source.tree(), p.components()).await?;
+                    let grafted =
+                        fetched.resolve(|f| memfs_core::graft(&head.tree, p.components(), node.clone(), f)).await;
+                    let tree = grafted.map_err(|e| self.store_error(e))?;
+                    let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), tree.root())
+                        .await
+                        .map_err(|e| self.store_error(e))?;
+                    let record = Record::Restore {
+                        path: normalized.clone(),
+                        at: at.to_owned(),
+                        commit: source.id.clone(),
+                        generation: source.generation,
+                    };
+                    Ok(Plan { tree, changes, record, about: source })
                 })
-                .expect("a command serializes");
-                Ok(Plan { tree, changes, command, about: source })
             })
             .await?;
-        let changes = plan.changes.iter().map(FileChange::to_change).collect();
-        Ok(Restored { generation, source: plan.about, path: normalized, changes })
+        let (source, changes) = planned.value;
+        Ok(Restored { generation: planned.generation, source, path: normalized.clone(), changes })
     }
 
     /// Makes the tree what it was before the newest commit, as a new commit (undoing an undo
     /// redoes).
     pub async fn undo(&self) -> Result<Undone, Error> {
         let repo = self.history()?;
-        let (generation, plan) = self
-            .commit_plan(async |head: &Head| {
-                let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
-                    Ok(c) => c,
-                    Err(StoreError::UnknownRevision { .. }) => {
-                        return Err(Error::NothingToUndo { reason: "the store has no commits yet".into() });
-                    }
-                    Err(e) => return Err(self.store_error(e)),
-                };
-                let before = match undone.generation {
-                    1 => Tree::empty(),
-                    g => match repo.resolve_in(head, &Revision::Head(1)).await {
-                        Ok(c) => c.tree(),
+        let planned = self
+            .commit_plan(move |head| {
+                Box::pin(async move {
+                    let head = &*head;
+                    let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
+                        Ok(c) => c,
                         Err(StoreError::UnknownRevision { .. }) => {
-                            let reason = format!("the commit before @{g} was removed by gc");
-                            return Err(Error::NothingToUndo { reason });
+                            return Err(Error::NothingToUndo { reason: "the store has no commits yet".into() });
                         }
                         Err(e) => return Err(self.store_error(e)),
-                    },
-                };
-                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), before.root())
-                    .await
-                    .map_err(|e| self.store_error(e))?;
-                let command = serde_json::to_string(&UndoCommand {
-                    command: "undo",
-                    commit: &undone.id,
-                    generation: undone.generation,
+                    };
+                    let before = match undone.generation {
+                        1 => Tree::empty(),
+                        g => match repo.resolve_in(head, &Revision::Head(1)).await {
+                            Ok(c) => c.tree(),
+                            Err(StoreError::UnknownRevision { .. }) => {
+                                let reason = format!("the commit before @{g} was removed by gc");
+                                return Err(Error::NothingToUndo { reason });
+                            }
+                            Err(e) => return Err(self.store_error(e)),
+                        },
+                    };
+                    let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), before.root())
+                        .await
+                        .map_err(|e| self.store_error(e))?;
+                    let record = Record::Undo { commit: undone.id.clone(), generation: undone.generation };
+                    Ok(Plan { tree: before, changes, record, about: undone })
                 })
-                .expect("a command serializes");
-                Ok(Plan { tree: before, changes, command, about: undone })
             })
             .await?;
-        let changes = plan.changes.iter().map(FileChange::to_change).collect();
-        Ok(Undone { generation, undone: plan.about, changes })
+        let (undone, changes) = planned.value;
+        Ok(Undone { generation: planned.generation, undone, changes })
     }
 
     /// Verifies every object reachable from the head (see [`EncryptedRepository::check`]).
@@ -268,44 +252,37 @@ impl Memfs {
         repo.resolve_in(head, &rev).await.map_err(|e| self.store_error(e))
     }
 
-    /// Plans against the newest head and commits by compare-and-swap, re-planning on a lost
-    /// race, like a tool command. Returns the new generation (`None` if the plan changes
-    /// nothing, and nothing is committed) and the plan.
-    async fn commit_plan<T>(
+    /// Plans against the newest head and commits through the transaction driver, like a tool
+    /// command. Returns the new generation (`None` if the plan changes nothing, and nothing is
+    /// committed), what the plan was about, and what changed.
+    async fn commit_plan<'x, T: Send + 'x>(
         &self,
-        mut plan: impl AsyncFnMut(&Head) -> Result<Plan<T>, Error>,
-    ) -> Result<(Option<u64>, Plan<T>), Error> {
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-            let planned = plan(&head).await?;
-            if planned.changes.is_empty() {
-                return Ok((None, planned));
-            }
-            let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
-            // A file brought back counts as used today, or expiration would take it again.
-            let accesses: Vec<memfs_core::Access> = planned
-                .changes
-                .iter()
-                .filter_map(|c| Some(memfs_core::Access { path: MemoryPath::parse(&c.path).ok()?, id: c.new?.id }))
-                .collect();
-            let mut fetched = Fetched::new(self.repository().as_ref());
-            let tree = match self.touched(&planned.tree, &accesses, self.today(), &mut fetched).await? {
-                Some((tree, _)) => tree,
-                None => planned.tree.clone(),
-            };
-            let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
-            let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
-            match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => {
-                    self.committed();
-                    return Ok((Some(generation), planned));
-                }
-                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
-                Err(e) => return Err(self.store_error(e)),
-            }
-        }
-        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+        mut plan: impl FnMut(Arc<Head>) -> Attempt<'x, Plan<T>, Error>,
+    ) -> Result<Committed<(T, Vec<Change>)>, Error> {
+        self.tx
+            .run(&self.writer(), None, move |head| {
+                let planned = plan(head);
+                Box::pin(async move {
+                    let planned = planned.await?;
+                    let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
+                    if changes.is_empty() {
+                        return Ok(Step::Done((planned.about, changes)));
+                    }
+                    // A file brought back counts as used today, or expiration would take it again.
+                    let touch = planned
+                        .changes
+                        .iter()
+                        .filter_map(|c| {
+                            Some(memfs_core::Access { path: MemoryPath::parse(&c.path).ok()?, id: c.new?.id })
+                        })
+                        .collect();
+                    let mutation =
+                        Mutation { tree: planned.tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
+                    let then = (planned.about, changes);
+                    Ok(Step::Commit(Commit { mutation, record: planned.record, touch, carry: false, then }))
+                })
+            })
+            .await
     }
 
     async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
@@ -329,17 +306,6 @@ impl Memfs {
             }
         }
         Ok(Some(node))
-    }
-
-    /// `tree` with `node` grafted at `components`, fetching the directories on the way.
-    async fn graft(&self, tree: &Tree, components: &[Name], node: Option<Node>) -> Result<Tree, Error> {
-        let mut fetched = Fetched::new(self.repository().as_ref());
-        loop {
-            match memfs_core::graft(tree, components, node.clone(), &fetched) {
-                Ok(tree) => return Ok(tree),
-                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
-            }
-        }
     }
 }
 

@@ -130,13 +130,15 @@ mod import;
 mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+mod pending;
 mod policy;
 pub mod protocol;
 mod purge;
+mod transaction;
 mod url;
 
 pub use access::FLUSH_AFTER;
-pub use engine::{Memfs, OpenOptions, Stats};
+pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
 pub use expire::{Expired, format_day, parse_day};
 pub use export::Exported;
@@ -148,4 +150,5 @@ pub use memfs_store::cloud::parse_duration;
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
 pub use purge::{render_plan, render_purged};
+pub use transaction::Stats;
 pub use url::{Location, redact};
