@@ -160,7 +160,11 @@ impl Memfs {
         Memfs::build(repo, None, dialect)
     }
 
-    fn build(repo: Arc<dyn Repository>, history: Option<Arc<EncryptedRepository>>, dialect: Dialect) -> Self {
+    pub(crate) fn build(
+        repo: Arc<dyn Repository>,
+        history: Option<Arc<EncryptedRepository>>,
+        dialect: Dialect,
+    ) -> Self {
         Memfs {
             repo,
             history,

@@ -286,3 +286,6 @@ impl Transactions {
         Err(Error::Contention { store: writer.repo.to_string(), attempts: MAX_ATTEMPTS })
     }
 }
+
+#[cfg(test)]
+mod tests;
