@@ -26,6 +26,7 @@ mod show;
 mod signal;
 mod store;
 mod undo;
+mod words;
 
 use std::process::ExitCode;
 

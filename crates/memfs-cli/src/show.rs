@@ -1,6 +1,8 @@
 //! `memfs show`: a commit, or a file or directory at a commit.
 
-use memfs::history::{Shown, log_entry};
+use memfs::history::Shown;
+
+use crate::log::log_entry;
 
 use crate::cli::{ShowArgs, StoreArgs};
 

@@ -44,6 +44,6 @@ pub use error::Error;
 pub use fetch::Fetched;
 pub use local_fs::UnsafePath;
 pub use progress::Progress;
-pub use record::Record;
+pub use record::{Operation, PolicyChange, Record};
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};

@@ -16,6 +16,18 @@ use serde::{Deserialize, Serialize, Serializer};
 pub enum Record {
     /// A memory-tool command, as applied (after redaction by the sensitive-data filter).
     Tool(Command),
+    /// A command of `memfs` itself (restore, undo, policy, expiration, import, purge …).
+    Memfs(Operation),
+    /// A record this version does not know (a newer writer's, or not JSON), kept as stored.
+    Unknown(String),
+}
+
+/// A commit made by `memfs` rather than by a tool call, stored as a `command` tag and its
+/// fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Operation {
     /// `memfs restore`: `path` made what it was at the commit `commit` (generation
     /// `generation`), which `at` named.
     Restore {
@@ -35,33 +47,27 @@ pub enum Record {
         /// Its generation.
         generation: u64,
     },
-    /// `memfs policy set KEY VALUE`.
-    PolicySet {
-        /// The key.
-        key: String,
-        /// The value as it reads back (`64KiB` is recorded as `65536`).
-        value: String,
-    },
-    /// `memfs policy unset KEY`.
-    PolicyUnset {
-        /// The key.
-        key: String,
-    },
+    /// `memfs policy set` or `unset`.
+    Policy(PolicyChange),
     /// Last-access days of files read, committed on their own.
     RecordAccess {
         /// How many files.
+        #[serde(default)]
         files: u64,
     },
     /// Files unused for a while, removed.
     Expire {
         /// How many files.
+        #[serde(default)]
         files: u64,
         /// After how many days unused.
+        #[serde(default)]
         unused_for_days: Day,
     },
     /// `memfs import`.
     Import {
         /// How many files.
+        #[serde(default)]
         files: u64,
         /// Where they came from (a folder's name).
         from: String,
@@ -75,60 +81,31 @@ pub enum Record {
     },
     /// The record of a commit rewritten by a purge, in place of one that named the purged path.
     Purged,
-    /// A record this version does not know (a newer writer's, or not JSON), kept as stored.
-    Unknown(String),
 }
 
-/// The records that are not tool commands, as stored: a `command` tag, then the fields.
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "kebab-case")]
-enum Stored {
-    Restore {
-        path: String,
-        at: String,
-        commit: String,
-        generation: u64,
-    },
-    Undo {
-        commit: String,
-        generation: u64,
-    },
-    Policy(PolicyChange),
-    RecordAccess {
-        #[serde(default)]
-        files: u64,
-    },
-    Expire {
-        #[serde(default)]
-        files: u64,
-        #[serde(default)]
-        unused_for_days: Day,
-    },
-    Import {
-        #[serde(default)]
-        files: u64,
-        from: String,
-    },
-    Purge {
-        path: String,
-        versions: u64,
-    },
-    Purged,
-}
-
-/// `set` with `value`, or `unset`: one `policy` tag for both, told apart by their fields.
-#[derive(Serialize, Deserialize)]
+/// A policy change: one `policy` tag for both kinds, told apart by their fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-enum PolicyChange {
-    Set { set: String, value: String },
-    Unset { unset: String },
+pub enum PolicyChange {
+    /// `memfs policy set KEY VALUE`.
+    Set {
+        /// The key.
+        set: String,
+        /// The value as it reads back (`64KiB` is recorded as `65536`).
+        value: String,
+    },
+    /// `memfs policy unset KEY`.
+    Unset {
+        /// The key.
+        unset: String,
+    },
 }
 
 impl Record {
     /// Reads a stored record; what does not parse as a known one is [`Record::Unknown`].
     pub fn parse(text: &str) -> Record {
-        if let Ok(stored) = serde_json::from_str::<Stored>(text) {
-            return Record::from(stored);
+        if let Ok(operation) = serde_json::from_str(text) {
+            return Record::Memfs(operation);
         }
         // The tool's own parser: serde's tagged enums cannot read `insert_line` (an i128).
         let command = serde_json::from_str(text).ok().and_then(|input| Command::from_input(&input).ok());
@@ -137,43 +114,10 @@ impl Record {
 
     /// The record as stored: one line of JSON (an unknown record as it was read).
     pub fn to_json(&self) -> String {
-        let json = match self.stored() {
-            Ok(stored) => serde_json::to_string(&stored),
-            Err(Record::Tool(command)) => serde_json::to_string(command),
-            Err(Record::Unknown(text)) => return text.clone(),
-            Err(_) => unreachable!("every other record has a stored form"),
-        };
-        json.expect("a record serializes")
-    }
-
-    fn stored(&self) -> Result<Stored, &Record> {
-        Ok(match self.clone() {
-            Record::Restore { path, at, commit, generation } => Stored::Restore { path, at, commit, generation },
-            Record::Undo { commit, generation } => Stored::Undo { commit, generation },
-            Record::PolicySet { key, value } => Stored::Policy(PolicyChange::Set { set: key, value }),
-            Record::PolicyUnset { key } => Stored::Policy(PolicyChange::Unset { unset: key }),
-            Record::RecordAccess { files } => Stored::RecordAccess { files },
-            Record::Expire { files, unused_for_days } => Stored::Expire { files, unused_for_days },
-            Record::Import { files, from } => Stored::Import { files, from },
-            Record::Purge { path, versions } => Stored::Purge { path, versions },
-            Record::Purged => Stored::Purged,
-            Record::Tool(_) | Record::Unknown(_) => return Err(self),
-        })
-    }
-}
-
-impl From<Stored> for Record {
-    fn from(stored: Stored) -> Record {
-        match stored {
-            Stored::Restore { path, at, commit, generation } => Record::Restore { path, at, commit, generation },
-            Stored::Undo { commit, generation } => Record::Undo { commit, generation },
-            Stored::Policy(PolicyChange::Set { set, value }) => Record::PolicySet { key: set, value },
-            Stored::Policy(PolicyChange::Unset { unset }) => Record::PolicyUnset { key: unset },
-            Stored::RecordAccess { files } => Record::RecordAccess { files },
-            Stored::Expire { files, unused_for_days } => Record::Expire { files, unused_for_days },
-            Stored::Import { files, from } => Record::Import { files, from },
-            Stored::Purge { path, versions } => Record::Purge { path, versions },
-            Stored::Purged => Record::Purged,
+        match self {
+            Record::Tool(command) => serde_json::to_string(command).expect("a command serializes"),
+            Record::Memfs(operation) => serde_json::to_string(operation).expect("a record serializes"),
+            Record::Unknown(text) => text.clone(),
         }
     }
 }
@@ -182,14 +126,13 @@ impl From<Stored> for Record {
 /// as a string when it is not JSON.
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.stored() {
-            Ok(stored) => stored.serialize(serializer),
-            Err(Record::Tool(command)) => command.serialize(serializer),
-            Err(Record::Unknown(text)) => match serde_json::from_str::<serde_json::Value>(text) {
+        match self {
+            Record::Tool(command) => command.serialize(serializer),
+            Record::Memfs(operation) => operation.serialize(serializer),
+            Record::Unknown(text) => match serde_json::from_str::<serde_json::Value>(text) {
                 Ok(value) => value.serialize(serializer),
                 Err(_) => serializer.serialize_str(text),
             },
-            Err(_) => unreachable!("every other record has a stored form"),
         }
     }
 }
@@ -197,6 +140,12 @@ impl Serialize for Record {
 impl From<Command> for Record {
     fn from(command: Command) -> Record {
         Record::Tool(command)
+    }
+}
+
+impl From<Operation> for Record {
+    fn from(operation: Operation) -> Record {
+        Record::Memfs(operation)
     }
 }
 
@@ -238,35 +187,43 @@ mod tests {
                 r#"{"command":"rename","old_path":"/memories/a","new_path":"/memories/b"}"#.into(),
             ),
             (
-                Record::Restore { path: "/memories".into(), at: "HEAD~1".into(), commit: ID.into(), generation: 3 },
+                Record::Memfs(Operation::Restore {
+                    path: "/memories".into(),
+                    at: "HEAD~1".into(),
+                    commit: ID.into(),
+                    generation: 3,
+                }),
                 format!(r#"{{"command":"restore","path":"/memories","at":"HEAD~1","commit":"{ID}","generation":3}}"#),
             ),
             (
-                Record::Undo { commit: ID.into(), generation: 5 },
+                Record::Memfs(Operation::Undo { commit: ID.into(), generation: 5 }),
                 format!(r#"{{"command":"undo","commit":"{ID}","generation":5}}"#),
             ),
             (
-                Record::PolicySet { key: "max-file-bytes".into(), value: "65536".into() },
+                Record::Memfs(Operation::Policy(PolicyChange::Set {
+                    set: "max-file-bytes".into(),
+                    value: "65536".into(),
+                })),
                 r#"{"command":"policy","set":"max-file-bytes","value":"65536"}"#.into(),
             ),
             (
-                Record::PolicyUnset { key: "max-file-bytes".into() },
+                Record::Memfs(Operation::Policy(PolicyChange::Unset { unset: "max-file-bytes".into() })),
                 r#"{"command":"policy","unset":"max-file-bytes"}"#.into(),
             ),
-            (Record::RecordAccess { files: 2 }, r#"{"command":"record-access","files":2}"#.into()),
+            (Record::Memfs(Operation::RecordAccess { files: 2 }), r#"{"command":"record-access","files":2}"#.into()),
             (
-                Record::Expire { files: 1, unused_for_days: 30 },
+                Record::Memfs(Operation::Expire { files: 1, unused_for_days: 30 }),
                 r#"{"command":"expire","files":1,"unused_for_days":30}"#.into(),
             ),
             (
-                Record::Import { files: 3, from: "notes".into() },
+                Record::Memfs(Operation::Import { files: 3, from: "notes".into() }),
                 r#"{"command":"import","files":3,"from":"notes"}"#.into(),
             ),
             (
-                Record::Purge { path: "/memories/secret.md".into(), versions: 2 },
+                Record::Memfs(Operation::Purge { path: "/memories/secret.md".into(), versions: 2 }),
                 r#"{"command":"purge","path":"/memories/secret.md","versions":2}"#.into(),
             ),
-            (Record::Purged, r#"{"command":"purged"}"#.into()),
+            (Record::Memfs(Operation::Purged), r#"{"command":"purged"}"#.into()),
             (Record::Unknown(r#"{"command":"mystery","n":1}"#.into()), r#"{"command":"mystery","n":1}"#.into()),
             (Record::Unknown("not json".into()), "not json".into()),
         ]
@@ -297,12 +254,12 @@ mod tests {
             serde_json::json!({"command": "purge", "path": "/memories/secret.md", "versions": 2usize}).to_string(),
         ];
         let records = [
-            Record::RecordAccess { files: 2 },
-            Record::Expire { files: 1, unused_for_days: 30 },
-            Record::Import { files: 3, from: "notes".into() },
-            Record::PolicySet { key: "max-file-bytes".into(), value: "65536".into() },
-            Record::PolicyUnset { key: "max-file-bytes".into() },
-            Record::Purge { path: "/memories/secret.md".into(), versions: 2 },
+            Record::Memfs(Operation::RecordAccess { files: 2 }),
+            Record::Memfs(Operation::Expire { files: 1, unused_for_days: 30 }),
+            Record::Memfs(Operation::Import { files: 3, from: "notes".into() }),
+            Record::Memfs(Operation::Policy(PolicyChange::Set { set: "max-file-bytes".into(), value: "65536".into() })),
+            Record::Memfs(Operation::Policy(PolicyChange::Unset { unset: "max-file-bytes".into() })),
+            Record::Memfs(Operation::Purge { path: "/memories/secret.md".into(), versions: 2 }),
         ];
         for (json, record) in written.iter().zip(records) {
             assert_eq!(&record.to_json(), json);

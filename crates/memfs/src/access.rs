@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use memfs_core::{Access, Mutation, touch};
-use memfs_store::{Fetched, Record};
+use memfs_store::{Operation, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
@@ -40,16 +40,15 @@ impl Memfs {
         let accesses = &accesses;
         let flushed = self
             .tx
-            .run(&writer, None, move |head| {
+            .run(&writer, None, move |head, mut fetched| {
                 Box::pin(async move {
-                    let mut fetched = Fetched::new(self.repository().as_ref());
                     let (head, fetched) = (&*head, &mut fetched);
                     let touched = fetched.resolve(|f| touch(&head.tree, accesses, today, f)).await;
                     let Some((tree, files)) = touched.map_err(|e| self.store_error(e))? else {
                         return Ok(Step::Done(0));
                     };
                     let mutation = Mutation { tree, changes: Vec::new(), blobs: Vec::new(), applied: None };
-                    let record = Record::RecordAccess { files: files as u64 };
+                    let record = Record::from(Operation::RecordAccess { files: files as u64 });
                     Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: false, then: files }))
                 })
             })

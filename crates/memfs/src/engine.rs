@@ -6,8 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots};
 use memfs_store::{
-    Backend, EncryptedRepository, Error as StoreError, Fetched, OpenOptions as StoreOpenOptions, Record, Repository,
-    StateDir,
+    Backend, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository, StateDir,
 };
 use serde_json::Value;
 
@@ -272,9 +271,8 @@ impl Memfs {
         let today = writer.today;
         let answered = self
             .tx
-            .run(&writer, first, move |head| {
+            .run(&writer, first, move |head, mut fetched| {
                 Box::pin(async move {
-                    let mut fetched = Fetched::new(self.repository().as_ref());
                     let (head, fetched) = (&*head, &mut fetched);
                     let context = Context { dialect, policy: &head.policy, today };
                     let outcome = fetched.resolve(|f| execute_in(command, &head.tree, &context, f)).await;

@@ -7,7 +7,7 @@
 //! day.
 
 use memfs_core::{Change, Day, Mutation, Name, Node, Tree, normalized};
-use memfs_store::{Fetched, Head, Record};
+use memfs_store::{Fetched, Head, Operation, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
@@ -27,13 +27,11 @@ impl Memfs {
     /// `dry_run`, only lists them. Reads noted but not yet recorded count as uses.
     pub async fn expire(&self, unused_for: Day, dry_run: bool) -> Result<Expired, Error> {
         self.flush().await?;
-        let writer = self.writer();
-        let today = writer.today;
+        let today = self.today();
         let expired = self
             .tx
-            .run(&writer, None, move |head| {
+            .run(&self.writer(), None, move |head, mut fetched| {
                 Box::pin(async move {
-                    let mut fetched = Fetched::new(self.repository().as_ref());
                     let (head, fetched) = (&*head, &mut fetched);
                     let found = self.unused(&head.tree, today, unused_for, fetched).await?;
                     let files: Vec<(String, Day)> = found.iter().map(|(c, d)| (normalized(c), *d)).collect();
@@ -47,7 +45,8 @@ impl Memfs {
                     }
                     let changes = files.iter().map(|(p, _)| Change::Deleted { path: p.clone() }).collect();
                     let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
-                    let record = Record::Expire { files: files.len() as u64, unused_for_days: unused_for };
+                    let record =
+                        Record::from(Operation::Expire { files: files.len() as u64, unused_for_days: unused_for });
                     Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: false, then: files }))
                 })
             })

@@ -7,14 +7,14 @@
 //! commit, by compare-and-swap like any command, re-planned against the new head on a lost race.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
 
 use memfs_core::{
     Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
     normalized,
 };
-use memfs_store::{Fetched, Progress, Record};
+use memfs_store::{Fetched, Operation, Progress, Record};
 
+use crate::conflict::{Conflict, ConflictKind};
 use crate::engine::Memfs;
 use crate::error::Error;
 use crate::transaction::{Commit, Step};
@@ -54,44 +54,6 @@ pub struct ImportOptions {
     pub overwrite: bool,
     /// Where the files come from (a folder's name), recorded in the commit's command.
     pub source: String,
-}
-
-/// Why an imported path cannot go where it should.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConflictKind {
-    /// A file is already there ([`ImportOptions::overwrite`] replaces it).
-    FileExists,
-    /// The import has a file where the store has a directory.
-    IsDirectory,
-    /// The import has a directory where the store has a file.
-    IsFile,
-    /// A parent directory of the path is a file in the store.
-    UnderFile {
-        /// That file, normalised.
-        file: String,
-    },
-}
-
-/// An imported path that clashes with the store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
-    /// The path, normalised.
-    pub path: String,
-    /// How it clashes.
-    pub kind: ConflictKind,
-}
-
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = &self.path;
-        match &self.kind {
-            ConflictKind::FileExists => write!(f, "{path} already exists"),
-            ConflictKind::IsDirectory => write!(f, "{path} is a directory in the store"),
-            ConflictKind::IsFile => write!(f, "{path} is a file in the store"),
-            ConflictKind::UnderFile { file } => write!(f, "{path}: {file} is a file in the store"),
-        }
-    }
 }
 
 /// What an import did.
@@ -136,15 +98,14 @@ impl Memfs {
     ) -> Result<Imported, Error> {
         let plan = plan(entries)?;
         let files = plan.values().filter(|text| text.is_some()).count();
-        let record = Record::Import { files: files as u64, from: options.source.clone() };
+        let record = Record::from(Operation::Import { files: files as u64, from: options.source.clone() });
         let writer = self.writer();
         let today = writer.today;
         let (plan, record) = (&plan, &record);
         let committed = self
             .tx
-            .run(&writer, None, move |head| {
+            .run(&writer, None, move |head, mut fetched| {
                 Box::pin(async move {
-                    let mut fetched = Fetched::new(self.repository().as_ref());
                     let (head, fetched) = (&*head, &mut fetched);
                     progress.phase("importing", Some(plan.len() as u64));
                     let mut conflicts = Vec::new();

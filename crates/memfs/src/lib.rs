@@ -118,6 +118,7 @@
 mod access;
 #[cfg(feature = "agent")]
 pub mod agent;
+mod conflict;
 mod contention;
 mod engine;
 mod error;
@@ -138,11 +139,12 @@ mod transaction;
 mod url;
 
 pub use access::FLUSH_AFTER;
+pub use conflict::{Conflict, ConflictKind};
 pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
 pub use expire::{Expired, format_day, parse_day};
 pub use export::Exported;
-pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported, render_imported};
+pub use import::{Entry, ImportOptions, Imported, render_imported};
 pub use memfs_core::{Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};

@@ -1,4 +1,4 @@
-//! Reads whose last-access days are not recorded yet (see `crate::access` for why they wait).
+//! Reads whose last-access days are not recorded yet (why they wait: the module docs of `access`).
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use memfs_core::Policy;
-use memfs_store::Record;
+use memfs_store::{Operation, PolicyChange, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
@@ -30,13 +30,13 @@ impl Memfs {
         let mut probe = Policy::default();
         probe.set(key, value)?;
         let value = probe.get(key)?;
-        let record = Record::PolicySet { key: key.to_owned(), value: value.clone() };
+        let record = Record::from(Operation::Policy(PolicyChange::Set { set: key.to_owned(), value: value.clone() }));
         self.change_policy(record, |p| p.set(key, &value)).await
     }
 
     /// Puts one policy key back to its default, or removes a custom rule, as a commit.
     pub async fn unset_policy(&self, key: &str) -> Result<PolicyChanged, Error> {
-        let record = Record::PolicyUnset { key: key.to_owned() };
+        let record = Record::from(Operation::Policy(PolicyChange::Unset { unset: key.to_owned() }));
         self.change_policy(record, |p| p.unset(key)).await
     }
 
@@ -49,7 +49,7 @@ impl Memfs {
         self.history.as_ref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
         let changed = self
             .tx
-            .run(&self.writer(), None, move |head| {
+            .run(&self.writer(), None, move |head, _| {
                 Box::pin(async move {
                     let mut policy = Policy::clone(&head.policy);
                     change(&mut policy)?;

@@ -60,7 +60,7 @@ pub(crate) struct Transactions {
     conflicts: AtomicU64,
     /// How long this handle's commit rounds take: the unit of its backoff.
     rounds: Rounds,
-    /// Reads whose last-access days are not recorded yet (see `crate::access`).
+    /// Reads whose last-access days are not recorded yet (see [`Memfs::flush`](crate::Memfs::flush)).
     pending: Mutex<Pending>,
 }
 
@@ -165,19 +165,18 @@ impl Transactions {
 
     /// Runs `plan` against the newest head (`first`, when the caller just read it) and
     /// commits its step by compare-and-swap; on a lost race, runs it again on the new head.
-    /// The plan gets the head to plan against, and fetches what it needs
-    /// ([`Fetched`]).
+    /// The plan gets the head to plan against and a [`Fetched`] to read the objects it needs.
     pub(crate) async fn run<'x, T: Send + 'x>(
         &self,
-        writer: &Writer<'_>,
+        writer: &Writer<'x>,
         mut first: Option<Head>,
-        mut plan: impl FnMut(Arc<Head>) -> Attempt<'x, Step<T>, Error>,
+        mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Step<T>, Error>,
     ) -> Result<Committed<T>, Error> {
         let mut missing = 0;
         for round in 1..=MAX_ATTEMPTS {
             let began = Instant::now();
             let failure = match self.head(writer, first.take()).await {
-                Ok(head) => match plan(head.clone()).await {
+                Ok(head) => match plan(head.clone(), Fetched::new(writer.repo)).await {
                     Ok(step) => match self.commit(writer, &head, step).await {
                         Ok(done) => return Ok(done),
                         Err(failure) => failure,

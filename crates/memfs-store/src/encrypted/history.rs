@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::EncryptedRepository;
 use crate::error::Error;
 use crate::format::{self, CommitObject};
+use crate::record::Record;
 use crate::repository::Head;
 use crate::revision::Revision;
 
@@ -31,7 +32,7 @@ pub struct CommitRecord {
     pub time_ms: u64,
     /// The agent or user that made it (may be empty).
     pub actor: String,
-    /// The command, as JSON.
+    /// What the commit did, as stored: one line of JSON (see [`CommitRecord::record`]).
     pub command: String,
     /// What changed.
     pub changes: Vec<Change>,
@@ -63,6 +64,11 @@ impl CommitRecord {
             totals: Totals { files: c.files, bytes: c.bytes },
             policy: c.policy,
         }
+    }
+
+    /// What the commit did, read from [`CommitRecord::command`] (see [`Record`]).
+    pub fn record(&self) -> Record {
+        Record::parse(&self.command)
     }
 
     /// The first 12 hex digits of the id, as `log` prints it.
@@ -230,12 +236,10 @@ impl EncryptedRepository {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use std::collections::HashMap;
-    use std::sync::Arc;
-
-    use memfs_core::{Command, Dialect, Dir, Mutation, Need, Resolver, execute};
+    use memfs_core::{Command, Dialect, Mutation, execute};
 
     use super::*;
+    use crate::fetch::Fetched;
     use crate::repository::{CommitInfo, Repository};
 
     /// Runs a command on `base` through `execute`, fetching every object it needs from `repo`.
@@ -244,36 +248,8 @@ pub(super) mod tests {
         base: &Head,
         input: serde_json::Value,
     ) -> Result<Mutation, Error> {
-        #[derive(Default)]
-        struct Fetched {
-            dirs: HashMap<ObjectId, Arc<Dir>>,
-            blobs: HashMap<ObjectId, Arc<[u8]>>,
-        }
-        struct Resolve<'a>(&'a EncryptedRepository, &'a Fetched);
-        impl Resolver for Resolve<'_> {
-            fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-                self.1.dirs.get(id).cloned()
-            }
-            fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-                self.1.blobs.get(id).cloned()
-            }
-            fn address(&self, c: &[u8]) -> ObjectId {
-                self.0.address(c)
-            }
-        }
         let command = Command::from_input(&input).unwrap();
-        let mut f = Fetched::default();
-        let out = loop {
-            match execute(&command, &base.tree, Dialect::Spec, &Resolve(repo, &f)) {
-                Ok(out) => break out,
-                Err(Need::Dir(id)) => {
-                    f.dirs.insert(id, repo.dir(&id).await?);
-                }
-                Err(Need::Blob(id)) => {
-                    f.blobs.insert(id, repo.blob(&id).await?);
-                }
-            }
-        };
+        let out = Fetched::new(repo).resolve(|f| execute(&command, &base.tree, Dialect::Spec, f)).await?;
         assert!(!out.result.is_error, "{}", out.result.content);
         Ok(out.mutation.expect("a mutation"))
     }

@@ -73,7 +73,7 @@ use super::{EncryptedRepository, Mark, now_ms};
 use crate::error::Error;
 use crate::format::{CommitAt, CommitObject};
 use crate::progress::Progress;
-use crate::record::Record;
+use crate::record::{Operation, Record};
 use crate::repository::Head;
 
 /// How many objects are read or written at once (deletion uses gc's own bound).
@@ -285,7 +285,7 @@ impl EncryptedRepository {
             let named = named || context.names_in_command(&mut graph, &c.command, path);
             let command = match named {
                 // The record kept in place of one that named a purged path.
-                true => Record::Purged.to_json(),
+                true => Record::from(Operation::Purged).to_json(),
                 false => follow_commit_ids(&c.command, &renamed),
             };
             let changed = tree.0 != c.tree || named || changes != c.changes;
@@ -336,7 +336,8 @@ impl EncryptedRepository {
             generation,
             time_ms: now_ms(),
             actor: actor.to_owned(),
-            command: Record::Purge { path: path.normalized(), versions: purge_set.len() as u64 }.to_json(),
+            command: Record::from(Operation::Purge { path: path.normalized(), versions: purge_set.len() as u64 })
+                .to_json(),
             changes: report.removed.iter().map(|p| Change::Deleted { path: p.clone() }).collect(),
             files: newest.1.files,
             bytes: newest.1.bytes,

@@ -95,17 +95,37 @@ fn handle(racing: &Arc<Racing>, today: memfs_core::Day) -> Memfs {
     Memfs::build(racing.clone(), Some(racing.inner.clone()), Dialect::Spec).with_actor("tester").with_today(Some(today))
 }
 
-/// Fails the next object read (or head read, for `heads`) as a racing gc would.
-fn gc_race(racing: &Racing, reads: u32, heads: u32) {
-    racing.missing.store(reads, Ordering::SeqCst);
-    racing.missing_heads.store(heads, Ordering::SeqCst);
+/// What goes wrong under the next operation.
+enum Race {
+    /// The next object reads (or head reads) fail, as while a racing gc has not yet put
+    /// back what it deleted.
+    Gc { reads: u32, heads: u32 },
+    /// A rival commits right after the next head read.
+    Lost,
 }
 
-/// Arms a rival commit, which lands right after the next head read.
-fn lost_race(racing: &Racing) {
-    let rival = Command::Create { path: "/memories/rival.md".into(), file_text: "r\n".into() };
-    *racing.rival.lock().unwrap() = Some(rival);
+/// A new store, and a handle on it for `today` with `race` armed.
+async fn raced(today: memfs_core::Day, race: Race) -> (Arc<Racing>, Memfs) {
+    let racing = store().await;
+    let memfs = handle(&racing, today);
+    arm(&racing, race);
+    (racing, memfs)
 }
+
+fn arm(racing: &Racing, race: Race) {
+    match race {
+        Race::Gc { reads, heads } => {
+            racing.missing.store(reads, Ordering::SeqCst);
+            racing.missing_heads.store(heads, Ordering::SeqCst);
+        }
+        Race::Lost => {
+            let rival = Command::Create { path: "/memories/rival.md".into(), file_text: "r\n".into() };
+            *racing.rival.lock().unwrap() = Some(rival);
+        }
+    }
+}
+
+const GC: Race = Race::Gc { reads: 1, heads: 0 };
 
 /// The newest commits' records, newest first.
 async fn records(memfs: &Memfs, n: usize) -> Vec<(u64, String, String)> {
@@ -129,17 +149,13 @@ fn faults_fired(racing: &Racing) {
 
 #[tokio::test]
 async fn restore_survives_a_gc_race_and_reruns_on_a_lost_race() {
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    gc_race(&racing, 1, 0);
+    let (racing, memfs) = raced(101, GC).await;
     let restored = memfs.restore("@1", Some("/memories/a.md")).await.unwrap();
     faults_fired(&racing);
     assert_eq!(restored.generation, Some(4));
     assert_eq!(restored.changes, [memfs_core::Change::Modified { path: "/memories/a.md".into() }]);
 
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    lost_race(&racing);
+    let (racing, memfs) = raced(101, Race::Lost).await;
     let restored = memfs.restore("@1", Some("/memories/a.md")).await.unwrap();
     assert_eq!(restored.generation, Some(5));
     let id = memfs.resolve("@1").await.unwrap().id;
@@ -149,17 +165,13 @@ async fn restore_survives_a_gc_race_and_reruns_on_a_lost_race() {
 
 #[tokio::test]
 async fn undo_survives_a_gc_race_and_reruns_on_a_lost_race() {
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    gc_race(&racing, 1, 0);
+    let (racing, memfs) = raced(101, GC).await;
     let undone = memfs.undo().await.unwrap();
     faults_fired(&racing);
     assert_eq!((undone.generation, undone.undone.generation), (Some(4), 3));
 
     // On the rival's head, undo undoes the rival's commit.
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    lost_race(&racing);
+    let (racing, memfs) = raced(101, Race::Lost).await;
     let undone = memfs.undo().await.unwrap();
     assert_eq!(undone.changes, [memfs_core::Change::Deleted { path: "/memories/rival.md".into() }]);
     let id = memfs.resolve("@4").await.unwrap().id;
@@ -170,16 +182,12 @@ async fn undo_survives_a_gc_race_and_reruns_on_a_lost_race() {
 async fn import_survives_a_gc_race_and_reruns_on_a_lost_race() {
     let entries = [Entry::File { path: "/memories/c.md".into(), text: "c\n".into() }];
     let options = ImportOptions { overwrite: false, source: "notes".into() };
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    gc_race(&racing, 1, 0);
+    let (racing, memfs) = raced(101, GC).await;
     let imported = memfs.import(&entries, &options, &()).await.unwrap();
     faults_fired(&racing);
     assert_eq!(imported.generation, Some(4));
 
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    lost_race(&racing);
+    let (racing, memfs) = raced(101, Race::Lost).await;
     let imported = memfs.import(&entries, &options, &()).await.unwrap();
     assert_eq!(imported.generation, Some(5));
     reran(&memfs, &racing, r#"{"command":"import","files":1,"from":"notes"}"#).await;
@@ -187,18 +195,14 @@ async fn import_survives_a_gc_race_and_reruns_on_a_lost_race() {
 
 #[tokio::test]
 async fn expire_survives_a_gc_race_and_reruns_on_a_lost_race() {
-    let racing = store().await;
-    let memfs = handle(&racing, 200);
-    gc_race(&racing, 1, 0);
+    let (racing, memfs) = raced(200, GC).await;
     let expired = memfs.expire(30, false).await.unwrap();
     faults_fired(&racing);
     assert_eq!(expired.files, [("/memories/a.md".to_owned(), 100), ("/memories/b.md".to_owned(), 100)]);
     assert_eq!(expired.generation, Some(4));
 
     // The rival's file is new today: it stays.
-    let racing = store().await;
-    let memfs = handle(&racing, 200);
-    lost_race(&racing);
+    let (racing, memfs) = raced(200, Race::Lost).await;
     let expired = memfs.expire(30, false).await.unwrap();
     assert_eq!(expired.files.len(), 2);
     reran(&memfs, &racing, r#"{"command":"expire","files":2,"unused_for_days":30}"#).await;
@@ -206,35 +210,32 @@ async fn expire_survives_a_gc_race_and_reruns_on_a_lost_race() {
 
 #[tokio::test]
 async fn the_access_flush_survives_a_gc_race_and_reruns_on_a_lost_race() {
+    // A read noted on day 101 of a file last used on day 100, then the race, then the flush.
     let view = json!({"command": "view", "path": "/memories/b.md"});
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    assert!(!memfs.call(&view).await.is_error);
-    gc_race(&racing, 1, 0);
-    assert_eq!(memfs.flush().await.unwrap(), 1);
-    faults_fired(&racing);
-    assert_eq!(records(&memfs, 1).await[0].2, r#"{"command":"record-access","files":1}"#);
-
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    assert!(!memfs.call(&view).await.is_error);
-    lost_race(&racing);
-    assert_eq!(memfs.flush().await.unwrap(), 1);
-    reran(&memfs, &racing, r#"{"command":"record-access","files":1}"#).await;
+    for race in [GC, Race::Lost] {
+        let racing = store().await;
+        let memfs = handle(&racing, 101);
+        assert!(!memfs.call(&view).await.is_error);
+        let lost = matches!(race, Race::Lost);
+        arm(&racing, race);
+        assert_eq!(memfs.flush().await.unwrap(), 1);
+        faults_fired(&racing);
+        let record = r#"{"command":"record-access","files":1}"#;
+        match lost {
+            true => reran(&memfs, &racing, record).await,
+            false => assert_eq!(records(&memfs, 1).await, [(4, "tester".into(), record.into())]),
+        }
+    }
 }
 
 #[tokio::test]
 async fn policy_set_survives_a_gc_race_and_reruns_on_a_lost_race() {
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    gc_race(&racing, 0, 1);
+    let (racing, memfs) = raced(101, Race::Gc { reads: 0, heads: 1 }).await;
     let changed = memfs.set_policy("max-file-bytes", "64KiB").await.unwrap();
     faults_fired(&racing);
     assert_eq!(changed.generation, Some(4));
 
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    lost_race(&racing);
+    let (racing, memfs) = raced(101, Race::Lost).await;
     let changed = memfs.set_policy("max-file-bytes", "64KiB").await.unwrap();
     assert_eq!(changed.generation, Some(5));
     reran(&memfs, &racing, r#"{"command":"policy","set":"max-file-bytes","value":"65536"}"#).await;
@@ -243,9 +244,7 @@ async fn policy_set_survives_a_gc_race_and_reruns_on_a_lost_race() {
 /// A gc race that outlasts the re-runs is reported, not hidden.
 #[tokio::test]
 async fn an_object_missing_for_good_is_reported() {
-    let racing = store().await;
-    let memfs = handle(&racing, 101);
-    gc_race(&racing, 100, 0);
+    let (_racing, memfs) = raced(101, Race::Gc { reads: 100, heads: 0 }).await;
     let err = memfs.restore("@1", Some("/memories/a.md")).await.unwrap_err();
     assert_eq!(
         crate::error_chain(&err),

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use memfs_core::Dir;
 use object_store::ObjectStoreExt;
 
 use super::*;
@@ -34,35 +33,9 @@ async fn run_retrying(repo: &EncryptedRepository, input: Value) {
     loop {
         let attempt = async {
             let head = repo.head().await?;
-            let (mut dirs, mut blobs) = (HashMap::new(), HashMap::new());
-            struct Fetched<'a>(
-                &'a EncryptedRepository,
-                &'a HashMap<ObjectId, Arc<Dir>>,
-                &'a HashMap<ObjectId, Arc<[u8]>>,
-            );
-            impl memfs_core::Resolver for Fetched<'_> {
-                fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-                    self.1.get(id).cloned()
-                }
-                fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-                    self.2.get(id).cloned()
-                }
-                fn address(&self, content: &[u8]) -> ObjectId {
-                    self.0.address(content)
-                }
-            }
-            let outcome = loop {
-                match memfs_core::execute(
-                    &command,
-                    &head.tree,
-                    memfs_core::Dialect::Spec,
-                    &Fetched(repo, &dirs, &blobs),
-                ) {
-                    Ok(outcome) => break outcome,
-                    Err(memfs_core::Need::Dir(id)) => drop(dirs.insert(id, repo.dir(&id).await?)),
-                    Err(memfs_core::Need::Blob(id)) => drop(blobs.insert(id, repo.blob(&id).await?)),
-                }
-            };
+            let mut fetched = crate::fetch::Fetched::new(repo);
+            let outcome =
+                fetched.resolve(|f| memfs_core::execute(&command, &head.tree, memfs_core::Dialect::Spec, f)).await?;
             let Some(m) = outcome.mutation else { return Ok(()) };
             let info = CommitInfo { actor: "writer".into(), command: input.to_string(), changes: m.changes.clone() };
             repo.commit(&head, &m, info).await.map(drop)
