@@ -1,0 +1,68 @@
+//! The commit records of the fixture stores (tests/fixtures: formats 5 and 6, written by
+//! earlier versions) read as typed records, and write back to the very bytes stored.
+
+use std::path::Path;
+
+use memfs::history::Record;
+use memfs::{Command, Credential, Dialect, KeyFile, Memfs, OpenOptions, StateDir};
+
+/// A copy of `tests/fixtures/{name}`, with the modes a store folder has (git keeps none).
+fn fixture(name: &str, into: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir(to).unwrap();
+        std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o700)).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+        }
+    }
+    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name), into);
+}
+
+#[tokio::test]
+async fn the_fixture_stores_records_read_as_tool_commands_and_keep_their_bytes() {
+    let create = |path: &str, text: &str| Command::Create { path: path.into(), file_text: text.into() };
+    let expected = [
+        Command::Delete { path: "/memories/tmp.md".into() },
+        create("/memories/tmp.md", "x\n"),
+        Command::Rename {
+            old_path: "/memories/projects/plan.md".into(),
+            new_path: "/memories/projects/roadmap.md".into(),
+        },
+        Command::StrReplace {
+            path: "/memories/notes.md".into(),
+            old_str: "beta".into(),
+            new_str: Some("gamma".into()),
+        },
+        create("/memories/projects/plan.md", "step one\n"),
+        create("/memories/notes.md", "alpha\nbeta\n"),
+    ];
+    for name in ["format-5", "format-6"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(name);
+        fixture(name, &root);
+        let key = KeyFile::read(&root.join("store.key")).unwrap();
+        let options = OpenOptions {
+            dialect: Dialect::Spec,
+            credential: Some(Credential::KeyFile(key)),
+            state_dir: StateDir::Off,
+            ..Default::default()
+        };
+        let url = format!("file://{}", root.join("store").display());
+        let memfs = Memfs::open(url.as_str(), options).await.unwrap();
+        let log = memfs.log(None, None).await.unwrap();
+        let records: Vec<Record> = log.iter().map(|c| c.record()).collect();
+        let expected: Vec<Record> = expected.iter().cloned().map(Record::Tool).collect();
+        assert_eq!(records, expected, "{name}");
+        for c in &log {
+            assert_eq!(c.record().to_json(), c.command, "{name} @{}", c.generation);
+        }
+    }
+}
