@@ -29,22 +29,23 @@ fn fixture(name: &str, into: &Path) {
 #[tokio::test]
 async fn the_fixture_stores_records_read_as_tool_commands_and_keep_their_bytes() {
     let create = |path: &str, text: &str| Command::Create { path: path.into(), file_text: text.into() };
-    let expected = [
-        Command::Delete { path: "/memories/tmp.md".into() },
-        create("/memories/tmp.md", "x\n"),
-        Command::Rename {
-            old_path: "/memories/projects/plan.md".into(),
-            new_path: "/memories/projects/roadmap.md".into(),
-        },
-        Command::StrReplace {
-            path: "/memories/notes.md".into(),
-            old_str: "beta".into(),
-            new_str: Some("gamma".into()),
-        },
-        create("/memories/projects/plan.md", "step one\n"),
-        create("/memories/notes.md", "alpha\nbeta\n"),
-    ];
-    for name in ["format-5", "format-6"] {
+    // The scratch file's text is the one thing the two sessions typed differently.
+    for (name, scratch) in [("format-5", "x\n"), ("format-6", "temporary\n")] {
+        let expected = [
+            Command::Delete { path: "/memories/tmp.md".into() },
+            create("/memories/tmp.md", scratch),
+            Command::Rename {
+                old_path: "/memories/projects/plan.md".into(),
+                new_path: "/memories/projects/roadmap.md".into(),
+            },
+            Command::StrReplace {
+                path: "/memories/notes.md".into(),
+                old_str: "beta".into(),
+                new_str: Some("gamma".into()),
+            },
+            create("/memories/projects/plan.md", "step one\n"),
+            create("/memories/notes.md", "alpha\nbeta\n"),
+        ];
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(name);
         fixture(name, &root);
