@@ -135,6 +135,8 @@ mod pending;
 mod policy;
 pub mod protocol;
 mod purge;
+#[cfg(test)]
+mod races;
 mod transaction;
 mod url;
 

@@ -285,6 +285,3 @@ impl Transactions {
         Err(Error::Contention { store: writer.repo.to_string(), attempts: MAX_ATTEMPTS })
     }
 }
-
-#[cfg(test)]
-mod tests;

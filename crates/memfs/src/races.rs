@@ -1,5 +1,6 @@
-//! Every mutation goes through the driver, so every one survives what a tool command
-//! survives: a `gc` that removed an object it reads (and put it back), and a lost race.
+//! Tests of the transaction driver (`crate::transaction`) through every mutation: each one
+//! survives what a tool command survives, a `gc` that removed an object it reads (and put it
+//! back) and a lost race.
 //!
 //! [`Racing`] stands between the engine and a real encrypted store: it fails the next reads
 //! with `MissingObject`, as a store does while a `gc` that lost a race with a writer has not
