@@ -137,6 +137,13 @@ impl Serialize for Record {
     }
 }
 
+/// No record: stored as an empty string (what a commit made without one, in tests, holds).
+impl Default for Record {
+    fn default() -> Record {
+        Record::Unknown(String::new())
+    }
+}
+
 impl From<Command> for Record {
     fn from(command: Command) -> Record {
         Record::Tool(command)

@@ -228,8 +228,7 @@ impl Transactions {
             Step::Done(value) => return Ok(Committed { generation: None, value }),
             Step::SetPolicy { policy, record, then } => {
                 let repo = writer.history.ok_or_else(|| Error::NoHistory { store: writer.repo.to_string() })?;
-                let info =
-                    CommitInfo { actor: writer.actor.to_owned(), command: record.to_json(), changes: Vec::new() };
+                let info = CommitInfo { actor: writer.actor.to_owned(), command: record, changes: Vec::new() };
                 (repo.set_policy(head, &policy, info).await, then, Vec::new())
             }
             Step::Commit(Commit { mut mutation, record, touch: mut accesses, carry, then }) => {
@@ -242,11 +241,8 @@ impl Transactions {
                         mutation.tree = tree;
                     }
                 }
-                let info = CommitInfo {
-                    actor: writer.actor.to_owned(),
-                    command: record.to_json(),
-                    changes: mutation.changes.clone(),
-                };
+                let info =
+                    CommitInfo { actor: writer.actor.to_owned(), command: record, changes: mutation.changes.clone() };
                 (writer.repo.commit(head, &mutation, info).await, then, carried)
             }
         };

@@ -257,7 +257,7 @@ pub(super) mod tests {
     /// Runs a command on the head and commits it as actor `tester`.
     pub(crate) async fn run(repo: &EncryptedRepository, input: serde_json::Value) {
         let head = repo.head().await.unwrap();
-        let command = serde_json::to_string(&Command::from_input(&input).unwrap()).unwrap();
+        let command = Record::Tool(Command::from_input(&input).unwrap());
         let m = mutate(repo, &head, input).await.unwrap();
         let info = CommitInfo { actor: "tester".into(), command, changes: m.changes.clone() };
         repo.commit(&head, &m, info).await.unwrap();

@@ -80,7 +80,11 @@ async fn mutation(repo: &dyn Repository, head: &Head, input: &Value) -> Mutation
 /// Commits `input` once on `head`: the new generation, or `Conflict`.
 async fn commit_once(repo: &dyn Repository, head: &Head, input: &Value) -> Result<u64, Error> {
     let m = mutation(repo, head, input).await;
-    let info = CommitInfo { actor: "test".into(), command: input.to_string(), changes: m.changes.clone() };
+    let info = CommitInfo {
+        actor: "test".into(),
+        command: memfs_store::Record::parse(&input.to_string()),
+        changes: m.changes.clone(),
+    };
     repo.commit(head, &m, info).await
 }
 
@@ -331,8 +335,11 @@ async fn racing_writers_lose_no_update() {
                     let head = repo.head().await.unwrap();
                     let m = mutation(repo.as_ref(), &head, &input).await;
                     barrier.wait().await;
-                    let info =
-                        CommitInfo { actor: "test".into(), command: input.to_string(), changes: m.changes.clone() };
+                    let info = CommitInfo {
+                        actor: "test".into(),
+                        command: memfs_store::Record::parse(&input.to_string()),
+                        changes: m.changes.clone(),
+                    };
                     (i, head.generation, repo.commit(&head, &m, info).await)
                 })
             })

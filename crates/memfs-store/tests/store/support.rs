@@ -98,7 +98,11 @@ pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResu
             }
         };
         let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
-        let info = CommitInfo { actor: "test".into(), command: input.to_string(), changes: mutation.changes.clone() };
+        let info = CommitInfo {
+            actor: "test".into(),
+            command: memfs_store::Record::parse(&input.to_string()),
+            changes: mutation.changes.clone(),
+        };
         match repo.commit(&head, &mutation, info).await {
             Ok(_) => return Ok(outcome.result),
             Err(Error::Conflict) => continue,

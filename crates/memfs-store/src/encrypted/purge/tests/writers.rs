@@ -37,7 +37,11 @@ async fn run_retrying(repo: &EncryptedRepository, input: Value) {
             let outcome =
                 fetched.resolve(|f| memfs_core::execute(&command, &head.tree, memfs_core::Dialect::Spec, f)).await?;
             let Some(m) = outcome.mutation else { return Ok(()) };
-            let info = CommitInfo { actor: "writer".into(), command: input.to_string(), changes: m.changes.clone() };
+            let info = CommitInfo {
+                actor: "writer".into(),
+                command: Record::parse(&input.to_string()),
+                changes: m.changes.clone(),
+            };
             repo.commit(&head, &m, info).await.map(drop)
         };
         match attempt.await {
