@@ -10,14 +10,13 @@
 //! cover: Google's own semantics, authentication, resumable uploads and Google's real error
 //! bodies (the stub's are modelled on the documented ones).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::TryStreamExt;
-use memfs_core::{Command, Dialect, Dir, Mutation, Need, ObjectId, Resolver, execute};
+use memfs_core::{Command, Dialect, Mutation, execute};
 use memfs_store::cloud::{self, CloudUrl};
 use memfs_store::conformance::check_repository;
-use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, GcOptions, Head, Repository, probe};
+use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, Fetched, GcOptions, Head, Repository, probe};
 use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde_json::{Value, json};
@@ -39,42 +38,11 @@ fn create(path: &str, text: &str) -> Value {
     json!({"command": "create", "path": path, "file_text": text})
 }
 
-/// Resolves from the objects fetched so far.
-struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.get(id).cloned()
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
-    }
-}
-
 /// The mutation `input` makes on `head` (which may be stale by the time it is committed).
 async fn mutation(repo: &dyn Repository, head: &Head, input: &Value) -> Mutation {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() };
-    loop {
-        match execute(&command, &head.tree, Dialect::Spec, &fetched) {
-            Ok(outcome) => return outcome.mutation.expect("the command mutates"),
-            Err(Need::Dir(id)) => {
-                let dir = repo.dir(&id).await.unwrap();
-                fetched.dirs.insert(id, dir);
-            }
-            Err(Need::Blob(id)) => {
-                let blob = repo.blob(&id).await.unwrap();
-                fetched.blobs.insert(id, blob);
-            }
-        }
-    }
+    let outcome = Fetched::new(repo).resolve(|f| execute(&command, &head.tree, Dialect::Spec, f)).await.unwrap();
+    outcome.mutation.expect("the command mutates")
 }
 
 /// Commits `input` once on `head`: the new generation, or `Conflict`.

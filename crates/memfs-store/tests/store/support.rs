@@ -1,15 +1,14 @@
 //! Shared helpers: opening stores, a minimal engine, and `verify`, the full walk.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
 
-use memfs_core::{Command, Dialect, Dir, DirRef, Need, Node, ObjectId, Resolver, ToolResult, execute};
+use memfs_core::{Command, Dialect, DirRef, Node, ToolResult, execute};
 use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
 use memfs_store::fault::InjectedFault;
 use memfs_store::{
-    Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, OpenOptions, Repository,
+    Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, Fetched, OpenOptions, Repository,
 };
 use serde_json::Value;
 
@@ -57,46 +56,15 @@ pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<E
     EncryptedRepository::open(backend, &credential(), options(state_dir)).await
 }
 
-/// The objects fetched while answering one command.
-struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.get(id).cloned()
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
-    }
-}
-
 /// Runs one tool input the way the engine (`memfs::Memfs::execute`) does: read the head,
 /// fetch what the command needs, commit a mutation by compare-and-swap, and run again on a
 /// lost race. A store error ends the command.
 pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() };
+    let mut fetched = Fetched::new(repo);
     for _ in 0..16 {
         let head = repo.head().await?;
-        let outcome = loop {
-            match execute(&command, &head.tree, Dialect::Spec, &fetched) {
-                Ok(outcome) => break outcome,
-                Err(Need::Dir(id)) => {
-                    let dir = repo.dir(&id).await?;
-                    fetched.dirs.insert(id, dir);
-                }
-                Err(Need::Blob(id)) => {
-                    let blob = repo.blob(&id).await?;
-                    fetched.blobs.insert(id, blob);
-                }
-            }
-        };
+        let outcome = fetched.resolve(|f| execute(&command, &head.tree, Dialect::Spec, f)).await?;
         let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
         let info = CommitInfo {
             actor: "test".into(),

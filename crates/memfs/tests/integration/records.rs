@@ -6,24 +6,13 @@ use std::path::Path;
 use memfs::history::Record;
 use memfs::{Command, Credential, Dialect, KeyFile, Memfs, OpenOptions, StateDir};
 
-/// A copy of `tests/fixtures/{name}`, with the modes a store folder has (git keeps none).
+/// A copy of `tests/fixtures/{name}` at `into`, with the modes of a store folder (0700
+/// folders, 0600 files; git keeps none).
 fn fixture(name: &str, into: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir(to).unwrap();
-        std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o700)).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), &target).unwrap();
-                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
-            }
-        }
-    }
-    copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name), into);
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    let run = |command: &mut std::process::Command| assert!(command.status().unwrap().success(), "{command:?}");
+    run(std::process::Command::new("cp").arg("-R").arg(&from).arg(into));
+    run(std::process::Command::new("chmod").args(["-R", "u=rwX,go="]).arg(into));
 }
 
 #[tokio::test]
