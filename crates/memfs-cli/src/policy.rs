@@ -38,11 +38,11 @@ pub(crate) async fn run(store: &StoreArgs, command: PolicyCommand) -> anyhow::Re
 fn show(policy: &memfs::Policy) -> String {
     let settings = policy.settings();
     let width = settings.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    settings.iter().map(|(k, v)| format!("{k:<width$}  {}\n", memfs::history::one_line(v))).collect()
+    settings.iter().map(|(k, v)| format!("{k:<width$}  {}\n", crate::words::one_line(v))).collect()
 }
 
 fn changed(c: &memfs::PolicyChanged, key: &str) -> String {
-    let value = c.policy.get(key).map_or_else(|_| "(removed)".to_owned(), |v| memfs::history::one_line(&v));
+    let value = c.policy.get(key).map_or_else(|_| "(removed)".to_owned(), |v| crate::words::one_line(&v));
     match c.generation {
         Some(g) => format!("{key} = {value} (commit @{g})\n"),
         None => format!("{key} = {value} (unchanged, nothing committed)\n"),

@@ -1,7 +1,9 @@
 //! `memfs show`: a commit, or a file or directory at a commit.
 
 use clap::Args;
-use memfs::history::{Shown, log_entry};
+use memfs::history::Shown;
+
+use crate::log::log_entry;
 
 use crate::store::StoreArgs;
 

@@ -1,42 +1,15 @@
 //! The conformance suite every [`Repository`] runs: a clean store in, panics on any deviation.
 
-use std::sync::Arc;
-
-use memfs_core::{Command, Dir, ObjectId};
-use memfs_core::{Dialect, Need, Resolver, execute};
+use memfs_core::{Command, Dialect, execute};
 
 use crate::error::Error;
+use crate::fetch::Fetched;
 use crate::repository::{CommitInfo, Head, Repository};
-
-/// Resolves from a fixed set of fetched objects.
-struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: Vec<(ObjectId, Arc<Dir>)>,
-    blobs: Vec<(ObjectId, Arc<[u8]>)>,
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.iter().find(|(i, _)| i == id).map(|(_, d)| d.clone())
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.iter().find(|(i, _)| i == id).map(|(_, b)| b.clone())
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
-    }
-}
 
 async fn run(repo: &dyn Repository, cmd: &Command) -> (String, Option<memfs_core::Mutation>, Head) {
     let head = repo.head().await.expect("head");
-    let mut fetched = Fetched { repo, dirs: Vec::new(), blobs: Vec::new() };
-    loop {
-        match execute(cmd, &head.tree, Dialect::PythonSdk, &fetched) {
-            Ok(out) => return (out.result.content, out.mutation, head),
-            Err(Need::Dir(id)) => fetched.dirs.push((id, repo.dir(&id).await.expect("dir"))),
-            Err(Need::Blob(id)) => fetched.blobs.push((id, repo.blob(&id).await.expect("blob"))),
-        }
-    }
+    let out = Fetched::new(repo).resolve(|f| execute(cmd, &head.tree, Dialect::PythonSdk, f)).await.expect("objects");
+    (out.result.content, out.mutation, head)
 }
 
 /// Checks the repository contract on an empty store.

@@ -45,6 +45,7 @@ mod disk_cache;
 mod encrypted;
 mod error;
 pub mod fault;
+mod fetch;
 mod format;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -54,6 +55,7 @@ pub mod log_store;
 mod pages;
 pub mod probe;
 mod progress;
+mod record;
 mod redact;
 mod repository;
 mod revision;
@@ -66,7 +68,9 @@ pub use encrypted::{
     StateDir,
 };
 pub use error::Error;
+pub use fetch::Fetched;
 pub use local_fs::UnsafePath;
 pub use progress::Progress;
+pub use record::{Operation, PolicyChange, Record};
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};

@@ -8,6 +8,7 @@ use memfs_core::{Change, Dir, Mutation, ObjectId, Policy, Tree};
 
 use crate::error::Error;
 use crate::head::HeadVersion;
+use crate::record::Record;
 
 /// The newest state of a store, as read; a commit names the head it is based on.
 #[derive(Debug, Clone)]
@@ -41,13 +42,13 @@ pub(crate) struct Anchor {
     pub(crate) policy: Option<ObjectId>,
 }
 
-/// Who made a commit and with which command, recorded with it.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+/// Who made a commit and what it did, recorded with it.
+#[derive(Debug, Clone, Default)]
 pub struct CommitInfo {
     /// The agent or user name.
     pub actor: String,
-    /// The command as JSON.
-    pub command: String,
+    /// What the commit did (stored as [`Record::to_json`]).
+    pub command: Record,
     /// What changed.
     pub changes: Vec<Change>,
 }

@@ -1,20 +1,17 @@
 //! The engine: runs commands against a repository.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use memfs_core::{Command, Context, Day, Dialect, Dir, Need, ObjectId, Resolver, ToolError, ToolResult, execute_in};
+use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots};
 use memfs_store::{
-    Backend, CommitInfo, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Repository,
-    StateDir,
+    Backend, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository, StateDir,
 };
 use serde_json::Value;
 
-use crate::contention::Rounds;
 use crate::error::Error;
+use crate::transaction::{Commit, Stats, Step, Transactions, Writer};
 use crate::url::{Location, Target};
 
 /// How to open a store.
@@ -45,21 +42,6 @@ pub struct OpenOptions {
     pub cache_dir: Option<std::path::PathBuf>,
 }
 
-/// How many times a mutation runs before giving up under contention.
-///
-/// Generous on purpose: a command only loses when another one won, so the store as a whole
-/// always makes progress, and a writer in a busy fleet must not give up while its peers commit.
-/// With 16 writers racing for every commit, each wins a round with a chance of about 1/16:
-/// 64 attempts left about 1 command in 60 giving up (measured: 5 of 3,200 on S3), 256 leave
-/// (15/16)^256, about 1 in 15 million. With the backoff between attempts (`crate::contention`:
-/// at most a second each), 256 attempts span minutes of sustained contention.
-pub(crate) const MAX_ATTEMPTS: u32 = 256;
-
-/// How many times a command is run again after finding an object missing. A `gc` that lost a
-/// race with a writer puts back what it deleted within moments (see `memfs_store::GcOptions`),
-/// so a missing object is read again before it is reported.
-const MISSING_RETRIES: u32 = 3;
-
 /// An open store. `Send + Sync`; share it (for example in an `Arc`) between tasks.
 pub struct Memfs {
     repo: Arc<dyn Repository>,
@@ -69,32 +51,10 @@ pub struct Memfs {
     actor: String,
     /// Today for last-access days, when fixed (tests, `MEMFS_TODAY`); else the clock's.
     today: Option<Day>,
-    /// Reads whose last-access days are not recorded yet (see `crate::access`).
-    pub(crate) pending: Mutex<crate::access::Pending>,
     /// The last day automatic expiration ran in this process.
     pub(crate) auto_expired: Mutex<Option<Day>>,
-    /// What this handle did, for [`Memfs::stats`].
-    stats: Counters,
-    /// How long this handle's commit rounds take: the unit of its backoff.
-    rounds: Rounds,
-}
-
-/// What a [`Memfs`] handle did since it was opened.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Commands executed (`execute`, `call`), answered or not.
-    pub commands: u64,
-    /// Commits this handle made (mutations, recorded last-access days, expirations).
-    pub commits: u64,
-    /// Times a command lost the race for the head and ran again on the new one.
-    pub conflicts: u64,
-}
-
-#[derive(Default)]
-struct Counters {
-    commands: AtomicU64,
-    commits: AtomicU64,
-    conflicts: AtomicU64,
+    /// Its transactions: backoff, statistics, reads not yet recorded.
+    pub(crate) tx: Transactions,
 }
 
 impl Memfs {
@@ -199,17 +159,19 @@ impl Memfs {
         Memfs::build(repo, None, dialect)
     }
 
-    fn build(repo: Arc<dyn Repository>, history: Option<Arc<EncryptedRepository>>, dialect: Dialect) -> Self {
+    pub(crate) fn build(
+        repo: Arc<dyn Repository>,
+        history: Option<Arc<EncryptedRepository>>,
+        dialect: Dialect,
+    ) -> Self {
         Memfs {
             repo,
             history,
             dialect,
             actor: String::new(),
             today: None,
-            pending: Mutex::default(),
             auto_expired: Mutex::new(None),
-            stats: Counters::default(),
-            rounds: Rounds::default(),
+            tx: Transactions::default(),
         }
     }
 
@@ -246,29 +208,12 @@ impl Memfs {
 
     /// What this handle did since it was opened: commands, commits, conflicts retried.
     pub fn stats(&self) -> Stats {
-        Stats {
-            commands: self.stats.commands.load(Ordering::Relaxed),
-            commits: self.stats.commits.load(Ordering::Relaxed),
-            conflicts: self.stats.conflicts.load(Ordering::Relaxed),
-        }
+        self.tx.stats()
     }
 
-    /// Counts a commit this handle made.
-    pub(crate) fn committed(&self) {
-        self.stats.commits.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Counts a lost race for the head, in the attempt (the `attempt`-th in a row) that began
-    /// at `began`, and waits before the next one (see `crate::contention`).
-    pub(crate) async fn lost_race(&self, attempt: u32, began: Instant) {
-        self.stats.conflicts.fetch_add(1, Ordering::Relaxed);
-        self.rounds.record(began.elapsed());
-        self.rounds.backoff(attempt).await;
-    }
-
-    /// Waits before running a command again after `attempt` tries (an object found missing).
-    pub(crate) async fn wait(&self, attempt: u32) {
-        self.rounds.backoff(attempt).await;
+    /// The store as a transaction writes to it.
+    pub(crate) fn writer(&self) -> Writer<'_> {
+        Writer { repo: self.repo.as_ref(), history: self.history.as_deref(), actor: &self.actor, today: self.today() }
     }
 
     /// The default dialect.
@@ -318,109 +263,44 @@ impl Memfs {
     /// a lost race it runs again against the new head, so its answer is the one it would have
     /// had, had it come second.
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
-        self.stats.commands.fetch_add(1, Ordering::Relaxed);
+        self.tx.command();
         // The head the daily expiration check read, if it changed nothing: the first attempt
         // starts from it.
-        let mut first = self.expire_automatically().await?;
-        let today = self.today();
-        let mut fetched = Fetched::new(self.repo.as_ref());
-        let mut missing = 0;
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            let known = first.take();
-            let read = async {
-                let head = match known {
-                    Some(head) => head,
-                    None => self.repo.head().await?,
-                };
-                let context = Context { dialect, policy: &head.policy, today };
-                loop {
-                    match execute_in(command, &head.tree, &context, &fetched) {
-                        Ok(outcome) => return Ok((head, outcome)),
-                        Err(need) => fetched.fetch(need).await?,
-                    }
-                }
-            };
-            let (head, outcome) = match read.await {
-                Ok(read) => read,
-                Err(StoreError::MissingObject { .. }) if missing < MISSING_RETRIES => {
-                    missing += 1;
-                    self.wait(attempt).await;
-                    continue;
-                }
-                Err(e) => return Err(self.store_error(e)),
-            };
-            let Some(mut mutation) = outcome.mutation else {
-                if let Some(access) = outcome.accessed {
-                    self.record_access(access).await?;
-                }
-                return Ok(outcome.result);
-            };
-            // Reads not yet recorded ride along with this commit.
-            let accesses = self.pending_accesses();
-            if let Some((tree, _)) = self.touched(&mutation.tree, &accesses, today, &mut fetched).await? {
-                mutation.tree = tree;
-            }
-            let info = CommitInfo {
-                actor: self.actor.clone(),
-                // Redaction applies to history too: record the command as applied.
-                command: serde_json::to_string(mutation.applied.as_ref().unwrap_or(command)).unwrap_or_default(),
-                changes: mutation.changes.clone(),
-            };
-            match self.repo.commit(&head, &mutation, info).await {
-                Ok(_) => {
-                    self.committed();
-                    self.recorded(&accesses);
-                    return Ok(outcome.result);
-                }
-                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
-                Err(e) => return Err(self.store_error(e)),
-            }
+        let first = self.expire_automatically().await?;
+        let writer = self.writer();
+        let today = writer.today;
+        let answered = self
+            .tx
+            .run(&writer, first, move |head, mut fetched| {
+                Box::pin(async move {
+                    let (head, fetched) = (&*head, &mut fetched);
+                    let context = Context { dialect, policy: &head.policy, today };
+                    let outcome = fetched.resolve(|f| execute_in(command, &head.tree, &context, f)).await;
+                    let outcome = outcome.map_err(|e| self.store_error(e))?;
+                    let Some(mutation) = outcome.mutation else {
+                        return Ok(Step::Done((outcome.result, outcome.accessed)));
+                    };
+                    // Redaction applies to history too: record the command as applied.
+                    let record = Record::Tool(mutation.applied.clone().unwrap_or_else(|| command.clone()));
+                    Ok(Step::Commit(Commit {
+                        mutation,
+                        record,
+                        touch: Vec::new(),
+                        carry: true,
+                        then: (outcome.result, None),
+                    }))
+                })
+            })
+            .await?;
+        let (result, accessed) = answered.value;
+        if let Some(access) = accessed {
+            self.record_access(access).await?;
         }
-        Err(Error::Contention { store: self.repo.to_string(), attempts: MAX_ATTEMPTS })
+        Ok(result)
     }
 
     pub(crate) fn store_error(&self, source: StoreError) -> Error {
         Error::Store { store: self.repo.to_string(), source }
-    }
-}
-
-/// The objects fetched while answering one command.
-pub(crate) struct Fetched<'a> {
-    repo: &'a dyn Repository,
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl<'a> Fetched<'a> {
-    pub(crate) fn new(repo: &'a dyn Repository) -> Self {
-        Fetched { repo, dirs: HashMap::new(), blobs: HashMap::new() }
-    }
-
-    pub(crate) async fn fetch(&mut self, need: Need) -> Result<(), StoreError> {
-        match need {
-            Need::Dir(id) => {
-                let dir = self.repo.dir(&id).await?;
-                self.dirs.insert(id, dir);
-            }
-            Need::Blob(id) => {
-                let blob = self.repo.blob(&id).await?;
-                self.blobs.insert(id, blob);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Resolver for Fetched<'_> {
-    fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        self.dirs.get(id).cloned()
-    }
-    fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        self.blobs.get(id).cloned()
-    }
-    fn address(&self, content: &[u8]) -> ObjectId {
-        self.repo.address(content)
     }
 }
 

@@ -73,12 +73,6 @@ pub enum Error {
         /// Which store.
         store: String,
     },
-    /// A revision that does not parse.
-    #[error(transparent)]
-    Revision(#[from] memfs_store::RevisionError),
-    /// A path outside `/memories`, or otherwise refused.
-    #[error(transparent)]
-    Path(#[from] memfs_core::PathError),
     /// A path that does not exist at a revision.
     #[error("{path} does not exist at {rev}")]
     NotFound {
@@ -143,7 +137,7 @@ pub enum Error {
     #[error("nothing was imported: {} clash with the store:{}", plural_paths(conflicts.len()), lines(conflicts))]
     ImportConflicts {
         /// Each clash, in path order.
-        conflicts: Vec<crate::import::Conflict>,
+        conflicts: Vec<crate::conflict::Conflict>,
     },
     /// The store's rules (its policy: size limits, the sensitive-data filter) refused an
     /// imported file; nothing was imported.
@@ -168,6 +162,12 @@ pub enum Error {
         /// The file, normalised.
         path: String,
     },
+    /// A revision that does not parse.
+    #[error(transparent)]
+    Revision(#[from] memfs_store::RevisionError),
+    /// A path outside `/memories`, or otherwise refused.
+    #[error(transparent)]
+    Path(#[from] memfs_core::PathError),
     /// Key generation or other cryptography failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),

@@ -6,13 +6,12 @@
 //! policy `expire-unused-after`, an engine expires on its own before the first command of each
 //! day.
 
-use std::time::Instant;
-
 use memfs_core::{Change, Day, Mutation, Name, Node, Tree, normalized};
-use memfs_store::{CommitInfo, Error as StoreError, Head};
+use memfs_store::{Fetched, Head, Operation, Record};
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
+use crate::engine::Memfs;
 use crate::error::Error;
+use crate::transaction::{Commit, Step};
 
 /// What an expiration found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,40 +28,30 @@ impl Memfs {
     pub async fn expire(&self, unused_for: Day, dry_run: bool) -> Result<Expired, Error> {
         self.flush().await?;
         let today = self.today();
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-            let mut fetched = Fetched::new(self.repository().as_ref());
-            let mut found = Vec::new();
-            self.unused(&head.tree, today, unused_for, &mut fetched, &mut found).await?;
-            let files: Vec<(String, Day)> = found.iter().map(|(c, d)| (normalized(c), *d)).collect();
-            if dry_run || files.is_empty() {
-                return Ok(Expired { files, generation: None });
-            }
-            let mut tree = head.tree.clone();
-            for (components, _) in &found {
-                tree = loop {
-                    match memfs_core::graft(&tree, components, None, &fetched) {
-                        Ok(t) => break t,
-                        Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
+        let expired = self
+            .tx
+            .run(&self.writer(), None, move |head, mut fetched| {
+                Box::pin(async move {
+                    let (head, fetched) = (&*head, &mut fetched);
+                    let found = self.unused(&head.tree, today, unused_for, fetched).await?;
+                    let files: Vec<(String, Day)> = found.iter().map(|(c, d)| (normalized(c), *d)).collect();
+                    if dry_run || files.is_empty() {
+                        return Ok(Step::Done(files));
                     }
-                };
-            }
-            let changes: Vec<Change> = files.iter().map(|(p, _)| Change::Deleted { path: p.clone() }).collect();
-            let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
-            let command = serde_json::json!({"command": "expire", "unused_for_days": unused_for, "files": files.len()})
-                .to_string();
-            let info = CommitInfo { actor: self.actor().to_owned(), command, changes };
-            match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => {
-                    self.committed();
-                    return Ok(Expired { files, generation: Some(generation) });
-                }
-                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
-                Err(e) => return Err(self.store_error(e)),
-            }
-        }
-        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+                    let mut tree = head.tree.clone();
+                    for (components, _) in &found {
+                        let grafted = fetched.resolve(|f| memfs_core::graft(&tree, components, None, f)).await;
+                        tree = grafted.map_err(|e| self.store_error(e))?;
+                    }
+                    let changes = files.iter().map(|(p, _)| Change::Deleted { path: p.clone() }).collect();
+                    let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
+                    let record =
+                        Record::from(Operation::Expire { files: files.len() as u64, unused_for_days: unused_for });
+                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: false, then: files }))
+                })
+            })
+            .await?;
+        Ok(Expired { files: expired.value, generation: expired.generation })
     }
 
     /// Runs the policy's expiration once a day, before a command. Returns the head it read
@@ -92,16 +81,15 @@ impl Memfs {
         today: Day,
         unused_for: Day,
         fetched: &mut Fetched<'_>,
-        found: &mut Vec<(Vec<Name>, Day)>,
-    ) -> Result<(), Error> {
+    ) -> Result<Vec<(Vec<Name>, Day)>, Error> {
+        let mut found = Vec::new();
         let mut stack = vec![(Vec::<Name>::new(), tree.root().clone())];
         while let Some((at, dir)) = stack.pop() {
             let dir = match dir.dir() {
                 Some(d) => d.clone(),
                 None => {
                     let id = dir.id().expect("a DirRef is loaded or stored");
-                    fetched.fetch(memfs_core::Need::Dir(id)).await.map_err(|e| self.store_error(e))?;
-                    memfs_core::Resolver::dir(&*fetched, &id).expect("just fetched")
+                    fetched.dir(id).await.map_err(|e| self.store_error(e))?
                 }
             };
             // Reverse order on the stack gives tree order when popped.
@@ -120,6 +108,6 @@ impl Memfs {
             stack.extend(subdirs.into_iter().rev());
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(())
+        Ok(found)
     }
 }

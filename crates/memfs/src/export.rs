@@ -6,7 +6,9 @@ use std::collections::hash_map::Entry as Slot;
 use memfs_core::{Name, Node, normalized};
 use memfs_store::Progress;
 
-use crate::engine::{Fetched, Memfs};
+use memfs_store::Fetched;
+
+use crate::engine::Memfs;
 use crate::error::Error;
 use crate::import::Entry;
 

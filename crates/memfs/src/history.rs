@@ -14,20 +14,19 @@ mod time;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Instant;
 
 use memfs_core::{Change, MemoryPath, Mutation, Name, Node, Tree};
-use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, MIN_PREFIX, Revision};
-use serde::Serialize;
-use serde_json::Value;
+use memfs_store::{EncryptedRepository, Error as StoreError, Fetched, Head, MIN_PREFIX, Revision};
 
 pub use self::diff::{FileChange, Status};
 pub use memfs_store::{
-    CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Problem, Progress,
+    CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Operation, PolicyChange, Problem,
+    Progress, Record,
 };
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
+use crate::engine::Memfs;
 use crate::error::Error;
+use crate::transaction::{Attempt, Commit, Committed, Step};
 
 /// What `show` found.
 #[derive(Debug, Clone)]
@@ -66,29 +65,11 @@ pub struct Undone {
     pub changes: Vec<Change>,
 }
 
-/// The command a restore commit records.
-#[derive(Serialize)]
-struct RestoreCommand<'a> {
-    command: &'static str,
-    path: &'a str,
-    at: &'a str,
-    commit: &'a str,
-    generation: u64,
-}
-
-/// The command an undo commit records.
-#[derive(Serialize)]
-struct UndoCommand<'a> {
-    command: &'static str,
-    commit: &'a str,
-    generation: u64,
-}
-
 /// A new tree for a history commit, planned against one head.
 struct Plan<T> {
     tree: Tree,
     changes: Vec<FileChange>,
-    command: String,
+    record: Record,
     about: T,
 }
 
@@ -174,67 +155,70 @@ impl Memfs {
         let repo = self.history()?;
         let p = memfs_core::MemoryPath::parse(path.unwrap_or(memfs_core::ROOT))?;
         let normalized = p.normalized();
-        let (generation, plan) = self
-            .commit_plan(async |head: &Head| {
-                let source = self.resolve_at(repo, head, at).await?;
-                let node = self.node_at(&source.tree(), p.components()).await?;
-                let tree = self.graft(&head.tree, p.components(), node).await?;
-                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), tree.root())
-                    .await
-                    .map_err(|e| self.store_error(e))?;
-                let command = serde_json::to_string(&RestoreCommand {
-                    command: "restore",
-                    path: &normalized,
-                    at,
-                    commit: &source.id,
-                    generation: source.generation,
+        let (p, normalized) = (&p, &normalized);
+        let planned = self
+            .commit_plan(move |head, mut fetched| {
+                Box::pin(async move {
+                    let (head, fetched) = (&*head, &mut fetched);
+                    let source = self.resolve_at(repo, head, at).await?;
+                    let node = self.node_at(&source.tree(), p.components()).await?;
+                    let grafted =
+                        fetched.resolve(|f| memfs_core::graft(&head.tree, p.components(), node.clone(), f)).await;
+                    let tree = grafted.map_err(|e| self.store_error(e))?;
+                    let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), tree.root())
+                        .await
+                        .map_err(|e| self.store_error(e))?;
+                    let record = Record::from(Operation::Restore {
+                        path: normalized.clone(),
+                        at: at.to_owned(),
+                        commit: source.id.clone(),
+                        generation: source.generation,
+                    });
+                    Ok(Plan { tree, changes, record, about: source })
                 })
-                .expect("a command serializes");
-                Ok(Plan { tree, changes, command, about: source })
             })
             .await?;
-        let changes = plan.changes.iter().map(FileChange::to_change).collect();
-        Ok(Restored { generation, source: plan.about, path: normalized, changes })
+        let (source, changes) = planned.value;
+        Ok(Restored { generation: planned.generation, source, path: normalized.clone(), changes })
     }
 
     /// Makes the tree what it was before the newest commit, as a new commit (undoing an undo
     /// redoes).
     pub async fn undo(&self) -> Result<Undone, Error> {
         let repo = self.history()?;
-        let (generation, plan) = self
-            .commit_plan(async |head: &Head| {
-                let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
-                    Ok(c) => c,
-                    Err(StoreError::UnknownRevision { .. }) => {
-                        return Err(Error::NothingToUndo { reason: "the store has no commits yet".into() });
-                    }
-                    Err(e) => return Err(self.store_error(e)),
-                };
-                let before = match undone.generation {
-                    1 => Tree::empty(),
-                    g => match repo.resolve_in(head, &Revision::Head(1)).await {
-                        Ok(c) => c.tree(),
+        let planned = self
+            .commit_plan(move |head, _| {
+                Box::pin(async move {
+                    let head = &*head;
+                    let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
+                        Ok(c) => c,
                         Err(StoreError::UnknownRevision { .. }) => {
-                            let reason = format!("the commit before @{g} was removed by gc");
-                            return Err(Error::NothingToUndo { reason });
+                            return Err(Error::NothingToUndo { reason: "the store has no commits yet".into() });
                         }
                         Err(e) => return Err(self.store_error(e)),
-                    },
-                };
-                let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), before.root())
-                    .await
-                    .map_err(|e| self.store_error(e))?;
-                let command = serde_json::to_string(&UndoCommand {
-                    command: "undo",
-                    commit: &undone.id,
-                    generation: undone.generation,
+                    };
+                    let before = match undone.generation {
+                        1 => Tree::empty(),
+                        g => match repo.resolve_in(head, &Revision::Head(1)).await {
+                            Ok(c) => c.tree(),
+                            Err(StoreError::UnknownRevision { .. }) => {
+                                let reason = format!("the commit before @{g} was removed by gc");
+                                return Err(Error::NothingToUndo { reason });
+                            }
+                            Err(e) => return Err(self.store_error(e)),
+                        },
+                    };
+                    let changes = diff::diff_trees(self.repository().as_ref(), head.tree.root(), before.root())
+                        .await
+                        .map_err(|e| self.store_error(e))?;
+                    let record =
+                        Record::from(Operation::Undo { commit: undone.id.clone(), generation: undone.generation });
+                    Ok(Plan { tree: before, changes, record, about: undone })
                 })
-                .expect("a command serializes");
-                Ok(Plan { tree: before, changes, command, about: undone })
             })
             .await?;
-        let changes = plan.changes.iter().map(FileChange::to_change).collect();
-        Ok(Undone { generation, undone: plan.about, changes })
+        let (undone, changes) = planned.value;
+        Ok(Undone { generation: planned.generation, undone, changes })
     }
 
     /// Verifies every object reachable from the head (see [`EncryptedRepository::check`]).
@@ -268,44 +252,37 @@ impl Memfs {
         repo.resolve_in(head, &rev).await.map_err(|e| self.store_error(e))
     }
 
-    /// Plans against the newest head and commits by compare-and-swap, re-planning on a lost
-    /// race, like a tool command. Returns the new generation (`None` if the plan changes
-    /// nothing, and nothing is committed) and the plan.
-    async fn commit_plan<T>(
-        &self,
-        mut plan: impl AsyncFnMut(&Head) -> Result<Plan<T>, Error>,
-    ) -> Result<(Option<u64>, Plan<T>), Error> {
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-            let planned = plan(&head).await?;
-            if planned.changes.is_empty() {
-                return Ok((None, planned));
-            }
-            let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
-            // A file brought back counts as used today, or expiration would take it again.
-            let accesses: Vec<memfs_core::Access> = planned
-                .changes
-                .iter()
-                .filter_map(|c| Some(memfs_core::Access { path: MemoryPath::parse(&c.path).ok()?, id: c.new?.id }))
-                .collect();
-            let mut fetched = Fetched::new(self.repository().as_ref());
-            let tree = match self.touched(&planned.tree, &accesses, self.today(), &mut fetched).await? {
-                Some((tree, _)) => tree,
-                None => planned.tree.clone(),
-            };
-            let mutation = Mutation { tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
-            let info = CommitInfo { actor: self.actor().to_owned(), command: planned.command.clone(), changes };
-            match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => {
-                    self.committed();
-                    return Ok((Some(generation), planned));
-                }
-                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
-                Err(e) => return Err(self.store_error(e)),
-            }
-        }
-        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+    /// Plans against the newest head and commits through the transaction driver, like a tool
+    /// command. Returns the new generation (`None` if the plan changes nothing, and nothing is
+    /// committed), what the plan was about, and what changed.
+    async fn commit_plan<'x, T: Send + 'x>(
+        &'x self,
+        mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Plan<T>, Error>,
+    ) -> Result<Committed<(T, Vec<Change>)>, Error> {
+        self.tx
+            .run(&self.writer(), None, move |head, fetched| {
+                let planned = plan(head, fetched);
+                Box::pin(async move {
+                    let planned = planned.await?;
+                    let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
+                    if changes.is_empty() {
+                        return Ok(Step::Done((planned.about, changes)));
+                    }
+                    // A file brought back counts as used today, or expiration would take it again.
+                    let touch = planned
+                        .changes
+                        .iter()
+                        .filter_map(|c| {
+                            Some(memfs_core::Access { path: MemoryPath::parse(&c.path).ok()?, id: c.new?.id })
+                        })
+                        .collect();
+                    let mutation =
+                        Mutation { tree: planned.tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
+                    let then = (planned.about, changes);
+                    Ok(Step::Commit(Commit { mutation, record: planned.record, touch, carry: false, then }))
+                })
+            })
+            .await
     }
 
     async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
@@ -330,113 +307,6 @@ impl Memfs {
         }
         Ok(Some(node))
     }
-
-    /// `tree` with `node` grafted at `components`, fetching the directories on the way.
-    async fn graft(&self, tree: &Tree, components: &[Name], node: Option<Node>) -> Result<Tree, Error> {
-        let mut fetched = Fetched::new(self.repository().as_ref());
-        loop {
-            match memfs_core::graft(tree, components, node.clone(), &fetched) {
-                Ok(tree) => return Ok(tree),
-                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
-            }
-        }
-    }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A commit time as `log` shows it: RFC 3339 in UTC, to the second.
-pub fn format_time(time_ms: u64) -> String {
-    time::format(time_ms)
-}
-
-/// A change as `log` shows it: `A path`, `M path`, `D path` or `R from -> to`.
-pub fn change_line(change: &Change) -> String {
-    match change {
-        Change::Created { path } => format!("A {path}"),
-        Change::Modified { path } => format!("M {path}"),
-        Change::Deleted { path } => format!("D {path}"),
-        Change::Renamed { from, to } => format!("R {from} -> {to}"),
-    }
-}
-
-/// A one-line summary of a recorded command: `create /memories/a.md`, `rename /memories/a
-/// /memories/b`, `restore /memories to @3 (0a1b2c3d4e5f)`, `undo @5 (0a1b2c3d4e5f)`,
-/// `import memories (3 files)`; anything else verbatim.
-pub fn command_summary(command: &str) -> String {
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(command) else { return command.to_owned() };
-    let field = |k: &str| map.get(k).and_then(Value::as_str);
-    let short = |id: &str| id.chars().take(12).collect::<String>();
-    let generation = map.get("generation").and_then(Value::as_u64);
-    match (field("command"), generation, field("commit")) {
-        (Some("restore"), Some(g), Some(id)) => {
-            format!("restore {} to @{g} ({})", field("path").unwrap_or("?"), short(id))
-        }
-        (Some("undo"), Some(g), Some(id)) => format!("undo @{g} ({})", short(id)),
-        (Some("policy"), _, _) => match (field("set"), field("value"), field("unset")) {
-            (Some(key), Some(value), _) => format!("policy set {key} {value}"),
-            (_, _, Some(key)) => format!("policy unset {key}"),
-            _ => "policy".to_owned(),
-        },
-        (Some("record-access"), _, _) => {
-            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
-            format!("record-access {}", plural(n, "file", "files"))
-        }
-        (Some("expire"), _, _) => {
-            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
-            let days = map.get("unused_for_days").and_then(Value::as_u64).unwrap_or(0);
-            format!("expire {} unused for {days}d", plural(n, "file", "files"))
-        }
-        (Some("import"), _, _) => {
-            let n = map.get("files").and_then(Value::as_u64).unwrap_or(0);
-            format!("import {} ({})", field("from").unwrap_or("?"), plural(n, "file", "files"))
-        }
-        (Some("rename"), _, _) => {
-            format!("rename {} {}", field("old_path").unwrap_or("?"), field("new_path").unwrap_or("?"))
-        }
-        (Some(name), _, _) => match field("path") {
-            Some(path) => format!("{name} {path}"),
-            None => name.to_owned(),
-        },
-        (None, _, _) => command.to_owned(),
-    }
-}
-
-/// `s` with control characters (a newline in an actor name or a policy value) escaped, so
-/// that one entry stays on its lines and cannot imitate another.
-pub fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
-/// A commit as `memfs log` prints it: `@GEN ID12 TIME ACTOR SUMMARY`, then one indented line
-/// per change. An empty actor shows as `-`.
-pub fn log_entry(c: &CommitRecord) -> String {
-    let actor = if c.actor.is_empty() { "-".to_owned() } else { one_line(&c.actor) };
-    let mut out = format!(
-        "@{} {} {} {actor} {}\n",
-        c.generation,
-        c.short_id(),
-        format_time(c.time_ms),
-        one_line(&command_summary(&c.command))
-    );
-    for change in &c.changes {
-        let _ = writeln!(out, "  {}", change_line(change));
-    }
-    out
-}
-
-/// A commit as one JSON line (`memfs log --json`), without the newline: the record's fields,
-/// `time` in RFC 3339, and `command` as JSON.
-pub fn log_json(c: &CommitRecord) -> String {
-    let mut v = serde_json::to_value(c).expect("a record serializes");
-    if let Value::Object(map) = &mut v {
-        map.insert("time".into(), Value::String(format_time(c.time_ms)));
-        let command = serde_json::from_str(&c.command).unwrap_or_else(|_| Value::String(c.command.clone()));
-        map.insert("command".into(), command);
-    }
-    v.to_string()
 }
 
 #[cfg(test)]
@@ -445,32 +315,6 @@ mod tests {
 
     use super::*;
     use crate::Dialect;
-
-    #[test]
-    fn summarises_every_recorded_command() {
-        assert_eq!(
-            command_summary(r#"{"command":"create","path":"/memories/a","file_text":"x"}"#),
-            "create /memories/a"
-        );
-        assert_eq!(
-            command_summary(r#"{"command":"rename","old_path":"/memories/a","new_path":"/memories/b"}"#),
-            "rename /memories/a /memories/b"
-        );
-        let id = "0123456789abcdef".repeat(4);
-        assert_eq!(
-            command_summary(&format!(
-                r#"{{"command":"restore","path":"/memories","at":"HEAD~1","commit":"{id}","generation":3}}"#
-            )),
-            "restore /memories to @3 (0123456789ab)"
-        );
-        assert_eq!(
-            command_summary(&format!(r#"{{"command":"undo","commit":"{id}","generation":5}}"#)),
-            "undo @5 (0123456789ab)"
-        );
-        assert_eq!(command_summary(r#"{"command":"mystery"}"#), "mystery");
-        assert_eq!(command_summary("not json"), "not json");
-        assert_eq!(command_summary(r#"{"other":1}"#), r#"{"other":1}"#);
-    }
 
     /// Digits are unix seconds, unless they also start a commit id: then `--at` refuses them.
     /// About one commit id in 44 starts with 8 decimal digits; make commits until one does.

@@ -7,17 +7,17 @@
 //! commit, by compare-and-swap like any command, re-planned against the new head on a lost race.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
-use std::time::Instant;
 
 use memfs_core::{
     Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
     normalized,
 };
-use memfs_store::{CommitInfo, Error as StoreError, Progress};
+use memfs_store::{Fetched, Operation, Progress, Record};
 
-use crate::engine::{Fetched, MAX_ATTEMPTS, Memfs};
+use crate::conflict::{Conflict, ConflictKind};
+use crate::engine::Memfs;
 use crate::error::Error;
+use crate::transaction::{Commit, Step};
 
 /// One entry of a plain tree of memory files: what [`Memfs::import`] takes and
 /// [`Memfs::export`] gives. Paths are `/memories/...` paths.
@@ -54,44 +54,6 @@ pub struct ImportOptions {
     pub overwrite: bool,
     /// Where the files come from (a folder's name), recorded in the commit's command.
     pub source: String,
-}
-
-/// Why an imported path cannot go where it should.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConflictKind {
-    /// A file is already there ([`ImportOptions::overwrite`] replaces it).
-    FileExists,
-    /// The import has a file where the store has a directory.
-    IsDirectory,
-    /// The import has a directory where the store has a file.
-    IsFile,
-    /// A parent directory of the path is a file in the store.
-    UnderFile {
-        /// That file, normalised.
-        file: String,
-    },
-}
-
-/// An imported path that clashes with the store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
-    /// The path, normalised.
-    pub path: String,
-    /// How it clashes.
-    pub kind: ConflictKind,
-}
-
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = &self.path;
-        match &self.kind {
-            ConflictKind::FileExists => write!(f, "{path} already exists"),
-            ConflictKind::IsDirectory => write!(f, "{path} is a directory in the store"),
-            ConflictKind::IsFile => write!(f, "{path} is a file in the store"),
-            ConflictKind::UnderFile { file } => write!(f, "{path}: {file} is a file in the store"),
-        }
-    }
 }
 
 /// What an import did.
@@ -136,101 +98,97 @@ impl Memfs {
     ) -> Result<Imported, Error> {
         let plan = plan(entries)?;
         let files = plan.values().filter(|text| text.is_some()).count();
-        let command = serde_json::json!({"command": "import", "from": options.source, "files": files}).to_string();
-        let today = self.today();
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            progress.phase("importing", Some(plan.len() as u64));
-            let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-            let mut fetched = Fetched::new(self.repository().as_ref());
-            let mut conflicts = Vec::new();
-            for (components, text) in &plan {
-                if let Some(kind) = self.conflict(&head.tree, components, text.is_some(), &mut fetched).await?
-                    && !(kind == ConflictKind::FileExists && options.overwrite)
-                {
-                    conflicts.push(Conflict { path: normalized(components), kind });
-                }
-            }
-            if !conflicts.is_empty() {
-                return Err(Error::ImportConflicts { conflicts });
-            }
-            let context = Context { dialect: self.dialect(), policy: &head.policy, today };
-            let mut tree = head.tree.clone();
-            let mut imported =
-                Imported { generation: None, changes: Vec::new(), new_dirs: 0, unchanged: 0, notes: Vec::new() };
-            let mut blobs = Vec::new();
-            let mut stored = HashSet::new();
-            for (components, text) in &plan {
-                let path = normalized(components);
-                let found = self.find(&tree, components, &mut fetched).await?;
-                match (text, found) {
-                    (None, Found::Node(_)) => {}
-                    (None, _) => {
-                        tree = self.put_dir(&tree, components, &mut fetched).await?;
-                        imported.new_dirs += 1;
-                    }
-                    (Some(text), found) => {
-                        let old = match found {
-                            Found::Node(Node::File(f)) => Some(f),
-                            _ => None,
-                        };
-                        let base = match old {
-                            Some(_) => {
-                                let delete = Command::Delete { path: path.clone() };
-                                let outcome = self.run(&delete, &tree, &context, &mut fetched).await?;
-                                succeeded(outcome, &path)?.tree
-                            }
-                            None => tree.clone(),
-                        };
-                        let create = Command::Create { path: path.clone(), file_text: (*text).to_owned() };
-                        let outcome = self.run(&create, &base, &context, &mut fetched).await?;
-                        let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
-                        let mutation = succeeded(outcome, &path)?;
-                        let new_id = mutation.blobs.first().map(|b| b.id);
-                        if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
-                            imported.unchanged += 1;
-                        } else {
-                            tree = mutation.tree;
-                            for blob in mutation.blobs {
-                                if stored.insert(blob.id) {
-                                    blobs.push(blob);
-                                }
-                            }
-                            imported.changes.push(match old {
-                                Some(_) => Change::Modified { path: path.clone() },
-                                None => Change::Created { path: path.clone() },
-                            });
-                            if let Some(note) = note {
-                                imported.notes.push((path, note));
-                            }
+        let record = Record::from(Operation::Import { files: files as u64, from: options.source.clone() });
+        let writer = self.writer();
+        let today = writer.today;
+        let (plan, record) = (&plan, &record);
+        let committed = self
+            .tx
+            .run(&writer, None, move |head, mut fetched| {
+                Box::pin(async move {
+                    let (head, fetched) = (&*head, &mut fetched);
+                    progress.phase("importing", Some(plan.len() as u64));
+                    let mut conflicts = Vec::new();
+                    for (components, text) in plan {
+                        if let Some(kind) = self.conflict(&head.tree, components, text.is_some(), fetched).await?
+                            && !(kind == ConflictKind::FileExists && options.overwrite)
+                        {
+                            conflicts.push(Conflict { path: normalized(components), kind });
                         }
                     }
-                }
-                progress.advance(1);
-            }
-            if imported.changes.is_empty() && imported.new_dirs == 0 {
-                return Ok(imported);
-            }
-            // Reads not yet recorded ride along with this commit, as with a tool command.
-            let accesses = self.pending_accesses();
-            if let Some((touched, _)) = self.touched(&tree, &accesses, today, &mut fetched).await? {
-                tree = touched;
-            }
-            let changes = imported.changes.clone();
-            let mutation = Mutation { tree, changes: changes.clone(), blobs, applied: None };
-            let info = CommitInfo { actor: self.actor().to_owned(), command: command.clone(), changes };
-            match self.repository().commit(&head, &mutation, info).await {
-                Ok(generation) => {
-                    self.committed();
-                    self.recorded(&accesses);
-                    imported.generation = Some(generation);
-                    return Ok(imported);
-                }
-                Err(StoreError::Conflict) => self.lost_race(attempt, began).await,
-                Err(e) => return Err(self.store_error(e)),
-            }
-        }
-        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+                    if !conflicts.is_empty() {
+                        return Err(Error::ImportConflicts { conflicts });
+                    }
+                    let context = Context { dialect: self.dialect(), policy: &head.policy, today };
+                    let mut tree = head.tree.clone();
+                    let mut imported = Imported {
+                        generation: None,
+                        changes: Vec::new(),
+                        new_dirs: 0,
+                        unchanged: 0,
+                        notes: Vec::new(),
+                    };
+                    let mut blobs = Vec::new();
+                    let mut stored = HashSet::new();
+                    for (components, text) in plan {
+                        let path = normalized(components);
+                        let found = self.find(&tree, components, fetched).await?;
+                        match (text, found) {
+                            (None, Found::Node(_)) => {}
+                            (None, _) => {
+                                tree = self.put_dir(&tree, components, fetched).await?;
+                                imported.new_dirs += 1;
+                            }
+                            (Some(text), found) => {
+                                let old = match found {
+                                    Found::Node(Node::File(f)) => Some(f),
+                                    _ => None,
+                                };
+                                let base = match old {
+                                    Some(_) => {
+                                        let delete = Command::Delete { path: path.clone() };
+                                        let outcome = self.run(&delete, &tree, &context, fetched).await?;
+                                        succeeded(outcome, &path)?.tree
+                                    }
+                                    None => tree.clone(),
+                                };
+                                let create = Command::Create { path: path.clone(), file_text: (*text).to_owned() };
+                                let outcome = self.run(&create, &base, &context, fetched).await?;
+                                let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
+                                let mutation = succeeded(outcome, &path)?;
+                                let new_id = mutation.blobs.first().map(|b| b.id);
+                                if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
+                                    imported.unchanged += 1;
+                                } else {
+                                    tree = mutation.tree;
+                                    for blob in mutation.blobs {
+                                        if stored.insert(blob.id) {
+                                            blobs.push(blob);
+                                        }
+                                    }
+                                    imported.changes.push(match old {
+                                        Some(_) => Change::Modified { path: path.clone() },
+                                        None => Change::Created { path: path.clone() },
+                                    });
+                                    if let Some(note) = note {
+                                        imported.notes.push((path, note));
+                                    }
+                                }
+                            }
+                        }
+                        progress.advance(1);
+                    }
+                    if imported.changes.is_empty() && imported.new_dirs == 0 {
+                        return Ok(Step::Done(imported));
+                    }
+                    // Reads not yet recorded ride along with this commit, as with a tool command.
+                    let mutation = Mutation { tree, changes: imported.changes.clone(), blobs, applied: None };
+                    let record = record.clone();
+                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: true, then: imported }))
+                })
+            })
+            .await?;
+        Ok(Imported { generation: committed.generation, ..committed.value })
     }
 
     /// Runs a command on `tree`, fetching what it needs.
@@ -241,12 +199,7 @@ impl Memfs {
         context: &Context<'_>,
         fetched: &mut Fetched<'_>,
     ) -> Result<Outcome, Error> {
-        loop {
-            match execute_in(command, tree, context, &*fetched) {
-                Ok(outcome) => return Ok(outcome),
-                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
-            }
-        }
+        fetched.resolve(|f| execute_in(command, tree, context, f)).await.map_err(|e| self.store_error(e))
     }
 
     /// How an imported path clashes with `tree`, if it does.
@@ -287,22 +240,14 @@ impl Memfs {
             return Ok(d.clone());
         }
         let id = dir.id().expect("a DirRef is loaded or stored");
-        let need = memfs_core::Need::Dir(id);
-        if memfs_core::Resolver::dir(&*fetched, &id).is_none() {
-            fetched.fetch(need).await.map_err(|e| self.store_error(e))?;
-        }
-        Ok(memfs_core::Resolver::dir(&*fetched, &id).expect("just fetched"))
+        fetched.dir(id).await.map_err(|e| self.store_error(e))
     }
 
     /// `tree` with an empty directory at `components` (parents created as needed).
     async fn put_dir(&self, tree: &Tree, components: &[Name], fetched: &mut Fetched<'_>) -> Result<Tree, Error> {
         let empty = Node::Dir(DirRef::new(Dir::new()));
-        loop {
-            match memfs_core::graft(tree, components, Some(empty.clone()), &*fetched) {
-                Ok(tree) => return Ok(tree),
-                Err(need) => fetched.fetch(need).await.map_err(|e| self.store_error(e))?,
-            }
-        }
+        let grafted = fetched.resolve(|f| memfs_core::graft(tree, components, Some(empty.clone()), f)).await;
+        grafted.map_err(|e| self.store_error(e))
     }
 }
 

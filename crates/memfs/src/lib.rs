@@ -164,6 +164,7 @@
 mod access;
 #[cfg(feature = "agent")]
 pub mod agent;
+mod conflict;
 mod contention;
 mod engine;
 mod error;
@@ -177,21 +178,27 @@ mod import;
 mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+mod pending;
 mod policy;
 pub mod protocol;
 mod purge;
+#[cfg(test)]
+mod races;
+mod transaction;
 mod url;
 
 pub use access::FLUSH_AFTER;
-pub use engine::{Memfs, OpenOptions, Stats};
+pub use conflict::{Conflict, ConflictKind};
+pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
 pub use expire::Expired;
 pub use export::Exported;
 pub use folder::{FolderError, FolderTarget, read_folder};
-pub use import::{Conflict, ConflictKind, Entry, ImportOptions, Imported};
+pub use import::{Entry, ImportOptions, Imported};
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
+pub use transaction::Stats;
 pub use url::{Location, redact};

@@ -2,17 +2,12 @@
 //! right-to-erasure request, and report what proves it (see `memfs_store`'s purge for the
 //! protocol).
 
-use std::time::Instant;
-
 use memfs_core::MemoryPath;
-use memfs_store::{Error as StoreError, Progress, PurgeError, PurgeOptions, PurgeReport, Repository};
+use memfs_store::{Error as StoreError, Progress, PurgeError, PurgeOptions, PurgeReport};
 
-use crate::engine::{MAX_ATTEMPTS, Memfs};
+use crate::engine::Memfs;
 use crate::error::Error;
-
-/// How many times a purge runs again after finding an object missing (a `gc` that lost a
-/// race puts back what it deleted within moments).
-const MISSING_RETRIES: u32 = 3;
+use crate::transaction::Failure;
 
 impl Memfs {
     /// Erases `path` (a file, or a directory and everything below it) from the live tree and
@@ -29,26 +24,25 @@ impl Memfs {
         progress: &dyn Progress,
     ) -> Result<PurgeReport, Error> {
         let repo = self.history.as_deref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
-        let path = MemoryPath::parse(path)?;
-        let mut missing = 0;
-        for attempt in 1..=MAX_ATTEMPTS {
-            let began = Instant::now();
-            let head = repo.head().await.map_err(|e| self.store_error(e))?;
-            match repo.purge(&head, &path, self.actor(), options, progress).await {
-                Ok(report) => return Ok(report),
-                Err(PurgeError::Store(StoreError::Conflict)) => self.lost_race(attempt, began).await,
-                Err(PurgeError::Store(StoreError::MissingObject { .. })) if missing < MISSING_RETRIES => {
-                    missing += 1;
-                    self.wait(attempt).await;
-                }
-                Err(PurgeError::Store(e)) => return Err(self.store_error(e)),
-                Err(PurgeError::Root) => return Err(Error::PurgeRoot),
-                Err(PurgeError::NotFound { path }) => return Err(Error::NothingToPurge { path }),
-                Err(PurgeError::LiveCopies { path, copies }) => return Err(Error::PurgeLiveCopies { path, copies }),
-                Err(e) => return Err(Error::Purge { reason: e.to_string() }),
-            }
-        }
-        Err(Error::Contention { store: self.repository().to_string(), attempts: MAX_ATTEMPTS })
+        let path = &MemoryPath::parse(path)?;
+        // The store makes purge's compare-and-swap itself: the driver gives it the head and
+        // runs it again when it lost.
+        self.tx
+            .drive(&self.writer(), move |head| {
+                Box::pin(async move {
+                    repo.purge(&head, path, self.actor(), options, progress).await.map_err(|e| match e {
+                        PurgeError::Store(StoreError::Conflict) => Failure::LostRace,
+                        PurgeError::Store(e) => Failure::Failed(self.store_error(e)),
+                        PurgeError::Root => Failure::Failed(Error::PurgeRoot),
+                        PurgeError::NotFound { path } => Failure::Failed(Error::NothingToPurge { path }),
+                        PurgeError::LiveCopies { path, copies } => {
+                            Failure::Failed(Error::PurgeLiveCopies { path, copies })
+                        }
+                        e => Failure::Failed(Error::Purge { reason: e.to_string() }),
+                    })
+                })
+            })
+            .await
     }
 }
 

@@ -9,7 +9,8 @@
 //! - `names`: format characters refused and one name per Unicode normal form, both dialects;
 //! - `protocol`: the `memfs exec` line protocol;
 //! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
-//! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip.
+//! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip;
+//! - `records`: the commit records of the fixture stores (formats 5 and 6) read as typed records.
 //!
 //! `MEMFS_TEST_BACKEND` (memory, local, s3, azure) picks the backend of the command suites.
 //!
@@ -31,6 +32,8 @@ mod pagination;
 mod protocol;
 #[path = "integration/race.rs"]
 mod race;
+#[path = "integration/records.rs"]
+mod records;
 #[path = "integration/safeguards.rs"]
 mod safeguards;
 #[path = "integration/safety.rs"]

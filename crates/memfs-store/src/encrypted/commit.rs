@@ -60,7 +60,7 @@ impl EncryptedRepository {
             generation,
             time_ms: now_ms(),
             actor: info.actor,
-            command: info.command,
+            command: info.command.to_json(),
             changes: info.changes,
             files: mutation.tree.totals().files,
             bytes: mutation.tree.totals().bytes,

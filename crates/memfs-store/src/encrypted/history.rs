@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::EncryptedRepository;
 use crate::error::Error;
 use crate::format::{self, CommitObject};
+use crate::record::Record;
 use crate::repository::Head;
 use crate::revision::Revision;
 
@@ -31,7 +32,7 @@ pub struct CommitRecord {
     pub time_ms: u64,
     /// The agent or user that made it (may be empty).
     pub actor: String,
-    /// The command, as JSON.
+    /// What the commit did, as stored: one line of JSON (see [`CommitRecord::record`]).
     pub command: String,
     /// What changed.
     pub changes: Vec<Change>,
@@ -63,6 +64,11 @@ impl CommitRecord {
             totals: Totals { files: c.files, bytes: c.bytes },
             policy: c.policy,
         }
+    }
+
+    /// What the commit did, read from [`CommitRecord::command`] (see [`Record`]).
+    pub fn record(&self) -> Record {
+        Record::parse(&self.command)
     }
 
     /// The first 12 hex digits of the id, as `log` prints it.
@@ -230,9 +236,10 @@ impl EncryptedRepository {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use memfs_core::{Command, Dialect, Mutation, Need, execute};
+    use memfs_core::{Command, Dialect, Mutation, execute};
 
     use super::*;
+    use crate::fetch::Fetched;
     use crate::repository::{CommitInfo, Repository};
 
     /// Runs a command on `base` through `execute`, fetching every object it needs from `repo`.
@@ -242,18 +249,7 @@ pub(super) mod tests {
         input: serde_json::Value,
     ) -> Result<Mutation, Error> {
         let command = Command::from_input(&input).unwrap();
-        let mut f = memfs_core::MapResolver::with_address(|c: &[u8]| repo.address(c));
-        let out = loop {
-            match execute(&command, &base.tree, Dialect::Spec, &f) {
-                Ok(out) => break out,
-                Err(Need::Dir(id)) => {
-                    f.dirs.insert(id, repo.dir(&id).await?);
-                }
-                Err(Need::Blob(id)) => {
-                    f.blobs.insert(id, repo.blob(&id).await?);
-                }
-            }
-        };
+        let out = Fetched::new(repo).resolve(|f| execute(&command, &base.tree, Dialect::Spec, f)).await?;
         assert!(!out.result.is_error, "{}", out.result.content);
         Ok(out.mutation.expect("a mutation"))
     }
@@ -261,7 +257,7 @@ pub(super) mod tests {
     /// Runs a command on the head and commits it as actor `tester`.
     pub(crate) async fn run(repo: &EncryptedRepository, input: serde_json::Value) {
         let head = repo.head().await.unwrap();
-        let command = serde_json::to_string(&Command::from_input(&input).unwrap()).unwrap();
+        let command = Record::Tool(Command::from_input(&input).unwrap());
         let m = mutate(repo, &head, input).await.unwrap();
         let info = CommitInfo { actor: "tester".into(), command, changes: m.changes.clone() };
         repo.commit(&head, &m, info).await.unwrap();

@@ -73,13 +73,11 @@ use super::{EncryptedRepository, Mark, now_ms};
 use crate::error::Error;
 use crate::format::{CommitAt, CommitObject};
 use crate::progress::Progress;
+use crate::record::{Operation, Record};
 use crate::repository::Head;
 
 /// How many objects are read or written at once (deletion uses gc's own bound).
 const PARALLEL: usize = 16;
-
-/// The command recorded in place of one that named a purged path.
-const PURGED: &str = r#"{"command":"purged"}"#;
 
 /// How far a purge goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -286,7 +284,8 @@ impl EncryptedRepository {
             let (changes, named) = rewrite_changes(&mut graph, &context, &c.changes, prev.map(|p| (p.1, tree.0)));
             let named = named || context.names_in_command(&mut graph, &c.command, path);
             let command = match named {
-                true => PURGED.to_owned(),
+                // The record kept in place of one that named a purged path.
+                true => Record::from(Operation::Purged).to_json(),
                 false => follow_commit_ids(&c.command, &renamed),
             };
             let changed = tree.0 != c.tree || named || changes != c.changes;
@@ -337,8 +336,8 @@ impl EncryptedRepository {
             generation,
             time_ms: now_ms(),
             actor: actor.to_owned(),
-            command: serde_json::json!({"command": "purge", "path": path.normalized(), "versions": purge_set.len()})
-                .to_string(),
+            command: Record::from(Operation::Purge { path: path.normalized(), versions: purge_set.len() as u64 })
+                .to_json(),
             changes: report.removed.iter().map(|p| Change::Deleted { path: p.clone() }).collect(),
             files: newest.1.files,
             bytes: newest.1.bytes,

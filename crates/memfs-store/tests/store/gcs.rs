@@ -13,10 +13,10 @@
 use std::sync::Arc;
 
 use futures::TryStreamExt;
-use memfs_core::{Command, Dialect, MapResolver, Mutation, Need, execute};
+use memfs_core::{Command, Dialect, Mutation, execute};
 use memfs_store::cloud::{self, CloudUrl};
 use memfs_store::conformance::check_repository;
-use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, GcOptions, Head, Repository, probe};
+use memfs_store::{Backend, CommitInfo, EncryptedRepository, Error, Fetched, GcOptions, Head, Repository, probe};
 use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde_json::{Value, json};
@@ -41,26 +41,18 @@ fn create(path: &str, text: &str) -> Value {
 /// The mutation `input` makes on `head` (which may be stale by the time it is committed).
 async fn mutation(repo: &dyn Repository, head: &Head, input: &Value) -> Mutation {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = MapResolver::with_address(|c: &[u8]| repo.address(c));
-    loop {
-        match execute(&command, &head.tree, Dialect::Spec, &fetched) {
-            Ok(outcome) => return outcome.mutation.expect("the command mutates"),
-            Err(Need::Dir(id)) => {
-                let dir = repo.dir(&id).await.unwrap();
-                fetched.dirs.insert(id, dir);
-            }
-            Err(Need::Blob(id)) => {
-                let blob = repo.blob(&id).await.unwrap();
-                fetched.blobs.insert(id, blob);
-            }
-        }
-    }
+    let outcome = Fetched::new(repo).resolve(|f| execute(&command, &head.tree, Dialect::Spec, f)).await.unwrap();
+    outcome.mutation.expect("the command mutates")
 }
 
 /// Commits `input` once on `head`: the new generation, or `Conflict`.
 async fn commit_once(repo: &dyn Repository, head: &Head, input: &Value) -> Result<u64, Error> {
     let m = mutation(repo, head, input).await;
-    let info = CommitInfo { actor: "test".into(), command: input.to_string(), changes: m.changes.clone() };
+    let info = CommitInfo {
+        actor: "test".into(),
+        command: memfs_store::Record::parse(&input.to_string()),
+        changes: m.changes.clone(),
+    };
     repo.commit(head, &m, info).await
 }
 
@@ -311,8 +303,11 @@ async fn racing_writers_lose_no_update() {
                     let head = repo.head().await.unwrap();
                     let m = mutation(repo.as_ref(), &head, &input).await;
                     barrier.wait().await;
-                    let info =
-                        CommitInfo { actor: "test".into(), command: input.to_string(), changes: m.changes.clone() };
+                    let info = CommitInfo {
+                        actor: "test".into(),
+                        command: memfs_store::Record::parse(&input.to_string()),
+                        changes: m.changes.clone(),
+                    };
                     (i, head.generation, repo.commit(&head, &m, info).await)
                 })
             })

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use memfs_core::{Command, Dialect, DirRef, MapResolver, Need, Node, ToolResult, execute};
+use memfs_core::{Command, Dialect, DirRef, Node, ToolResult, execute};
 use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
 use memfs_store::fault::InjectedFault;
 use memfs_store::{
-    Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, OpenOptions, Repository,
+    Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, Fetched, OpenOptions, Repository,
 };
 use serde_json::Value;
 
@@ -61,24 +61,16 @@ pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<E
 /// lost race. A store error ends the command.
 pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
     let command = Command::from_input(input).expect("a valid tool input");
-    let mut fetched = MapResolver::with_address(|c: &[u8]| repo.address(c));
+    let mut fetched = Fetched::new(repo);
     for _ in 0..16 {
         let head = repo.head().await?;
-        let outcome = loop {
-            match execute(&command, &head.tree, Dialect::Spec, &fetched) {
-                Ok(outcome) => break outcome,
-                Err(Need::Dir(id)) => {
-                    let dir = repo.dir(&id).await?;
-                    fetched.dirs.insert(id, dir);
-                }
-                Err(Need::Blob(id)) => {
-                    let blob = repo.blob(&id).await?;
-                    fetched.blobs.insert(id, blob);
-                }
-            }
-        };
+        let outcome = fetched.resolve(|f| execute(&command, &head.tree, Dialect::Spec, f)).await?;
         let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
-        let info = CommitInfo { actor: "test".into(), command: input.to_string(), changes: mutation.changes.clone() };
+        let info = CommitInfo {
+            actor: "test".into(),
+            command: memfs_store::Record::parse(&input.to_string()),
+            changes: mutation.changes.clone(),
+        };
         match repo.commit(&head, &mutation, info).await {
             Ok(_) => return Ok(outcome.result),
             Err(Error::Conflict) => continue,

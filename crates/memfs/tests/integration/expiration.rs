@@ -2,8 +2,8 @@
 //! as last-access days; `expire` (manual) and `expire-unused-after` (before a day's first
 //! command) remove what has gone unused, as one commit, and history keeps it.
 
-use memfs::Dialect;
-use memfs::history::{self, Shown};
+use memfs::history::{Operation, Record, Shown};
+use memfs::{Change, Command, Dialect};
 use serde_json::json;
 
 use crate::safeguards::{DAY, DIALECTS, Store, create, created, fresh_repo, view, view_range};
@@ -45,7 +45,7 @@ async fn expire_counts_days_from_the_last_view() {
         assert_eq!(d10.generation().await, 3);
         assert_eq!(d10.fs.flush().await.unwrap(), 0);
         let head = d10.fs.resolve("HEAD").await.unwrap();
-        assert_eq!(history::command_summary(&head.command), "record-access 1 file");
+        assert_eq!(head.record(), Record::from(Operation::RecordAccess { files: 1 }));
         assert_eq!(head.changes, []);
         let stored = "/memories/\n/memories/a.md 5B day+10 = \"alpha\"\n/memories/old/\n/memories/old/b.md 4B day+0 = \"beta\"\n";
         check_text("last-access days", &d10.dump().await, stored);
@@ -63,8 +63,8 @@ async fn expire_counts_days_from_the_last_view() {
         let done = d30.fs.expire(30, false).await.unwrap();
         assert_eq!((done.files, done.generation), (vec![("/memories/old/b.md".to_owned(), DAY)], Some(4)));
         let head = d30.fs.resolve("HEAD").await.unwrap();
-        assert_eq!(history::command_summary(&head.command), "expire 1 file unused for 30d");
-        assert_eq!(head.changes.iter().map(history::change_line).collect::<Vec<_>>(), ["D /memories/old/b.md"]);
+        assert_eq!(head.record(), Record::from(Operation::Expire { files: 1, unused_for_days: 30 }));
+        assert_eq!(head.changes, [Change::Deleted { path: "/memories/old/b.md".into() }]);
         // The directory it leaves empty stays.
         d30.ok(view("/memories"), &listing(dialect, &[("5B", "a.md"), ("dir", "old/")])).await;
 
@@ -111,7 +111,10 @@ async fn expire_reads_ride_along_with_the_next_commit_or_the_expiry_itself() {
         d10.ok(create("/memories/d.md", "d"), &created("/memories/d.md")).await;
         assert_eq!(d10.generation().await, 4);
         let head = d10.fs.resolve("HEAD").await.unwrap();
-        assert_eq!(history::command_summary(&head.command), "create /memories/d.md");
+        assert_eq!(
+            head.record(),
+            Record::Tool(Command::Create { path: "/memories/d.md".into(), file_text: "d".into() })
+        );
         assert_eq!(d10.fs.flush().await.unwrap(), 0);
         // Day 20: b is read and not flushed; expire counts it as used (it flushes first).
         let d20 = day(20);
@@ -151,7 +154,7 @@ async fn expire_automatically_before_the_first_command_of_a_day() {
         d30.ok(view("/memories"), &listing(dialect, &[("5B", "a.md")])).await;
         assert_eq!(d30.generation().await, 5);
         let head = d30.fs.resolve("HEAD").await.unwrap();
-        assert_eq!(history::command_summary(&head.command), "expire 1 file unused for 30d");
+        assert_eq!(head.record(), Record::from(Operation::Expire { files: 1, unused_for_days: 30 }));
         // Once a day: a later command that day commits only itself.
         d30.ok(create("/memories/c.md", "c"), &created("/memories/c.md")).await;
         assert_eq!(d30.generation().await, 6);
@@ -159,9 +162,10 @@ async fn expire_automatically_before_the_first_command_of_a_day() {
         let d40 = day(40);
         d40.ok(create("/memories/e.md", "e"), &created("/memories/e.md")).await;
         let log = d40.fs.log(Some(2), None).await.unwrap();
-        let summaries: Vec<String> = log.iter().map(|c| history::command_summary(&c.command)).collect();
-        assert_eq!(summaries, ["create /memories/e.md", "expire 1 file unused for 30d"]);
-        assert_eq!(log[1].changes.iter().map(history::change_line).collect::<Vec<_>>(), ["D /memories/a.md"]);
+        let records: Vec<Record> = log.iter().map(|c| c.record()).collect();
+        let create_e = Record::Tool(Command::Create { path: "/memories/e.md".into(), file_text: "e".into() });
+        assert_eq!(records, [create_e, Record::from(Operation::Expire { files: 1, unused_for_days: 30 })]);
+        assert_eq!(log[1].changes, [Change::Deleted { path: "/memories/a.md".into() }]);
         d40.ok(view("/memories"), &listing(dialect, &[("1B", "c.md"), ("1B", "e.md")])).await;
         // Readable in history after its expiry.
         match d40.fs.show("@6:/memories/a.md").await.unwrap() {

@@ -53,7 +53,7 @@ impl Race {
     }
 
     async fn staged_commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, StoreError> {
-        let command = info.command.clone();
+        let command = info.command.to_json();
         if self.staged.fetch_add(1, Ordering::SeqCst) < 2 {
             self.arrived.wait().await;
             if !command.contains(&self.winner) {

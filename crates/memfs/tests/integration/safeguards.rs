@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use memfs::StateDir;
-use memfs::history;
+use memfs::history::{Operation, PolicyChange, Record};
 use memfs::{Credential, Dialect, KdfParams, Memfs, OpenOptions, Policy, ToolResult};
 use memfs_core::{Command, Dir, DirRef, MapResolver, Node, Tree};
 use memfs_store::{EncryptedRepository, Repository};
@@ -518,7 +518,8 @@ async fn policy_set_unset_get_round_trip() {
             assert_eq!(s.fs.policy().await.unwrap().get(key).unwrap(), shown, "{key}");
             // The commit records the value as it reads back, and changes no file.
             let head = s.fs.resolve("HEAD").await.unwrap();
-            assert_eq!(history::command_summary(&head.command), format!("policy set {key} {shown}"));
+            let set = PolicyChange::Set { set: key.to_owned(), value: shown.to_owned() };
+            assert_eq!(head.record(), Record::from(Operation::Policy(set)));
             assert_eq!(head.changes, []);
             // The same value again, in any spelling: no commit.
             for same in [value, shown] {
@@ -550,7 +551,8 @@ async fn policy_set_unset_get_round_trip() {
             assert_eq!(changed.generation, Some(before + 1), "unset {key}");
             assert_eq!(s.generation().await, before + 1, "unset {key}");
             let head = s.fs.resolve("HEAD").await.unwrap();
-            assert_eq!(history::command_summary(&head.command), format!("policy unset {key}"));
+            let unset = PolicyChange::Unset { unset: key.to_owned() };
+            assert_eq!(head.record(), Record::from(Operation::Policy(unset)));
             if key.starts_with("rule.") {
                 continue;
             }

@@ -378,7 +378,8 @@ async fn keeps_the_policy() {
     let mut policy = memfs_core::Policy::default();
     policy.set("max-files", "7").unwrap();
     let head = repo.head().await.unwrap();
-    let info = CommitInfo { actor: "admin".into(), command: r#"{"command":"policy"}"#.into(), changes: Vec::new() };
+    let info =
+        CommitInfo { actor: "admin".into(), command: Record::parse(r#"{"command":"policy"}"#), changes: Vec::new() };
     repo.set_policy(&head, &policy, info).await.unwrap();
     run(&repo, create("/memories/t.md", "other")).await;
 

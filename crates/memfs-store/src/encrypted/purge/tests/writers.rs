@@ -33,16 +33,15 @@ async fn run_retrying(repo: &EncryptedRepository, input: Value) {
     loop {
         let attempt = async {
             let head = repo.head().await?;
-            let mut fetched = memfs_core::MapResolver::with_address(|c: &[u8]| repo.address(c));
-            let outcome = loop {
-                match memfs_core::execute(&command, &head.tree, memfs_core::Dialect::Spec, &fetched) {
-                    Ok(outcome) => break outcome,
-                    Err(memfs_core::Need::Dir(id)) => drop(fetched.dirs.insert(id, repo.dir(&id).await?)),
-                    Err(memfs_core::Need::Blob(id)) => drop(fetched.blobs.insert(id, repo.blob(&id).await?)),
-                }
-            };
+            let mut fetched = crate::fetch::Fetched::new(repo);
+            let outcome =
+                fetched.resolve(|f| memfs_core::execute(&command, &head.tree, memfs_core::Dialect::Spec, f)).await?;
             let Some(m) = outcome.mutation else { return Ok(()) };
-            let info = CommitInfo { actor: "writer".into(), command: input.to_string(), changes: m.changes.clone() };
+            let info = CommitInfo {
+                actor: "writer".into(),
+                command: Record::parse(&input.to_string()),
+                changes: m.changes.clone(),
+            };
             repo.commit(&head, &m, info).await.map(drop)
         };
         match attempt.await {
