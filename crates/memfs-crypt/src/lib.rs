@@ -12,13 +12,13 @@
 //! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
 //!
 //! ```
-//! use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, ObjectKind, SecretString};
+//! use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, ObjectKind};
 //!
 //! // Creating a store: a random master key and a random 16-byte store id.
 //! let store = [0x5a; 16];
 //! let master = MasterKey::generate()?;
 //! let params = KdfParams::new(8, 1, 1)?; // a real store uses KdfParams::DEFAULT
-//! let slots = KeySlots::with_passphrase(&master, &store, &SecretString::from("correct horse"), params)?;
+//! let slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("correct horse".into()), params)?;
 //!
 //! // Writing an object.
 //! let id = master.address_key().address(b"# notes\n");

@@ -178,12 +178,12 @@ fn associated_data(store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] 
 /// A store's key slots: every way to unlock its master key. Always holds at least one slot.
 ///
 /// ```
-/// use memfs_crypt::{Credential, KdfParams, KeyFile, KeySlots, MasterKey, SecretString};
+/// use memfs_crypt::{Credential, KdfParams, KeyFile, KeySlots, MasterKey};
 ///
 /// let store_id = [7u8; 16]; // the store id: 16 random bytes chosen when the store was created
 /// let master = MasterKey::generate()?;
 /// let cheap = KdfParams::new(8, 1, 1)?; // tests only: use KdfParams::DEFAULT
-/// let mut slots = KeySlots::with_passphrase(&master, &store_id, &SecretString::from("hunter2"), cheap)?;
+/// let mut slots = KeySlots::with_slot(&master, &store_id, &Credential::Passphrase("hunter2".into()), cheap)?;
 /// let file = KeyFile::generate()?;
 /// assert_eq!(slots.add_key_file_slot(&master, &store_id, &file)?.get(), 2);
 ///
@@ -220,16 +220,6 @@ impl KeySlots {
     /// same memory. Checked before any Argon2 run ([`Error::UnlockWork`]), and when a slot is
     /// added or changed, so every set memfs writes can be opened.
     pub const MAX_UNLOCK_WORK_KIB: u64 = 8 * 1024 * 1024;
-
-    /// A new set whose one slot opens `master` with `passphrase`. Runs Argon2 once.
-    pub fn with_passphrase(
-        master: &MasterKey,
-        store_id: &[u8; 16],
-        passphrase: &SecretString,
-        params: KdfParams,
-    ) -> Result<Self, Error> {
-        Self::one_slot(master, |slots| slots.add_passphrase_slot(master, store_id, passphrase, params))
-    }
 
     /// A new set whose one slot opens `master` with `key_file`.
     pub fn with_key_file(master: &MasterKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
@@ -300,7 +290,8 @@ impl KeySlots {
     }
 
     /// Adds a slot that opens `master` with `credential` (Argon2id costs `params` if it is a
-    /// passphrase; ignored for a key file); returns its id.
+    /// passphrase, run once; ignored for a key file); returns its id. [`Error::KeyMismatch`] if
+    /// `master` is not this set's key.
     pub fn add_slot(
         &mut self,
         master: &MasterKey,
@@ -309,26 +300,16 @@ impl KeySlots {
         params: KdfParams,
     ) -> Result<SlotId, Error> {
         match credential {
-            Credential::Passphrase(passphrase) => self.add_passphrase_slot(master, store_id, passphrase, params),
             Credential::KeyFile(key_file) => self.add_key_file_slot(master, store_id, key_file),
+            Credential::Passphrase(passphrase) => {
+                self.check_room()?;
+                check_work(self.passphrase_work(None) + work(params))?;
+                let id = self.next_id();
+                let slot = self.passphrase_slot(id, master, store_id, passphrase, params)?;
+                self.slots.push(slot);
+                Ok(id)
+            }
         }
-    }
-
-    /// Adds a slot that opens `master` with `passphrase`; returns its id. Runs Argon2 once.
-    /// [`Error::KeyMismatch`] if `master` is not this set's key.
-    pub fn add_passphrase_slot(
-        &mut self,
-        master: &MasterKey,
-        store_id: &[u8; 16],
-        passphrase: &SecretString,
-        params: KdfParams,
-    ) -> Result<SlotId, Error> {
-        self.check_room()?;
-        check_work(self.passphrase_work(None) + work(params))?;
-        let id = self.next_id();
-        let slot = self.passphrase_slot(id, master, store_id, passphrase, params)?;
-        self.slots.push(slot);
-        Ok(id)
     }
 
     /// Adds a slot that opens `master` with `key_file`; returns its id.
@@ -510,7 +491,7 @@ mod tests {
     #[test]
     fn one_passphrase_slot_costs_one_argon2_run() {
         let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         let file = KeyFile::from_bytes([3; 32]);
         slots.add_key_file_slot(&master, &store, &file).unwrap();
 
@@ -528,7 +509,7 @@ mod tests {
     fn hostile_costs_are_refused_before_argon2() {
         let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
         for (m, t, p) in [(u32::MAX, 3, 4), (65536, 1_000_000, 4), (65536, 3, 1 << 20), (0, 0, 0)] {
-            let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+            let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
             let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
             *argon2id = Argon2Costs { m_cost: m, t_cost: t, p_cost: p };
             let before = argon2_runs();
@@ -543,8 +524,8 @@ mod tests {
     #[test]
     fn a_hostile_slot_does_not_hide_a_good_one() {
         let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
-        slots.add_passphrase_slot(&master, &store, &"a".into(), cheap()).unwrap();
+        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+        slots.add_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
         argon2id.m_cost = u32::MAX;
         let (id, _) = slots.unlock_slot(&phrase("a"), &store).unwrap();
@@ -563,7 +544,10 @@ mod tests {
         }
         assert!(matches!(slots.add_key_file_slot(&master, &store, &file), Err(Error::TooManySlots)));
         let before = argon2_runs();
-        assert!(matches!(slots.add_passphrase_slot(&master, &store, &"a".into(), cheap()), Err(Error::TooManySlots)));
+        assert!(matches!(
+            slots.add_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()),
+            Err(Error::TooManySlots)
+        ));
         assert_eq!(argon2_runs(), before);
         // Sixteen read back; a seventeenth, written by hand, is refused when read.
         let mut json: serde_json::Value = serde_json::to_value(&slots).unwrap();
@@ -582,7 +566,7 @@ mod tests {
     #[test]
     fn summed_work_is_bounded_before_argon2() {
         let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_passphrase(&master, &store, &"a".into(), cheap()).unwrap();
+        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         // Three slots of 1 GiB x 3 passes (each within the per-slot bounds): 9 GiB-passes.
         for i in 0..3 {
             slots.slots.push(Slot { id: SlotId::new(i + 2), ..slots.slots[0].clone() });
@@ -617,7 +601,7 @@ mod tests {
         slots.slots.truncate(2);
         let two_gib_four = KdfParams::new(2 << 20, 4, 4).unwrap();
         let before = argon2_runs();
-        let err = slots.add_passphrase_slot(&master, &store, &"b".into(), two_gib_four).err().unwrap();
+        let err = slots.add_slot(&master, &store, &Credential::Passphrase("b".into()), two_gib_four).err().unwrap();
         assert!(matches!(err, Error::UnlockWork { mib_passes: 8193 }), "{err:?}");
         assert_eq!(argon2_runs(), before);
         // The defaults, sixteen times, fit.

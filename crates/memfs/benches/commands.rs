@@ -103,6 +103,11 @@ fn file10k(rt: &Runtime, content: &str) -> Memfs {
 
 /// `b.iter` over two inputs taken in turn, `inputs[1]` first: `inputs[1]` takes the fixture
 /// from its start state to a second one, `inputs[0]` takes it back.
+/// `input`, run again and again: a command that changes nothing (a view).
+fn timed(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, input: &Value) {
+    c.bench_function(name, |b| b.iter(|| black_box(call(rt, memfs, input))));
+}
+
 fn toggle(c: &mut Criterion, name: &str, rt: &Runtime, memfs: &Memfs, inputs: [Value; 2]) {
     let mut n = 0usize;
     c.bench_function(name, |b| {
@@ -159,22 +164,10 @@ fn bench_tree1k(c: &mut Criterion) {
     let memfs = tree1k(&rt);
     let new_note = note("projects", 42);
 
-    c.bench_function("tree1k/view_dir_root", |b| {
-        let input = json!({"command": "view", "path": "/memories"});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
-    c.bench_function("tree1k/view_dir_sub", |b| {
-        let input = json!({"command": "view", "path": "/memories/projects"});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
-    c.bench_function("tree1k/view_file", |b| {
-        let input = json!({"command": "view", "path": NOTE});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
-    c.bench_function("tree1k/view_range", |b| {
-        let input = json!({"command": "view", "path": NOTE, "view_range": [3, 8]});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
+    timed(c, "tree1k/view_dir_root", &rt, &memfs, &json!({"command": "view", "path": "/memories"}));
+    timed(c, "tree1k/view_dir_sub", &rt, &memfs, &json!({"command": "view", "path": "/memories/projects"}));
+    timed(c, "tree1k/view_file", &rt, &memfs, &json!({"command": "view", "path": NOTE}));
+    timed(c, "tree1k/view_range", &rt, &memfs, &json!({"command": "view", "path": NOTE, "view_range": [3, 8]}));
     let created = "/memories/projects/new-note.md";
     timed_with_undo(
         c,
@@ -203,14 +196,8 @@ fn bench_file10k(c: &mut Criterion) {
     let content = big_file();
     let memfs = file10k(&rt, &content);
 
-    c.bench_function("file10k/view_file", |b| {
-        let input = json!({"command": "view", "path": BIG});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
-    c.bench_function("file10k/view_range", |b| {
-        let input = json!({"command": "view", "path": BIG, "view_range": [4950, 5050]});
-        b.iter(|| black_box(call(&rt, &memfs, &input)))
-    });
+    timed(c, "file10k/view_file", &rt, &memfs, &json!({"command": "view", "path": BIG}));
+    timed(c, "file10k/view_range", &rt, &memfs, &json!({"command": "view", "path": BIG, "view_range": [4950, 5050]}));
     c.bench_function("file10k/create", |b| {
         let input = json!({"command": "create", "path": BIG, "file_text": content});
         b.iter_batched(

@@ -40,7 +40,7 @@ fn debug_prints_no_secrets() {
     assert!(!debug.contains("hunter2"));
     assert!(!format!("{:?}", SecretString::from("hunter2")).contains("hunter2"));
 
-    let mut slots = KeySlots::with_passphrase(&master, &store(), &"hunter2".into(), cheap()).unwrap();
+    let mut slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("hunter2".into()), cheap()).unwrap();
     slots.add_key_file_slot(&master, &store(), &file).unwrap();
     let debug = format!("{slots:?}");
     assert_eq!(debug, "KeySlots { slots: [(SlotId(1), Passphrase), (SlotId(2), KeyFile)] }");

@@ -17,7 +17,8 @@ fn key_file(b: u8) -> Credential {
 
 /// A set with a passphrase slot ("open sesame", id 1) and a key-file slot ([5; 32], id 2).
 fn two_slots(master: &MasterKey) -> KeySlots {
-    let mut slots = KeySlots::with_passphrase(master, &store(), &"open sesame".into(), cheap()).unwrap();
+    let mut slots =
+        KeySlots::with_slot(master, &store(), &Credential::Passphrase("open sesame".into()), cheap()).unwrap();
     slots.add_key_file_slot(master, &store(), &KeyFile::from_bytes([5; 32])).unwrap();
     slots
 }
@@ -58,7 +59,7 @@ fn wrong_credentials_are_wrong_key() {
 #[test]
 fn a_credential_without_a_slot_of_its_kind() {
     let master = MasterKey::generate().unwrap();
-    let slots = KeySlots::with_passphrase(&master, &store(), &"p".into(), cheap()).unwrap();
+    let slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
     let err = slots.unlock(&key_file(5), &store()).err().unwrap();
     assert!(matches!(err, Error::NoSlot { kind: SlotKind::KeyFile }));
     assert_eq!(err.to_string(), "this store has no key file slot");
@@ -233,7 +234,10 @@ fn slots_only_ever_wrap_the_sets_own_key() {
     let master = MasterKey::generate().unwrap();
     let mut slots = two_slots(&master);
     let stranger = MasterKey::generate().unwrap();
-    assert!(matches!(slots.add_passphrase_slot(&stranger, &store(), &"p".into(), cheap()), Err(Error::KeyMismatch)));
+    assert!(matches!(
+        slots.add_slot(&stranger, &store(), &Credential::Passphrase("p".into()), cheap()),
+        Err(Error::KeyMismatch)
+    ));
     assert!(matches!(
         slots.add_key_file_slot(&stranger, &store(), &KeyFile::from_bytes([1; 32])),
         Err(Error::KeyMismatch)
@@ -249,8 +253,8 @@ fn slots_only_ever_wrap_the_sets_own_key() {
 #[test]
 fn several_passphrase_slots() {
     let master = MasterKey::generate().unwrap();
-    let mut slots = KeySlots::with_passphrase(&master, &store(), &"first".into(), cheap()).unwrap();
-    let second = slots.add_passphrase_slot(&master, &store(), &"second".into(), cheap()).unwrap();
+    let mut slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("first".into()), cheap()).unwrap();
+    let second = slots.add_slot(&master, &store(), &Credential::Passphrase("second".into()), cheap()).unwrap();
     assert_eq!(second, SlotId::new(2));
     assert_eq!(slots.unlock_slot(&phrase("first"), &store()).unwrap().0, SlotId::new(1));
     assert_eq!(slots.unlock_slot(&phrase("second"), &store()).unwrap().0, second);
@@ -260,8 +264,8 @@ fn several_passphrase_slots() {
 #[test]
 fn the_same_passphrase_twice_gives_different_slots() {
     let master = MasterKey::generate().unwrap();
-    let mut slots = KeySlots::with_passphrase(&master, &store(), &"p".into(), cheap()).unwrap();
-    slots.add_passphrase_slot(&master, &store(), &"p".into(), cheap()).unwrap();
+    let mut slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
+    slots.add_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
     let v = json_of(&slots);
     assert_ne!(v["slots"][0]["salt"], v["slots"][1]["salt"]);
     assert_ne!(v["slots"][0]["wrapped"], v["slots"][1]["wrapped"]);
