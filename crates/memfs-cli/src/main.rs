@@ -1,4 +1,20 @@
-//! `memfs`: a thin dispatcher over the `memfs` library.
+//! `memfs`: a thin dispatcher over the `memfs` library. The library owns the behaviour; this
+//! binary owns the words: every message, report and piece of advice a person reads.
+//!
+//! Each subcommand has its file, holding its arguments, its run and its text: `exec`, `mcp`,
+//! `serve`, `agent`, `import`, `export`, `init`, `key`, `log`, `show`, `diff`, `restore`,
+//! `undo`, `check`, `gc`, `policy`, `expire`, `purge`. What they share:
+//!
+//! - `cli`: the top-level parser, one variant per subcommand;
+//! - `store`: which store and how to unlock it: the global options, the environment, the
+//!   default local store;
+//! - `credential`: new credentials: a key file written once, a passphrase asked twice;
+//! - `value`: value parsers of flags several subcommands take, whose refusals quote nothing;
+//! - `words`: words several reports share (times, one-line text, counts, change lines);
+//! - `advice`: what to do about an error, said with the flag that fixes it;
+//! - `parse_error`: argument errors that never show the value typed;
+//! - `output`: results to stdout, progress to stderr;
+//! - `signal`: stopping the servers cleanly.
 
 #![forbid(unsafe_code)]
 

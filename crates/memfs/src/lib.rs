@@ -134,10 +134,11 @@
 //! Every commit is kept with its parent, time, actor and command: [`history`] reads it back
 //! (`log`, `show`, `diff`), restores from it (`restore`, `undo`, themselves commits), verifies
 //! the store (`check`) and applies retention (`gc`).
-
+//!
 //! # Modules
 //!
 //! - `access`: last-access days of reads, carried into the next commit or flushed in one;
+//! - `conflict`: [`Conflict`], [`ConflictKind`]: why a file of an import was refused;
 //! - [`agent`] (feature `agent`): the Messages API loop with this store as Claude's memory;
 //! - `contention`: the wait after a lost race, backoff in rounds of the store at hand;
 //! - `engine`: [`Memfs`], [`OpenOptions`]: opening a store and running tool commands;
@@ -154,6 +155,7 @@
 //! - `policy`: the store's policy, read at every head, changed by a commit of its own;
 //! - [`protocol`]: the `memfs exec` line protocol;
 //! - `purge`: a path erased from the live tree and from all history ([`PurgeReport`]);
+//! - `races` (tests only): every mutating operation survives a lost race and a racing gc;
 //! - `transaction`: the transaction driver, the one place that commits by compare-and-swap:
 //!   every mutation is a plan function handed to it;
 //! - `url`: [`Location`], a store's URL, backend options and namespace; redaction.
