@@ -32,6 +32,8 @@ for features in "" http agent http,agent mcp; do
     echo "-- memfs with --no-default-features --features '$features'"
     cargo clippy -p memfs --no-default-features --features "$features" --all-targets --locked -- -D warnings
 done
+# memfs-core as every other crate uses it: without `test-support` (its own tests turn it on).
+cargo clippy -p memfs-core --lib --locked -- -D warnings
 
 step "No module cycles in any crate"
 python3 scripts/module-cycles.py --self-test
