@@ -2,12 +2,12 @@
 //! whose help is written here; each subcommand's own arguments live in its file, with the code
 //! that runs it.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::store::StoreArgs;
 use crate::{
-    agent, check, diff, exec, expire, export, gc, import, init, key, log, mcp, policy, purge, restore, serve, show,
-    undo,
+    agent, check, completions, diff, exec, expire, export, gc, import, init, key, log, man, mcp, policy, purge,
+    restore, serve, show, undo,
 };
 
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
@@ -161,6 +161,14 @@ pub(crate) enum Commands {
     /// folders 0700, and a warning says so on stderr. `memfs import DIR` brings the same tree
     /// back.
     Export(export::ExportArgs),
+    /// Print a completion script for a shell.
+    ///
+    /// bash: `memfs completions bash > ~/.local/share/bash-completion/completions/memfs`;
+    /// zsh: `memfs completions zsh > ~/.zfunc/_memfs` (with ~/.zfunc in $fpath);
+    /// fish: `memfs completions fish > ~/.config/fish/completions/memfs.fish`.
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff): `memfs man | man -l -`, or `memfs man > memfs.1`.
+    Man(man::ManArgs),
 }
 
 /// Runs one subcommand's `run` with the global options (and its own arguments, if it has any).
@@ -171,6 +179,7 @@ macro_rules! dispatch {
         match $command {
             Commands::Undo => undo::run($store).await,
             $(Commands::$variant(args) => $module::run($store, args).await,)*
+            Commands::Completions(_) | Commands::Man(_) => unreachable!("answered before any store"),
         }
     };
 }
@@ -179,6 +188,12 @@ impl Cli {
     /// Runs the command given.
     pub(crate) async fn run(self) -> anyhow::Result<()> {
         let store = &self.store;
+        // These two describe the command line itself, not a store.
+        match &self.command {
+            Commands::Completions(args) => return completions::run(Cli::command(), args),
+            Commands::Man(args) => return man::run(Cli::command(), args),
+            _ => {}
+        }
         dispatch!(self.command, store;
             Exec => exec, Init => init, Log => log, Show => show, Diff => diff, Restore => restore, Check => check,
             Gc => gc, Key => key, Policy => policy, Expire => expire, Purge => purge, Mcp => mcp, Serve => serve,

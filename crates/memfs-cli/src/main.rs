@@ -3,7 +3,7 @@
 //!
 //! Each subcommand has its file, holding its arguments, its run and its text: `exec`, `mcp`,
 //! `serve`, `agent`, `import`, `export`, `init`, `key`, `log`, `show`, `diff`, `restore`,
-//! `undo`, `check`, `gc`, `policy`, `expire`, `purge`. What they share:
+//! `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`, `man`. What they share:
 //!
 //! - `cli`: the top-level parser, one variant per subcommand;
 //! - `store`: which store and how to unlock it: the global options, the environment, the
@@ -22,6 +22,7 @@ mod advice;
 mod agent;
 mod check;
 mod cli;
+mod completions;
 mod credential;
 mod diff;
 mod exec;
@@ -32,6 +33,7 @@ mod import;
 mod init;
 mod key;
 mod log;
+mod man;
 mod mcp;
 mod output;
 mod parse_error;

@@ -9,8 +9,10 @@ use memfs::{Credential, KeyFile, Location, Memfs, OpenOptions, StateDir};
 
 use crate::parse_error::Refused;
 
-/// Which store, and how to unlock it. Shared by every command.
+/// Which store, and how to unlock it. Shared by every command, and shown under their own
+/// heading after each command's own options.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct StoreArgs {
     /// The store: file:///absolute/path (an encrypted folder), s3://bucket/prefix,
     /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the

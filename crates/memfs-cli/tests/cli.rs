@@ -18,6 +18,8 @@ mod exec;
 mod expire;
 #[path = "cli/fleet.rs"]
 mod fleet;
+#[path = "cli/help.rs"]
+mod help;
 #[path = "cli/history.rs"]
 mod history;
 #[path = "cli/hostile_slots.rs"]

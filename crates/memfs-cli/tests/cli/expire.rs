@@ -300,7 +300,7 @@ fn expire_help() {
     }
     let help = s.ok(&["--help"]);
     assert!(
-        help.contains("\n  expire   Remove files nobody has read or written for a while, as one commit\n"),
+        help.contains("\n  expire       Remove files nobody has read or written for a while, as one commit\n"),
         "{help}"
     );
 }

@@ -408,14 +408,14 @@ fn top_level_help_summarises_policy_on_one_line() {
     assert_text(
         "policy line",
         line,
-        "  policy   Show or change the store's policy: size limits, view pagination, filter, expiration",
+        "  policy       Show or change the store's policy: size limits, view pagination, filter, expiration",
     );
     // Nothing continues it: the next line is the next command's.
     let next = help.lines().skip_while(|l| !l.starts_with("  policy ")).nth(1).unwrap_or("");
     assert_text(
         "after the policy line",
         next,
-        "  expire   Remove files nobody has read or written for a while, as one commit",
+        "  expire       Remove files nobody has read or written for a while, as one commit",
     );
 }
 
