@@ -6,8 +6,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::store::StoreArgs;
 use crate::{
-    agent, check, completions, diff, exec, expire, export, gc, import, init, key, log, man, mcp, policy, purge,
-    restore, serve, show, undo,
+    agent, cat, check, completions, diff, exec, expire, export, gc, import, init, key, log, ls, man, mcp, policy,
+    purge, restore, serve, show, tree, undo,
 };
 
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
@@ -65,6 +65,12 @@ pub(crate) enum Commands {
     /// ending in `/`.
     #[command(after_long_help = REVISIONS)]
     Show(show::ShowArgs),
+    /// List a directory's entries (directories end in `/`), as of HEAD or --at REV.
+    Ls(ls::LsArgs),
+    /// Print a file's content exactly as stored, as of HEAD or --at REV.
+    Cat(cat::CatArgs),
+    /// Draw a directory and everything below it, as of HEAD or --at REV, with a count.
+    Tree(tree::TreeArgs),
     /// List the files that differ between two commits.
     ///
     /// One line per file, in tree order: `A PATH` (added), `M PATH` (modified), `D PATH`
@@ -195,9 +201,9 @@ impl Cli {
             _ => {}
         }
         dispatch!(self.command, store;
-            Exec => exec, Init => init, Log => log, Show => show, Diff => diff, Restore => restore, Check => check,
-            Gc => gc, Key => key, Policy => policy, Expire => expire, Purge => purge, Mcp => mcp, Serve => serve,
-            Agent => agent, Import => import, Export => export)
+            Exec => exec, Init => init, Log => log, Show => show, Ls => ls, Cat => cat, Tree => tree, Diff => diff,
+            Restore => restore, Check => check, Gc => gc, Key => key, Policy => policy, Expire => expire,
+            Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Import => import, Export => export)
     }
 }
 

@@ -2,7 +2,8 @@
 //! binary owns the words: every message, report and piece of advice a person reads.
 //!
 //! Each subcommand has its file, holding its arguments, its run and its text: `exec`, `mcp`,
-//! `serve`, `agent`, `import`, `export`, `init`, `key`, `log`, `show`, `diff`, `restore`,
+//! `serve`, `agent`, `import`, `export`, `init`, `key`, `log`, `show`, `ls`, `cat`, `tree`,
+//! `diff`, `restore`,
 //! `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`, `man`. What they share:
 //!
 //! - `cli`: the top-level parser, one variant per subcommand;
@@ -20,6 +21,7 @@
 
 mod advice;
 mod agent;
+mod cat;
 mod check;
 mod cli;
 mod completions;
@@ -33,6 +35,7 @@ mod import;
 mod init;
 mod key;
 mod log;
+mod ls;
 mod man;
 mod mcp;
 mod output;
@@ -44,6 +47,7 @@ mod serve;
 mod show;
 mod signal;
 mod store;
+mod tree;
 mod undo;
 mod value;
 mod words;

@@ -285,7 +285,7 @@ impl Memfs {
             .await
     }
 
-    async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
+    pub(crate) async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
         match dir.dir() {
             Some(d) => Ok(d.clone()),
             None => {
@@ -296,7 +296,7 @@ impl Memfs {
     }
 
     /// The node at `components` of `tree` (the root directory for none).
-    async fn node_at(&self, tree: &Tree, components: &[Name]) -> Result<Option<Node>, Error> {
+    pub(crate) async fn node_at(&self, tree: &Tree, components: &[Name]) -> Result<Option<Node>, Error> {
         let mut node = Node::Dir(tree.root().clone());
         for name in components {
             let Node::Dir(d) = &node else { return Ok(None) };

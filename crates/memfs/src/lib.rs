@@ -140,6 +140,7 @@
 //! - `access`: last-access days of reads, carried into the next commit or flushed in one;
 //! - `conflict`: [`Conflict`], [`ConflictKind`]: why a file of an import was refused;
 //! - [`agent`] (feature `agent`): the Messages API loop with this store as Claude's memory;
+//! - `browse`: looking without writing: a directory or a subtree at a revision ([`Listed`]);
 //! - `contention`: the wait after a lost race, backoff in rounds of the store at hand;
 //! - `engine`: [`Memfs`], [`OpenOptions`]: opening a store and running tool commands;
 //! - `error`: [`Error`], the library's errors (they name no CLI flag);
@@ -166,6 +167,7 @@
 mod access;
 #[cfg(feature = "agent")]
 pub mod agent;
+mod browse;
 mod conflict;
 mod contention;
 mod engine;
@@ -190,6 +192,7 @@ mod transaction;
 mod url;
 
 pub use access::FLUSH_AFTER;
+pub use browse::Listed;
 pub use conflict::{Conflict, ConflictKind};
 pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, error_chain};
@@ -198,7 +201,7 @@ pub use export::Exported;
 pub use folder::{FolderError, FolderTarget, read_folder};
 pub use import::{Entry, ImportOptions, Imported};
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
-pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, parse_days};
+pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;

@@ -237,7 +237,9 @@ fn help_exits_zero() {
     assert!(help.starts_with("memfs: an encrypted, content-addressed store for Claude's memory tool.\n"), "{help}");
     assert!(help.contains("\nUsage: memfs [OPTIONS] <COMMAND>\n"), "{help}");
     assert!(
-        help.contains("\n  exec         Run memory-tool calls read as JSON lines from stdin, one JSON answer line each\n"),
+        help.contains(
+            "\n  exec         Run memory-tool calls read as JSON lines from stdin, one JSON answer line each\n"
+        ),
         "{help}"
     );
 

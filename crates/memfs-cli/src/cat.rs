@@ -1,0 +1,29 @@
+//! `memfs cat`: a file's content, as of a revision, exactly as stored.
+
+use anyhow::bail;
+use clap::Args;
+use memfs::history::Shown;
+
+use crate::store::StoreArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct CatArgs {
+    /// The file.
+    #[arg(value_name = "PATH")]
+    path: String,
+
+    /// As of this revision (HEAD, HEAD~N, @N, a commit id prefix).
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    at: String,
+}
+
+pub(crate) async fn run(store: &StoreArgs, args: CatArgs) -> anyhow::Result<()> {
+    let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
+    match memfs.show(&format!("{}:{}", args.at, args.path)).await? {
+        // The content exactly as stored: no newline added.
+        Shown::File(content) => crate::output::stdout(&content)?,
+        Shown::Dir(_) => bail!("{} is a directory (memfs ls or memfs tree shows it)", args.path),
+        Shown::Commit(_) => unreachable!("a path was given"),
+    }
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! Looking without writing JSON: `memfs ls`, `memfs cat` and `memfs tree`, now and at a
+//! past revision, with the errors a careless path gets.
+
+use serde_json::json;
+
+use crate::support::Store;
+
+fn store() -> Store {
+    let s = Store::new("browse passphrase");
+    s.exec(
+        "tester",
+        &[
+            json!({"command": "create", "path": "/memories/a.md", "file_text": "hello\n"}),
+            json!({"command": "create", "path": "/memories/d/b.md", "file_text": "bb"}),
+            json!({"command": "create", "path": "/memories/d/e/c.md", "file_text": "c"}),
+            json!({"command": "create", "path": "/memories/z.md", "file_text": "zz"}),
+        ],
+    );
+    s
+}
+
+#[test]
+fn tree_draws_everything_below_a_directory_with_a_count() {
+    let s = store();
+    assert_eq!(
+        s.ok(&["tree"]),
+        "/memories\n├── a.md\n├── d/\n│   ├── b.md\n│   └── e/\n│       └── c.md\n└── z.md\n\n2 directories, 4 files (11 bytes)\n"
+    );
+    assert_eq!(
+        s.ok(&["tree", "/memories/d"]),
+        "/memories/d\n├── b.md\n└── e/\n    └── c.md\n\n1 directory, 2 files (3 bytes)\n"
+    );
+    // Two commits back: before c.md and z.md.
+    assert_eq!(
+        s.ok(&["tree", "--at", "HEAD~2"]),
+        "/memories\n├── a.md\n└── d/\n    └── b.md\n\n1 directory, 2 files (8 bytes)\n"
+    );
+    assert_eq!(s.ok(&["tree", "--at", "@1"]), "/memories\n└── a.md\n\n0 directories, 1 file (6 bytes)\n");
+}
+
+#[test]
+fn ls_lists_one_directory_and_its_sizes() {
+    let s = store();
+    assert_eq!(s.ok(&["ls"]), "a.md\nd/\nz.md\n");
+    assert_eq!(s.ok(&["ls", "/memories/d"]), "b.md\ne/\n");
+    assert_eq!(s.ok(&["ls", "-l"]), "           6  a.md\n           3  d/\n           2  z.md\n");
+    assert_eq!(s.ok(&["ls", "/memories/a.md"]), "/memories/a.md\n");
+    assert_eq!(s.ok(&["ls", "--at", "@1"]), "a.md\n");
+    assert_eq!(s.fails(&["ls", "/memories/nope"]), "memfs: /memories/nope does not exist at HEAD\n");
+    assert_eq!(
+        s.fails(&["ls", "/etc"]),
+        "memfs: path \"/etc\" does not start with /memories\n",
+        "a path outside /memories is refused before it reaches the store"
+    );
+}
+
+#[test]
+fn cat_prints_a_file_exactly_as_stored() {
+    let s = store();
+    assert_eq!(s.ok(&["cat", "/memories/a.md"]), "hello\n");
+    assert_eq!(s.ok(&["cat", "/memories/d/b.md"]), "bb");
+    assert_eq!(s.fails(&["cat", "/memories/d/b.md", "--at", "@1"]), "memfs: /memories/d/b.md does not exist at @1\n");
+    assert_eq!(
+        s.fails(&["cat", "/memories/d"]),
+        "memfs: /memories/d is a directory (memfs ls or memfs tree shows it)\n"
+    );
+}
