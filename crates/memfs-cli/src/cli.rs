@@ -6,7 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::store::StoreArgs;
 use crate::{
-    agent, cat, check, completions, diff, exec, expire, export, gc, import, init, key, log, ls, man, mcp, policy,
+    agent, cat, check, completions, diff, exec, expire, export, gc, import, info, init, key, log, ls, man, mcp, policy,
     purge, restore, serve, show, tree, undo,
 };
 
@@ -65,6 +65,9 @@ pub(crate) enum Commands {
     /// ending in `/`.
     #[command(after_long_help = REVISIONS)]
     Show(show::ShowArgs),
+    /// The store at a glance: where, format, files and bytes, the newest commit, key slots and
+    /// the policy settings that differ from the defaults.
+    Info(info::InfoArgs),
     /// List a directory's entries (directories end in `/`), as of HEAD or --at REV.
     Ls(ls::LsArgs),
     /// Print a file's content exactly as stored, as of HEAD or --at REV.
@@ -201,9 +204,10 @@ impl Cli {
             _ => {}
         }
         dispatch!(self.command, store;
-            Exec => exec, Init => init, Log => log, Show => show, Ls => ls, Cat => cat, Tree => tree, Diff => diff,
-            Restore => restore, Check => check, Gc => gc, Key => key, Policy => policy, Expire => expire,
-            Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Import => import, Export => export)
+            Exec => exec, Init => init, Info => info, Log => log, Show => show, Ls => ls, Cat => cat, Tree => tree,
+            Diff => diff, Restore => restore, Check => check, Gc => gc, Key => key, Policy => policy,
+            Expire => expire, Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Import => import,
+            Export => export)
     }
 }
 

@@ -70,7 +70,7 @@ fn log_json(c: &CommitRecord) -> String {
 /// /memories/b`, `restore /memories to @3 (0a1b2c3d4e5f)`, `undo @5 (0a1b2c3d4e5f)`,
 /// `import memories (3 files)`; a record this version does not know by its command's name
 /// and path, or verbatim.
-fn summary(record: &Record) -> String {
+pub(crate) fn summary(record: &Record) -> String {
     let short = |id: &str| id.chars().take(12).collect::<String>();
     match record {
         Record::Tool(Command::Rename { old_path, new_path }) => format!("rename {old_path} {new_path}"),

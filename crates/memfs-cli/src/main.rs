@@ -2,7 +2,7 @@
 //! binary owns the words: every message, report and piece of advice a person reads.
 //!
 //! Each subcommand has its file, holding its arguments, its run and its text: `exec`, `mcp`,
-//! `serve`, `agent`, `import`, `export`, `init`, `key`, `log`, `show`, `ls`, `cat`, `tree`,
+//! `serve`, `agent`, `import`, `export`, `init`, `info`, `key`, `log`, `show`, `ls`, `cat`, `tree`,
 //! `diff`, `restore`,
 //! `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`, `man`. What they share:
 //!
@@ -32,6 +32,7 @@ mod expire;
 mod export;
 mod gc;
 mod import;
+mod info;
 mod init;
 mod key;
 mod log;

@@ -150,6 +150,7 @@
 //! - [`history`]: log, show, diff, restore, undo, check and gc, as reports;
 //! - [`http`] (feature `http`): `POST /v1/memory` behind bearer tokens bound to namespaces;
 //! - `import`: many files into `/memories` as one commit ([`Imported`]);
+//! - `info`: the store at a glance ([`Info`]);
 //! - `keys`: key slots of a persistent store: list, add, remove;
 //! - [`mcp`] (feature `mcp`): the memory tool as an MCP server, stdio or streamable HTTP;
 //! - `pending`: reads whose last-access days are not recorded yet;
@@ -179,6 +180,7 @@ pub mod history;
 #[cfg(feature = "http")]
 pub mod http;
 mod import;
+mod info;
 mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -200,6 +202,7 @@ pub use expire::Expired;
 pub use export::Exported;
 pub use folder::{FolderError, FolderTarget, read_folder};
 pub use import::{Entry, ImportOptions, Imported};
+pub use info::Info;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
 pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};

@@ -65,3 +65,28 @@ fn cat_prints_a_file_exactly_as_stored() {
         "memfs: /memories/d is a directory (memfs ls or memfs tree shows it)\n"
     );
 }
+
+#[test]
+fn info_shows_the_store_on_one_screen() {
+    let s = store();
+    s.ok(&["policy", "set", "max-files", "50"]);
+    let info = s.ok(&["info"]);
+    let lines: Vec<&str> = info.lines().collect();
+    assert_eq!(lines.len(), 6, "{info}");
+    assert_eq!(lines[0], format!("store      {}", s.url()));
+    let id = lines[1].strip_prefix("format     6, store id ").expect("the format line");
+    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+    assert_eq!(lines[2], "files      4 (11 bytes)");
+    let (before, after) = lines[3].split_once(" by ").expect("the commits line");
+    assert!(before.starts_with("commits    5, the newest @5 20") && before.ends_with('Z'), "{before}");
+    assert_eq!(after, "-: policy set max-files 50");
+    assert_eq!(lines[4], "key slots  1: 1 passphrase");
+    assert_eq!(lines[5], "policy     max-files 50");
+
+    let mut cmd = crate::support::memfs_no_home();
+    cmd.args(["--store", "memory://", "info"]);
+    assert_eq!(
+        crate::support::ok("info on memory://", &crate::support::run(cmd, "")),
+        "store      memory://\nformat     6\nfiles      0 (0 bytes)\ncommits    0\npolicy     the defaults\n"
+    );
+}
