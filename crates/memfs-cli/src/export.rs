@@ -28,6 +28,10 @@ pub(crate) struct ExportArgs {
     /// is synced to one, one of the two would silently replace the other.
     #[arg(long)]
     allow_case_twins: bool,
+    /// Write the tree as it was at this revision (HEAD~N, @N, a commit id prefix) instead of
+    /// the newest.
+    #[arg(long, value_name = "REV")]
+    at: Option<String>,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<()> {
@@ -35,7 +39,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ExportArgs) -> anyhow::Result<(
     let target = FolderTarget::check(dir, args.force)?;
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
     let bar = Bar::new();
-    let exported = memfs.export(&bar).await?;
+    let exported = match &args.at {
+        Some(rev) => memfs.export_at(rev, &bar).await?,
+        None => memfs.export(&bar).await?,
+    };
     if !args.allow_case_twins {
         check_case_twins(&exported)?;
     }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
 
-use memfs_core::{Name, Node, normalized};
+use memfs_core::{Name, Node, Tree, normalized};
 use memfs_store::Progress;
 
 use memfs_store::Fetched;
@@ -57,10 +57,20 @@ impl Memfs {
     /// does not count as using a file (last-access days are left alone).
     pub async fn export(&self, progress: &dyn Progress) -> Result<Exported, Error> {
         let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-        progress.phase("files", Some(head.tree.totals().files));
+        self.export_tree(&head.tree, head.generation, progress).await
+    }
+
+    /// [`Memfs::export`] of the tree as it was at revision `rev` (see [`Memfs::resolve`]).
+    pub async fn export_at(&self, rev: &str, progress: &dyn Progress) -> Result<Exported, Error> {
+        let commit = self.resolve(rev).await?;
+        self.export_tree(&commit.tree(), commit.generation, progress).await
+    }
+
+    async fn export_tree(&self, tree: &Tree, generation: u64, progress: &dyn Progress) -> Result<Exported, Error> {
+        progress.phase("files", Some(tree.totals().files));
         let mut fetched = Fetched::new(self.repository().as_ref());
         let mut entries = Vec::new();
-        let mut stack: Vec<(Vec<Name>, Node)> = vec![(Vec::new(), Node::Dir(head.tree.root().clone()))];
+        let mut stack: Vec<(Vec<Name>, Node)> = vec![(Vec::new(), Node::Dir(tree.root().clone()))];
         while let Some((components, node)) = stack.pop() {
             let path = normalized(&components);
             match node {
@@ -85,6 +95,6 @@ impl Memfs {
                 }
             }
         }
-        Ok(Exported { generation: head.generation, entries })
+        Ok(Exported { generation, entries })
     }
 }

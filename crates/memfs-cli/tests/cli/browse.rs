@@ -90,3 +90,24 @@ fn info_shows_the_store_on_one_screen() {
         "store      memory://\nformat     6\nfiles      0 (0 bytes)\ncommits    0\npolicy     the defaults\n"
     );
 }
+
+#[test]
+fn export_at_writes_the_tree_of_a_past_revision() {
+    let s = store();
+    let dir = s.root().join("out");
+    let dir_arg = dir.to_str().unwrap();
+    let out = s.run(&["export", "--at", "@2", dir_arg]);
+    let stdout = crate::support::succeeds("export --at @2", &out);
+    assert_eq!(stdout, format!("exported 2 files and 1 folder from @2 to {dir_arg}\n"));
+    assert_eq!(std::fs::read_to_string(dir.join("a.md")).unwrap(), "hello\n");
+    assert_eq!(std::fs::read_to_string(dir.join("d/b.md")).unwrap(), "bb");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["a.md", "d"], "nothing committed after @2");
+    let out2 = s.root().join("out2");
+    assert_eq!(
+        s.fails(&["export", "--at", "@9", out2.to_str().unwrap()]),
+        format!("memfs: store {}: revision @9 does not exist: the newest commit is @4\n", s.url())
+    );
+    assert!(!out2.exists(), "nothing written for a revision that does not exist");
+}
