@@ -255,10 +255,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         namespaces.get(namespace).await.with_context(|| format!("cannot serve namespace {namespace}"))?;
     }
     let server = Arc::new(
-        Server::new(tokens, namespaces)
-            .with_max_body(args.max_body)
-            .with_limits(limits)
-            .with_log(Arc::new(Stderr)),
+        Server::new(tokens, namespaces).with_max_body(args.max_body).with_limits(limits).with_log(Arc::new(Stderr)),
     );
 
     let listener = tokio::net::TcpListener::bind(addrs.as_slice())
