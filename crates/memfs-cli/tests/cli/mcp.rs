@@ -438,38 +438,23 @@ fn stdio_a_store_that_cannot_open_answers_every_call_with_the_reason() {
     ];
     for (mut args, message) in cases {
         args.push("mcp".to_owned());
-        let mut child = memfs(root)
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs mcp");
-        let stdout = child.stdout.take().expect("stdout");
-        let lines = support::lines_of(stdout);
-        let mut stdin = child.stdin.take().expect("stdin");
-        let mut ask = |message: String| -> Value {
-            stdin.write_all(format!("{message}\n").as_bytes()).expect("write");
-            stdin.flush().expect("flush");
-            let line = lines.recv_timeout(TIMEOUT).unwrap_or_else(|_| panic!("no answer to {message}"));
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
-        };
-        let init = ask(request(
+        let mut session = Session::start(root, &args);
+        let init = session.ask(&request(
             1,
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}),
         ));
         assert_eq!(init["result"]["serverInfo"]["name"], "memfs", "{init}");
-        let list = ask(request(2, "tools/list", json!({})));
+        let list = session.ask(&request(2, "tools/list", json!({})));
         assert_eq!(list["result"]["tools"][0]["name"], "memory", "{list}");
         for id in [3, 4] {
-            let answer = ask(call(id, json!({"command": "view", "path": "/memories"})));
+            let answer = session.ask(&call(id, json!({"command": "view", "path": "/memories"})));
             assert_eq!(answer["result"], json!({"content": [{"type": "text", "text": message}], "isError": true}));
         }
-        drop(stdin);
-        let status = child.wait().expect("wait");
+        drop(session.stdin.take());
+        let status = session.child.wait().expect("wait");
         let mut stderr = String::new();
-        child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+        session.child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
         assert_eq!(status.code(), Some(1), "stderr: {stderr}");
         assert_text("stderr", &stderr, &format!("{message}\n"));
     }
