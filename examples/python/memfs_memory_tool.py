@@ -119,8 +119,9 @@ class MemfsMemoryTool(BetaAbstractMemoryTool):
         assert process is not None and process.stderr is not None
         for raw in iter(process.stderr.readline, b""):
             line = raw.decode("utf-8", errors="replace")
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            if sys.stderr is not None:  # None under pythonw
+                sys.stderr.write(line)
+                sys.stderr.flush()
             self._stderr.append(line)
             while sum(map(len, self._stderr)) > _STDERR_KEPT and len(self._stderr) > 1:
                 self._stderr.pop(0)
