@@ -19,7 +19,7 @@ from pathlib import Path
 from anthropic import Anthropic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from memfs_memory_tool import MemfsMemoryTool  # noqa: E402 - next to this script
+from memfs_memory_tool import MemfsError, MemfsMemoryTool  # noqa: E402 - next to this script
 
 
 def main() -> int:
@@ -42,7 +42,13 @@ def main() -> int:
     args = parser.parse_args()
 
     client = Anthropic()  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-    with MemfsMemoryTool(store=args.store, key_file=args.key_file, dialect=args.dialect, memfs=args.memfs) as memory:
+    try:
+        # Opens the store now: a missing key file or a wrong passphrase is said before any request.
+        memory = MemfsMemoryTool(store=args.store, key_file=args.key_file, dialect=args.dialect, memfs=args.memfs)
+    except MemfsError as e:
+        print(f"run_agent.py: {e}", file=sys.stderr)
+        return 1
+    with memory:
         runner = client.beta.messages.tool_runner(
             model=args.model,
             max_tokens=args.max_tokens,

@@ -21,7 +21,13 @@
  * page, whose errors start with `Error: ` as the SDK's own `BetaLocalFilesystemMemoryTool`'s do
  * through this runner. `python-sdk` gives the Python SDK's strings.
  *
+ * `await memory.ready()` waits until memfs has opened the store: a store that cannot open (a
+ * missing key file, a wrong passphrase) rejects it with a `MemfsError` carrying memfs's own
+ * message. Without it, the first call gets that error (a `ToolError`: the runner gives the model
+ * its text), and so does every later one. memfs's stderr is passed on to this process's.
+ *
  * `close()` ends the session: memfs records the last-access days of the files read, then exits.
+ * It may be called any number of times, and does not throw a failure already thrown.
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -48,16 +54,30 @@ export interface MemfsOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** `memfs exec` could not be started, stopped answering, or answered outside its protocol. */
-export class MemfsError extends Error {
+/**
+ * `memfs exec` could not be started, could not open the store, stopped, or answered outside its
+ * protocol. Its message carries memfs's own (what memfs printed on stderr); it is a `ToolError`,
+ * so the tool runner gives the model exactly that text. A refused command is a plain `ToolError`.
+ */
+export class MemfsError extends ToolError {
   override name = 'MemfsError';
+  constructor(message: string) {
+    super(message);
+  }
 }
+
+/** At most this much of memfs's stderr is kept for an error message (its end: the last words). */
+const STDERR_KEPT = 4000;
 
 /** One `memfs exec` process: each `send` writes one line and resolves with the answer line. */
 class MemfsSession {
   private readonly process: ChildProcessWithoutNullStreams;
   private readonly waiting: Array<{ resolve: (line: string) => void; reject: (e: Error) => void }> = [];
-  private ended: Error | undefined;
+  private ended: MemfsError | undefined;
+  /** Whether `ended` was thrown to a caller already (then `close` does not throw it again). */
+  private told = false;
+  private closed = false;
+  private stderr = '';
   private readonly exited: Promise<number | null>;
 
   constructor(options: MemfsOptions) {
@@ -70,37 +90,72 @@ class MemfsSession {
       '--dialect',
       options.dialect ?? 'spec',
     ];
-    // stderr is inherited: memfs's own diagnostics reach the user, never the model.
-    this.process = spawn(memfs, args, {
-      env: options.env ?? process.env,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    }) as unknown as ChildProcessWithoutNullStreams;
+    this.process = spawn(memfs, args, { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // memfs's stderr is passed on to this process's (its diagnostics reach the user, never the
+    // model) and kept, to say why if memfs stops.
+    this.process.stderr.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
+    });
     this.exited = new Promise((resolve) => {
-      this.process.on('exit', (code) => resolve(code));
+      // 'close', not 'exit': memfs's stdout and stderr have been read to their end.
+      this.process.on('close', (code) => {
+        const said = this.stderr.trim();
+        this.fail(
+          new MemfsError(
+            said ? `memfs exec stopped (exit status ${code}): ${said}` : `memfs exec stopped (exit status ${code}) without a message`,
+          ),
+        );
+        resolve(code);
+      });
       this.process.on('error', (e) => {
         this.fail(new MemfsError(`cannot run ${memfs}: ${e.message}`));
         resolve(null);
       });
     });
-    this.process.on('exit', (code) => this.fail(new MemfsError(`memfs exec exited (status ${code}); see its message above`)));
-    // Writing to a process that died fails here, not in `send`'s caller.
-    this.process.stdin.on('error', (e) => this.fail(new MemfsError(`memfs exec stopped: ${e.message}`)));
+    // Writing to a process that died fails with EPIPE: the answer is then 'close', with memfs's words.
+    this.process.stdin.on('error', () => {});
     createInterface({ input: this.process.stdout }).on('line', (line) => this.waiting.shift()?.resolve(line));
   }
 
-  private fail(e: Error): void {
+  private fail(e: MemfsError): void {
     this.ended ??= e;
     for (const w of this.waiting.splice(0)) w.reject(this.ended);
   }
 
+  /** Throws why memfs stopped, and remembers that the caller was told. */
+  private throwEnded(e: unknown): never {
+    if (e === this.ended) this.told = true;
+    throw e;
+  }
+
+  /** Writes one line; resolves with memfs's answer line, or rejects with why memfs stopped. */
+  private async exchange(line: string): Promise<string> {
+    if (this.ended) this.throwEnded(this.ended);
+    if (this.closed) throw new MemfsError('this memfs memory tool is closed');
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        // Answers come in order, one per line, so the queue pairs them with their commands.
+        this.waiting.push({ resolve, reject });
+        this.process.stdin.write(line);
+      });
+    } catch (e) {
+      this.throwEnded(e);
+    }
+  }
+
+  /**
+   * Resolves once memfs has opened the store; rejects with memfs's message if it cannot.
+   * (`memfs exec` opens the store before it reads a line, and answers `{}` with an error without
+   * touching the store.)
+   */
+  async ready(): Promise<void> {
+    await this.exchange('{}\n');
+  }
+
   /** Sends one tool input; resolves with its content, or throws `ToolError` with memfs's message. */
   async send(command: BetaMemoryTool20250818Command): Promise<string> {
-    if (this.ended) throw this.ended;
-    const line = await new Promise<string>((resolve, reject) => {
-      // Answers come in order, one per line, so the queue pairs them with their commands.
-      this.waiting.push({ resolve, reject });
-      this.process.stdin.write(JSON.stringify(command) + '\n');
-    });
+    const line = await this.exchange(JSON.stringify(command) + '\n');
     let answer: { content: unknown; is_error: unknown };
     try {
       answer = JSON.parse(line);
@@ -114,16 +169,27 @@ class MemfsSession {
     return answer.content;
   }
 
-  /** Closes memfs's input and waits for it to exit; rejects if it exited with an error. */
+  /**
+   * Closes memfs's input and waits for it to exit. Idempotent, and quiet about a failure already
+   * thrown to the caller; rejects (once) if memfs exited with an error the caller has not seen.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     if (!this.process.stdin.writableEnded) this.process.stdin.end();
     const code = await this.exited;
-    if (code !== 0) throw new MemfsError(`memfs exec exited with status ${code}; see its message above`);
+    if (code !== 0 && this.ended && !this.told) this.throwEnded(this.ended);
   }
 }
 
-/** A runnable memory tool backed by memfs, plus `close()` to end its `memfs exec` session. */
-export type MemfsMemoryTool = BetaRunnableTool<BetaMemoryTool20250818Command> & { close(): Promise<void> };
+/**
+ * A runnable memory tool backed by memfs, plus `ready()` (resolves once the store is open, or
+ * rejects with memfs's message) and `close()` to end its `memfs exec` session.
+ */
+export type MemfsMemoryTool = BetaRunnableTool<BetaMemoryTool20250818Command> & {
+  ready(): Promise<void>;
+  close(): Promise<void>;
+};
 
 /** A memory tool for `client.beta.messages.toolRunner` whose files live in a memfs store. */
 export function memfsMemoryTool(options: MemfsOptions = {}): MemfsMemoryTool {
@@ -136,5 +202,5 @@ export function memfsMemoryTool(options: MemfsOptions = {}): MemfsMemoryTool {
     delete: (command) => session.send(command),
     rename: (command) => session.send(command),
   });
-  return Object.assign(tool, { close: () => session.close() });
+  return Object.assign(tool, { ready: () => session.ready(), close: () => session.close() });
 }

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 
 import Anthropic from '@anthropic-ai/sdk';
 
-import { memfsMemoryTool } from './memfs-memory-tool.ts';
+import { MemfsError, memfsMemoryTool } from './memfs-memory-tool.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -39,6 +39,8 @@ const memory = memfsMemoryTool({
   memfs: values.memfs,
 });
 try {
+  // The store is opened now: a missing key file or a wrong passphrase is said before any request.
+  await memory.ready();
   const final = await client.beta.messages.toolRunner({
     model: values.model,
     max_tokens: Number(values['max-tokens']),
@@ -49,6 +51,10 @@ try {
   });
   const text = final.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
   process.stdout.write(text + '\n');
+} catch (e) {
+  if (!(e instanceof MemfsError)) throw e;
+  process.stderr.write(`run-agent.ts: ${e.message}\n`);
+  process.exitCode = 1;
 } finally {
   await memory.close();
 }

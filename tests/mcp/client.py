@@ -11,6 +11,8 @@ with a new key file in a temporary folder:
 - a call of another tool: a JSON-RPC error -32602;
 - nothing but JSON-RPC arrives from the server, and it writes nothing on stderr;
 - stdio: a second process on the same store reads what the first wrote;
+- stdio on a store that cannot open (a missing key file, a wrong key): initialize and
+  tools/list succeed, every call is a result with isError and memfs's message (also on stderr);
 - HTTP: `memfs mcp --http --tokens FILE` with a token from `memfs serve --new-token`; a request
   without it gets 401, the SDK's client sends it as `Authorization: Bearer TOKEN`; the server
   stops on SIGTERM, exit status 0, stdout empty.
@@ -164,6 +166,39 @@ async def stdio_scenario(memfs: str, tmp: Path, version: str) -> None:
     check("second server stderr", errlog_path.read_text(), "")
 
 
+async def unavailable_scenario(memfs: str, tmp: Path, version: str) -> None:
+    """stdio on a store that cannot open (a missing key file, a wrong key): the handshake and
+    tools/list succeed, every call is a result with isError and memfs's message, which is on
+    the server's stderr too."""
+    store = new_store(memfs, tmp, "locked-store")
+    other = new_store(memfs, tmp, "other-store")
+    missing = str(tmp / "no-such-key")
+    url = store[1]
+    cases = [
+        ([store[0], url, "--key-file", missing],
+         f"memfs: reading key file {missing}: key file {missing}: No such file or directory (os error 2)"),
+        ([store[0], url, "--key-file", other[3]], f"memfs: store {url}: wrong passphrase or key file"),
+    ]
+    for n, (flags, message) in enumerate(cases):
+        errlog_path = tmp / f"unavailable-{n}-stderr.txt"
+        params = StdioServerParameters(command=memfs, args=[*flags, "mcp"], env=clean_env(tmp))
+        talk = Conversation()
+        with errlog_path.open("w") as errlog:
+            with anyio.fail_after(TIMEOUT):
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    async with talk.session(read, write) as session:
+                        init = await session.initialize()
+                        check("serverInfo.name", init.server_info.name, "memfs")
+                        check("tool names", [t.name for t in (await session.list_tools()).tools], ["memory"])
+                        for _ in range(2):
+                            result = await session.call_tool("memory", {"command": "view", "path": "/memories"})
+                            check("content types", [c.type for c in result.content], ["text"])
+                            check("text", result.content[0].text, message)
+                            check("isError", result.is_error, True)
+        check("non-protocol output from the server", talk.bad, [])
+        check("server stderr", errlog_path.read_text(), message + "\n")
+
+
 async def http_scenario(memfs: str, tmp: Path, version: str) -> None:
     store = new_store(memfs, tmp, "http-store")
     # A bearer token, made by memfs, in a tokens file only its owner can read.
@@ -220,6 +255,7 @@ def main() -> int:
     scenarios: list[tuple[str, Callable[[str, Path, str], Awaitable[None]]]] = []
     if args.transport in ("stdio", "both"):
         scenarios.append(("stdio", stdio_scenario))
+        scenarios.append(("stdio, a store that cannot open", unavailable_scenario))
     if args.transport in ("http", "both"):
         scenarios.append(("streamable HTTP", http_scenario))
     passed = failed = 0
@@ -232,7 +268,7 @@ def main() -> int:
                 print(f"FAIL {name}:\n{traceback.format_exc()}", file=sys.stderr)
             else:
                 passed += 1
-                print(f"ok   {name}: {len(SCRIPT)} script steps, exact")
+                print(f"ok   {name}" + ("" if scenario is unavailable_scenario else f": {len(SCRIPT)} script steps, exact"))
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "examples" / "python"))
 
 from anthropic.lib.tools._tool_dispatch import tool_error_content  # noqa: E402
 
-from memfs_memory_tool import MemfsMemoryTool  # noqa: E402
+from memfs_memory_tool import MemfsError, MemfsMemoryTool  # noqa: E402
 
 FINAL = "Based on your customer service guidelines, I can help you craft a response. Please share the ticket details..."
 GUIDELINES = "<guidelines>\n  <tone>Warm, brief, exact.</tone>\n</guidelines>\n"
@@ -104,7 +104,9 @@ class Env:
         return [json.loads(line) for line in self.run([*flags, "exec", "--dialect", "spec"], lines).splitlines()]
 
 
-def run_agent(env: Env, adapter: str, flags: list[str], server: str) -> tuple[list[dict], str, str]:
+def run_agent(
+    env: Env, adapter: str, flags: list[str], server: str, extra_env: dict[str, str] | None = None
+) -> tuple[list[dict], str, str]:
     """Runs the adapter's agent against a fresh scripted server: (requests, stdout, stderr)."""
     record = Path(tempfile.mkstemp(dir=env.work, suffix=".jsonl")[1])
     proc = subprocess.Popen(
@@ -113,7 +115,7 @@ def run_agent(env: Env, adapter: str, flags: list[str], server: str) -> tuple[li
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
-        agent_env = {**env.env, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-key"}
+        agent_env = {**env.env, **(extra_env or {}), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-test-key"}
         memfs_flags = [*flags, "--memfs", env.memfs]
         if adapter == "python":
             argv = [sys.executable, str(REPO / "examples/python/run_agent.py"), *memfs_flags]
@@ -251,6 +253,89 @@ def session_case(env: Env, adapter: str, dialect: str) -> None:
     check(f"{adapter} commands ({dialect}): answer count", len(answers), len(SESSION))
 
 
+def broken_stores(env: Env) -> list[tuple[str, list[str], dict[str, str], str]]:
+    """Stores that cannot open: (name, flags, extra environment, memfs's message)."""
+    flags = env.store("broken-keyfile", seeded=False)
+    missing = str(env.work / "broken-keyfile" / "no-such-key")
+    folder = env.work / "broken-passphrase"
+    folder.mkdir()
+    url = f"file://{folder}/store"
+    out = subprocess.run(
+        [env.memfs, "--store", url, "init", "--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"],
+        capture_output=True, text=True, env={**env.env, "MEMFS_PASSPHRASE": "correct horse"},
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"memfs init failed: {out.stderr}")
+    return [
+        (
+            "missing key file",
+            [flags[0], flags[1], "--key-file", missing],
+            {},
+            f"memfs: reading key file {missing}: key file {missing}: No such file or directory (os error 2)",
+        ),
+        ("wrong passphrase", ["--store", url], {"MEMFS_PASSPHRASE": "wrong horse"}, f"memfs: store {url}: wrong passphrase or key file"),
+    ]
+
+
+def store_failure_case(env: Env, server: str, name: str, flags: list[str], extra: dict[str, str], said: str) -> None:
+    """A store that cannot open: one clear error with memfs's message, at start and at every
+    call, never a broken pipe; close() twice is quiet. Through each adapter and its agent."""
+    error = f"memfs exec stopped (exit status 1): {said}"
+    store, key_file = flags[1], (flags[3] if len(flags) > 3 else None)
+    run_env = {**env.env, **extra}
+
+    # Python, at start: the constructor raises.
+    try:
+        MemfsMemoryTool(store=store, key_file=key_file, memfs=env.memfs, env=run_env)
+        started = "no error"
+    except MemfsError as e:
+        started = f"{type(e).__name__}: {e}"
+    check(f"python, {name}: at start", started, f"MemfsError: {error}")
+    # Python, at the first call (start not checked): what the tool runner gives the model.
+    tool = MemfsMemoryTool(store=store, key_file=key_file, memfs=env.memfs, env=run_env, check_start=False)
+    answers = []
+    for _ in range(2):
+        try:
+            answers.append(str(tool.call({"command": "view", "path": "/memories"})))
+        except Exception as e:  # what the tool runner does with anything raised
+            answers.append(str(tool_error_content(e)))
+    check(f"python, {name}: what the model reads, twice", answers, [error, error])
+    try:
+        tool.close()
+        tool.close()
+        closed = "quiet"
+    except Exception as e:
+        closed = repr(e)
+    check(f"python, {name}: close() twice", closed, "quiet")
+
+    # TypeScript: ready() rejects; the runner's calls carry the message; close() twice.
+    cwd = REPO / "examples/typescript"
+    argv = [str(cwd / "node_modules/.bin/tsx"), "test/store-failure.ts", "--store", store, "--memfs", env.memfs]
+    if key_file is not None:
+        argv += ["--key-file", key_file]
+    out = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=120)
+    check(f"typescript, {name}: exit status", out.returncode, 0)
+    check(
+        f"typescript, {name}: ready(), two calls through the runner, close() twice",
+        [json.loads(line) for line in out.stdout.splitlines()],
+        [
+            {"ready": f"MemfsError: {error}"},
+            {"content": error, "is_error": True},
+            {"content": error, "is_error": True},
+            {"closed": 2},
+        ],
+    )
+    # memfs's own words reach the user's stderr, once per process (two processes).
+    check(f"typescript, {name}: stderr", out.stderr, f"{said}\n" * 2)
+
+    # The agent scripts: they stop before any request, saying why.
+    for adapter, script in (("python", "run_agent.py"), ("typescript", "run-agent.ts")):
+        requests, stdout, stderr = run_agent(env, adapter, flags, server, extra)
+        check(f"{adapter} agent, {name}: no request", requests, [])
+        check(f"{adapter} agent, {name}: stdout", stdout, "")
+        check(f"{adapter} agent, {name}: stderr", stderr, f"{said}\n{script}: {error}\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="The SDK adapters of examples/ with their real SDKs.")
     parser.add_argument("--memfs", default=str(REPO / "target/debug/memfs"), help="the memfs binary")
@@ -266,6 +351,8 @@ def main() -> int:
         for adapter in ("python", "typescript"):
             for dialect in ("python-sdk", "spec"):
                 session_case(env, adapter, dialect)
+        for name, flags, extra, said in broken_stores(env):
+            store_failure_case(env, args.server, name, flags, extra, said)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:

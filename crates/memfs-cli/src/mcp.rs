@@ -85,7 +85,26 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
             None
         }
     };
-    let memfs = Arc::new(crate::store::open(store, args.dialect, true).await?);
+    let opened = crate::store::open(store, args.dialect, true).await;
+    let memfs = match (opened, bind) {
+        (Ok(memfs), _) => Arc::new(memfs),
+        // On stdio the store is opened before the handshake, and one that cannot open is not an
+        // exit: a client shows a server that exits before answering `initialize` as a closed
+        // connection (the MCP Python SDK: "Connection closed"; Claude Code: "failed", the reason
+        // only in its logs). So the server answers the handshake and tools/list, and every
+        // tools/call with isError and memfs's message: the model reads it in the tool result,
+        // where it is shown to the user too. The message also goes to stderr, and memfs exits
+        // with status 1 at the end of the input.
+        (Err(e), None) => {
+            let message = format!("memfs: {}{}", crate::advice::message(e.as_ref()), crate::advice::for_error(&e));
+            eprintln!("{message}");
+            MemoryServer::unavailable(message).serve_stdio().await?;
+            // Said once already, above; `main` would say it again.
+            std::process::exit(1);
+        }
+        // Over HTTP memfs is a long-running server started by hand: it stops at once.
+        (Err(e), Some(_)) => return Err(e),
+    };
     match bind {
         None => MemoryServer::new(memfs.clone()).serve_stdio().await?,
         Some(addr) => {

@@ -64,7 +64,9 @@ Namespaces:
   NAME init` and that passphrase, or let --create-namespaces create the missing ones at start
   (needed to share one key file). Under --store memory:// each namespace gets its own
   ephemeral store.
-  A store is opened on its first request and shared by all requests on it; concurrent writes
+  The stores that exist at start are unlocked before the server listens: a credential that
+  does not unlock one stops the server with its error (status 1). A store created later is
+  opened on its first request. Each is shared by all requests on it; concurrent writes
   commit safely. On Ctrl-C or SIGTERM the server stops taking requests, lets those in flight
   finish (for at most 10 seconds) and records the stores' pending last-access days.
 
@@ -210,15 +212,20 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
             "the namespaces of {location} are encrypted: give the passphrase (MEMFS_PASSPHRASE, --passphrase-file) or the key file (--key-file) that unlocks them"
         );
     }
+    // The namespaces whose stores exist (or were created) at start: each is unlocked before the
+    // server listens, so a wrong credential stops it here rather than answering 503 forever.
+    let mut present = Vec::new();
     if let Some(credential) = credential.as_ref().filter(|_| !memory) {
         for namespace in tokens.namespaces() {
             let at = location.clone().namespace(namespace);
             if Memfs::exists(&at).await? {
+                present.push(namespace.to_owned());
                 continue;
             }
             if args.create_namespaces {
                 Memfs::init(&at, credential, KdfParams::DEFAULT).await?;
                 eprintln!("memfs: created a new encrypted store at {at}");
+                present.push(namespace.to_owned());
             } else {
                 eprintln!(
                     "memfs: warning: namespace {namespace} has no store; its requests get 503 until `memfs --namespace {namespace} init` (or serve --create-namespaces) creates it"
@@ -242,11 +249,13 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         idle_timeout: args.idle_timeout,
         request_timeout: args.request_timeout,
     };
+    let namespaces = Namespaces::new(location, options);
+    for namespace in &present {
+        // Opened once, here, and kept: the first requests do not pay for the unlock again.
+        namespaces.get(namespace).await.with_context(|| format!("cannot serve namespace {namespace}"))?;
+    }
     let server = Arc::new(
-        Server::new(tokens, Namespaces::new(location, options))
-            .with_max_body(args.max_body)
-            .with_limits(limits)
-            .with_log(Arc::new(Stderr)),
+        Server::new(tokens, namespaces).with_max_body(args.max_body).with_limits(limits).with_log(Arc::new(Stderr)),
     );
 
     let listener = tokio::net::TcpListener::bind(addrs.as_slice())

@@ -12,6 +12,11 @@
 //! an ordinary tool (Claude Code names it `mcp__memfs__memory`), described by the schema and
 //! description here rather than by the API's built-in definition.
 //!
+//! A store that cannot be opened still gets a server, [`MemoryServer::unavailable`]: it
+//! completes the handshake and lists the tool, and answers every `tools/call` with
+//! `isError: true` and the reason, so that the client (and the model) read why, where a server
+//! that exits before answering `initialize` shows only a closed connection.
+//!
 //! Serve it over any byte stream with [`MemoryServer::serve`] (stdio:
 //! [`MemoryServer::serve_stdio`]), or over streamable HTTP with [`serve_http`] (bearer tokens
 //! with a [`BearerAuth`], or none), [`router`] or [`http_service`].
@@ -90,24 +95,48 @@ pub enum ServeError {
 /// execute on the same store, whose commits are compare-and-swap.
 #[derive(Clone)]
 pub struct MemoryServer {
-    memfs: Arc<Memfs>,
+    backend: Backend,
+}
+
+/// What `tools/call` runs on.
+#[derive(Clone)]
+enum Backend {
+    /// An open store.
+    Store(Arc<Memfs>),
+    /// No store: the text every call answers, as an error result.
+    Unavailable(Arc<str>),
 }
 
 impl std::fmt::Debug for MemoryServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryServer").field("dialect", &self.memfs.dialect()).finish_non_exhaustive()
+        match &self.backend {
+            Backend::Store(memfs) => {
+                f.debug_struct("MemoryServer").field("dialect", &memfs.dialect()).finish_non_exhaustive()
+            }
+            Backend::Unavailable(_) => f.debug_struct("MemoryServer").field("store", &"unavailable").finish(),
+        }
     }
 }
 
 impl MemoryServer {
     /// A server executing on `memfs`, in its dialect.
     pub fn new(memfs: Arc<Memfs>) -> Self {
-        MemoryServer { memfs }
+        MemoryServer { backend: Backend::Store(memfs) }
     }
 
-    /// The store it executes on.
-    pub fn memfs(&self) -> &Arc<Memfs> {
-        &self.memfs
+    /// A server without a store (it could not be opened): `initialize` and `tools/list` answer
+    /// as usual, and every `tools/call` of `memory` answers `isError: true` with `message`
+    /// (the caller's words: it says why the store cannot be used).
+    pub fn unavailable(message: impl Into<Arc<str>>) -> Self {
+        MemoryServer { backend: Backend::Unavailable(message.into()) }
+    }
+
+    /// The store it executes on; `None` for an [unavailable](Self::unavailable) server.
+    pub fn memfs(&self) -> Option<&Arc<Memfs>> {
+        match &self.backend {
+            Backend::Store(memfs) => Some(memfs),
+            Backend::Unavailable(_) => None,
+        }
     }
 
     /// The `memory` tool as `tools/list` describes it.
@@ -169,8 +198,14 @@ impl ServerHandler for MemoryServer {
                 None,
             ));
         }
+        let memfs = match &self.backend {
+            Backend::Store(memfs) => memfs,
+            Backend::Unavailable(message) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(message.to_string())]).into());
+            }
+        };
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let result = self.memfs.call(&input).await;
+        let result = memfs.call(&input).await;
         let content = vec![ContentBlock::text(result.content)];
         let result = if result.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
         Ok(result.into())

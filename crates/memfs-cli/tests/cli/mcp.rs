@@ -412,3 +412,50 @@ fn stdio_skips_a_byte_order_mark_and_survives_a_line_that_is_not_utf8() {
     assert_eq!(ids, [&json!(1), &json!(3)], "{answers:?}");
     assert_eq!(answers[1]["result"]["content"][0]["text"], "File created successfully at: /memories/a.md");
 }
+
+/// A store that cannot be opened (a missing key file, a wrong key): the server still
+/// answers the handshake and tools/list, every tools/call answers isError with memfs's
+/// message, the message is on stderr once, and the exit status is 1.
+#[test]
+fn stdio_a_store_that_cannot_open_answers_every_call_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let store = new_store(root);
+    let url = store[1].clone();
+    let missing = root.join("no-such-key").display().to_string();
+    // The key file of another store: a wrong key.
+    let other = tempfile::tempdir().unwrap();
+    let other_key = new_store(other.path())[3].clone();
+    let cases = [
+        (
+            vec!["--store".to_owned(), url.clone(), "--key-file".to_owned(), missing.clone()],
+            format!("memfs: reading key file {missing}: key file {missing}: No such file or directory (os error 2)"),
+        ),
+        (
+            vec!["--store".to_owned(), url.clone(), "--key-file".to_owned(), other_key],
+            format!("memfs: store {url}: wrong passphrase or key file"),
+        ),
+    ];
+    for (mut args, message) in cases {
+        args.push("mcp".to_owned());
+        let mut session = Session::start(root, &args);
+        let init = session.ask(&request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}),
+        ));
+        assert_eq!(init["result"]["serverInfo"]["name"], "memfs", "{init}");
+        let list = session.ask(&request(2, "tools/list", json!({})));
+        assert_eq!(list["result"]["tools"][0]["name"], "memory", "{list}");
+        for id in [3, 4] {
+            let answer = session.ask(&call(id, json!({"command": "view", "path": "/memories"})));
+            assert_eq!(answer["result"], json!({"content": [{"type": "text", "text": message}], "isError": true}));
+        }
+        drop(session.stdin.take());
+        let status = session.child.wait().expect("wait");
+        let mut stderr = String::new();
+        session.child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read stderr");
+        assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+        assert_text("stderr", &stderr, &format!("{message}\n"));
+    }
+}

@@ -370,15 +370,36 @@ memfs: stopping",
 /// A tenant whose store fails (its log segment overwritten in the folder) gets a generic answer with
 /// a request id and no server path; the server's log has the detail under the same id.
 #[test]
+fn a_wrong_passphrase_stops_serve_at_start() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("file://{}", dir.path().join("store").display());
+    for namespace in ["alice", "bob"] {
+        let init = run(memfs()
+            .args(["--store", &url, "--namespace", namespace, "init"])
+            .args(["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
+            .env("MEMFS_PASSPHRASE", "correct horse battery staple"));
+        assert!(init.status.success(), "{}", text(&init.stderr));
+    }
+    let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\nbob {BOB}\n"), 0o600);
+    let output = run(memfs()
+        .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--tokens"])
+        .arg(&tokens)
+        .env("MEMFS_PASSPHRASE", "wrong horse"));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    // Stopped at the first namespace (in name order), before listening: no `serving on` line.
+    assert_text(
+        "stderr",
+        &text(&output.stderr),
+        &format!("memfs: cannot serve namespace alice: store {url} (namespace alice): wrong passphrase or key file\n"),
+    );
+    assert_text("stdout", &text(&output.stdout), "");
+}
+
+#[test]
 fn a_store_failure_is_coarse_for_the_tenant_and_detailed_in_the_log() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let store = dir.path().join("store");
     let url = format!("file://{}", store.display());
-    let init = run(memfs()
-        .args(["--store", &url, "--namespace", "alice", "init"])
-        .args(["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
-        .env("MEMFS_PASSPHRASE", "correct horse battery staple"));
-    assert!(init.status.success(), "{}", text(&init.stderr));
     let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\n"), 0o600);
     let served = serve(
         memfs()
@@ -386,7 +407,13 @@ fn a_store_failure_is_coarse_for_the_tenant_and_detailed_in_the_log() {
             .arg(&tokens)
             .env("MEMFS_PASSPHRASE", "correct horse battery staple"),
     );
-    // Damaged while the server runs, before the namespace's first request opens it.
+    // Made after the server started (stores present at start are unlocked then), and damaged
+    // before the namespace's first request opens it.
+    let init = run(memfs()
+        .args(["--store", &url, "--namespace", "alice", "init"])
+        .args(["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"])
+        .env("MEMFS_PASSPHRASE", "correct horse battery staple"));
+    assert!(init.status.success(), "{}", text(&init.stderr));
     let segment = store.join("ns/alice/log/0000000000000001");
     std::fs::write(&segment, b"garbage garbage garbage garbage").expect("damage the log");
     let (head, body) = served.post_full(ALICE, r#"{"command":"view","path":"/memories"}"#);

@@ -16,7 +16,9 @@ use crate::url::Location;
 /// store under `PREFIX/ns/NAME/`, with its own master key, created beforehand with
 /// `memfs --namespace NAME init` (or [`Memfs::init`]) using the credential in `options`. Each
 /// is opened on its first request, once, and then shared by all requests (an `Arc<Memfs>`);
-/// an opening that fails is tried again by the next request.
+/// an opening that fails is tried again by the next request. A server can open the stores it
+/// knows of before it listens, with [`Namespaces::get`], so that a wrong credential stops it at
+/// start rather than answering every request with a failure.
 ///
 /// At most `MAX_OPENINGS` (2) stores are opened at once: opening unlocks a master key, which
 /// with a passphrase runs Argon2id on the blocking pool (up to
