@@ -68,7 +68,7 @@ step "Build"
 cargo build --workspace --all-targets --locked
 
 step "API docs (warnings are errors)"
-RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --document-private-items --lib --locked --quiet
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --document-private-items --lib --bins --locked --quiet
 
 # The fleet tests (16 `memfs exec` processes at once per backend) run in their own step below,
 # on fresh servers: run beside the rest, they saturate Azurite (one Node.js thread) and on two

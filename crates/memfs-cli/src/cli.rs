@@ -34,6 +34,9 @@ pub(crate) struct Cli {
     pub(crate) command: Commands,
 }
 
+// The doc comments are the help text: `[REDACTED:custom:NAME]` in `policy`'s is what a
+// redaction looks like, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Subcommand)]
 pub(crate) enum Commands {
     /// Run memory-tool calls read as JSON lines from stdin, one JSON answer line each.
