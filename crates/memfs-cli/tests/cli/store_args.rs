@@ -211,3 +211,31 @@ fn restore_takes_plain_dates_and_times() {
         );
     }
 }
+
+/// `memfs exec` on a terminal says once what it waits for; on a pipe it says nothing (the
+/// other tests here read its stderr whole). The terminal is a real pseudo-terminal, made by
+/// util-linux's `script`; Ctrl-D ends the input.
+#[test]
+fn exec_on_a_terminal_says_it_waits_for_json_lines() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let cmd = memfs(home.path());
+    let line = format!("{} exec", env!("CARGO_BIN_EXE_memfs"));
+    let mut script = std::process::Command::new("script");
+    script.args(["-qec", &line, "/dev/null"]);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    script.env("MEMFS_STORE", "memory://");
+    let input = format!("{}\n\u{4}", json!({"command": "view", "path": "/memories"}));
+    let out = run(script, input);
+    let screen = text(&out.stdout).replace("\r\n", "\n");
+    assert!(out.status.success(), "{screen}");
+    let hint = "memfs: waiting for memory-tool calls as JSON lines on stdin, one per line (Ctrl-D to end)\n";
+    // The terminal echoes the typed line too, before or after the hint: look for the lines.
+    assert_eq!(screen.matches(hint).count(), 1, "{screen}");
+    let answer = json!({"content": "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories", "is_error": false});
+    assert!(screen.ends_with(&format!("{answer}\n")), "{screen}");
+}
