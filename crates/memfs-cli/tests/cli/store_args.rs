@@ -57,6 +57,22 @@ fn a_store_that_does_not_exist_yet_is_named_not_asked_for_a_passphrase() {
     assert!(!export_dir_exists(export), "nothing was exported");
 }
 
+/// Bug 4 on the cloud stores of the emulators: a prefix with no store, opened without a
+/// credential, is named as no store, not as an encrypted one.
+#[test]
+fn a_cloud_store_that_does_not_exist_yet_is_named_not_asked_for_a_passphrase() {
+    for (name, url, env) in crate::cloud::cloud_stores() {
+        let home = tempfile::tempdir().expect("temp dir");
+        let mut cmd = memfs(home.path());
+        cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str()))).args(["--store", &url, "log"]);
+        assert_text(
+            name,
+            &fails(name, 1, &run(cmd, "")),
+            &format!("memfs: no memfs store at {url} yet: create one with `memfs init`\n"),
+        );
+    }
+}
+
 fn export_dir_exists(dir: &str) -> bool {
     Path::new(dir).exists()
 }
