@@ -54,7 +54,7 @@ fn a_store_that_does_not_exist_yet_is_named_not_asked_for_a_passphrase() {
         );
     }
     assert!(!home.path().join("data").exists() && !home.path().join("config").exists(), "nothing was created");
-    assert!(!export_dir_exists(export), "nothing was exported");
+    assert!(!Path::new(export).exists(), "nothing was exported");
 }
 
 /// Bug 4 on the cloud stores of the emulators: a prefix with no store, opened without a
@@ -71,10 +71,6 @@ fn a_cloud_store_that_does_not_exist_yet_is_named_not_asked_for_a_passphrase() {
             &format!("memfs: no memfs store at {url} yet: create one with `memfs init`\n"),
         );
     }
-}
-
-fn export_dir_exists(dir: &str) -> bool {
-    Path::new(dir).exists()
 }
 
 /// Bug 5: `memfs exec`s started at once on a fresh machine each tried to create the default
