@@ -44,9 +44,10 @@ fn reword(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
         memfs::Error::CredentialRequired { store } => format!(
             "store {store} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)"
         ),
+        memfs::Error::NoStore { store } => format!("no memfs store at {store} yet: create one with `memfs init`"),
         memfs::Error::BadAt { at } => format!(
             "invalid --at `{at}`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex digits) \
-             or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)"
+             or a time (RFC 3339 such as 2025-06-01T12:00:00Z, a date such as 2025-06-01, or unix seconds)"
         ),
         memfs::Error::AmbiguousTime { .. } => format!("--at {cause}"),
         memfs::Error::CloudUrl { url, reason: ConfigError::CredentialsInUrl } => format!(

@@ -2,7 +2,7 @@
 //! whose help is written here; each subcommand's own arguments live in its file, with the code
 //! that runs it.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::store::StoreArgs;
 use crate::{
@@ -197,6 +197,13 @@ macro_rules! dispatch {
 }
 
 impl Cli {
+    /// Parses the command line and the environment, where an empty `MEMFS_…` variable counts
+    /// as unset (`MEMFS_KEY_FILE=` in a script that clears it is no key file, not an error).
+    pub(crate) fn try_parse_env() -> Result<Self, clap::Error> {
+        let mut matches: ArgMatches = without_empty_env(Cli::command()).try_get_matches()?;
+        Cli::from_arg_matches_mut(&mut matches)
+    }
+
     /// Runs the command given.
     pub(crate) async fn run(self) -> anyhow::Result<()> {
         let store = &self.store;
@@ -214,6 +221,18 @@ impl Cli {
     }
 }
 
+/// `command` and its subcommands, with no environment variable for an argument whose variable
+/// is set but empty. (clap reads the variables when the command is built; `env(None)` forgets
+/// it.)
+fn without_empty_env(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|arg| match arg.get_env().and_then(std::env::var_os) {
+            Some(value) if value.is_empty() => arg.env(None),
+            _ => arg,
+        })
+        .mut_subcommands(without_empty_env)
+}
+
 /// How revisions are written, shown under `--help` of the commands that take one.
 const REVISIONS: &str = "\
 Revisions:
@@ -223,6 +242,10 @@ Revisions:
   0a1b2c3d...   the commit whose id starts with these hex digits (at least 8)
 
 Times (restore --at):
-  2025-06-01T12:00:00Z   RFC 3339, any offset; without a fraction it covers the whole second
+  2025-06-01T12:00:00Z   RFC 3339, any offset (a space may replace the T)
+  2025-06-01T12:00       without an offset: UTC
+  2025-06-01             a whole day, UTC
   1748779200             unix seconds (refused if the digits also start a commit id)
-  The newest commit made at or before the time is used.";
+  A time names all it leaves out: without a fraction it covers its whole second, without
+  seconds its whole minute, a date its whole day. The newest commit made at or before the end
+  of it is used.";

@@ -1,6 +1,6 @@
 //! `memfs exec`: the JSON-lines protocol on stdin and stdout.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::Context;
 use clap::Args;
@@ -24,6 +24,11 @@ pub(crate) struct ExecArgs {
 
 pub(crate) async fn run(store: &StoreArgs, args: ExecArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, args.dialect, true).await?;
+    // Someone who typed `memfs exec` would otherwise look at a silent terminal; a program
+    // writing to a pipe needs no hint.
+    if std::io::stdin().is_terminal() {
+        eprintln!("memfs: waiting for memory-tool calls as JSON lines on stdin, one per line (Ctrl-D to end)");
+    }
     // Plain blocking reads and writes on this worker (`block_in_place`): one command at a
     // time, and no hand-off to another thread per line, which would cost more than a view.
     let mut stdin = std::io::stdin().lock();

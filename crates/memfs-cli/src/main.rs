@@ -55,11 +55,9 @@ mod words;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // Not `parse`: its errors quote the values given, which may be secrets.
-    let cli = cli::Cli::try_parse().unwrap_or_else(|e| parse_error::exit(e));
+    let cli = cli::Cli::try_parse_env().unwrap_or_else(|e| parse_error::exit(e));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

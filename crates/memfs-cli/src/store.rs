@@ -14,7 +14,8 @@ use crate::parse_error::Refused;
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub(crate) struct StoreArgs {
-    /// The store: file:///absolute/path (an encrypted folder), s3://bucket/prefix,
+    /// The store: file:///absolute/path or /absolute/path (an encrypted folder; also
+    /// ./relative or ../relative, from the current folder), s3://bucket/prefix,
     /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the
     /// process). Default: the local store in $XDG_DATA_HOME/memfs/default.
     ///
@@ -46,6 +47,8 @@ pub(crate) struct StoreArgs {
     pub(crate) cache_dir: Option<PathBuf>,
 
     /// Read the passphrase from the first line of this file. (Or set MEMFS_PASSPHRASE.)
+    ///
+    /// An empty MEMFS_* variable counts as unset (an empty MEMFS_PASSPHRASE is no passphrase).
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "key_file")]
     pub(crate) passphrase_file: Option<PathBuf>,
 
@@ -99,7 +102,7 @@ pub(crate) fn state_dir() -> StateDir {
 /// and `--namespace`; and whether it is the default store.
 pub(crate) fn url(args: &StoreArgs) -> anyhow::Result<(Location, bool)> {
     let (url, is_default) = match &args.store {
-        Some(url) => (url.clone(), false),
+        Some(url) => (relative_path(url)?.unwrap_or_else(|| url.clone()), false),
         None => (file_url(&default_store_dir()?), true),
     };
     let mut location = Location::new(url);
@@ -110,6 +113,17 @@ pub(crate) fn url(args: &StoreArgs) -> anyhow::Result<(Location, bool)> {
         location = location.namespace(ns);
     }
     Ok((location, is_default))
+}
+
+/// `./PATH` or `../PATH` as the absolute path it names from the current folder. Only these
+/// two: a bare word (`memories`) may be a mistyped URL, and keeps the library's refusal.
+fn relative_path(store: &str) -> anyhow::Result<Option<String>> {
+    if !(store.starts_with("./") || store.starts_with("../") || store == "." || store == "..") {
+        return Ok(None);
+    }
+    // `absolute` drops the `.` components and keeps `..` (resolving it would follow links).
+    let path = std::path::absolute(store).context("finding the current folder, to resolve --store")?;
+    Ok(Some(path.display().to_string()))
 }
 
 fn file_url(path: &Path) -> String {
@@ -162,6 +176,7 @@ pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
 pub(crate) fn today() -> anyhow::Result<Option<memfs::Day>> {
     match std::env::var("MEMFS_TODAY") {
         Err(_) => Ok(None),
+        Ok(s) if s.is_empty() => Ok(None),
         Ok(s) => parse_day(&s).map(Some).ok_or_else(|| {
             anyhow::anyhow!("MEMFS_TODAY={s:?} is not a date: expected YYYY-MM-DD, for example 2026-11-21")
         }),
@@ -179,20 +194,7 @@ fn parse_day(s: &str) -> Option<memfs::Day> {
 pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_default: bool) -> anyhow::Result<Memfs> {
     let (url, is_default) = url(args)?;
     if is_default && create_default && !Memfs::exists(&url).await? {
-        let key_path = default_key_file()?;
-        let credential = match credential(args, true)? {
-            Some(c) => c,
-            None => {
-                let key = crate::credential::new_key_file(&key_path)?;
-                eprintln!(
-                    "memfs: created the key file {} (mode 0600): keep it safe, the store cannot be read without it",
-                    key_path.display()
-                );
-                Credential::KeyFile(key)
-            }
-        };
-        Memfs::init(&url, &credential, memfs::KdfParams::DEFAULT).await?;
-        eprintln!("memfs: created a new encrypted store at {url}");
+        create_default_store(args, &url).await?;
     }
     let credential = credential(args, is_default)?;
     let options = OpenOptions {
@@ -205,5 +207,71 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         max_staleness: args.max_staleness,
         cache_dir: args.cache_dir.clone(),
     };
-    Ok(Memfs::open(&url, options).await?)
+    match Memfs::open(&url, options).await {
+        Ok(memfs) => Ok(memfs),
+        Err(memfs::Error::NoStore { store }) if is_default => {
+            bail!(
+                "no memfs store at {store} yet: the first `memfs exec` creates this default store (or run `memfs init`)"
+            )
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Creates the default store on first use, safely when several processes start at once: the
+/// exclusive creation of the key file, then of the store's key slots, picks one winner; the
+/// others use the key file it wrote and the store it made.
+async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Result<()> {
+    let credential = match args.key_file.is_some() || passphrase(args)?.is_some() {
+        true => credential(args, true)?.context("a credential was given")?,
+        false => Credential::KeyFile(default_key()?),
+    };
+    match Memfs::init(url, &credential, memfs::KdfParams::DEFAULT).await {
+        Ok(()) => eprintln!("memfs: created a new encrypted store at {url}"),
+        // Another process made it first, with this key: open it.
+        Err(memfs::Error::Store { source: memfs::StoreError::AlreadyInitialized, .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// The default key file: created (0600), or, when another process created it first, read once
+/// that process has written it whole.
+fn default_key() -> anyhow::Result<KeyFile> {
+    let path = default_key_file()?;
+    match crate::credential::new_key_file(&path) {
+        Ok(key) => {
+            eprintln!(
+                "memfs: created the key file {} (mode 0600): keep it safe, the store cannot be read without it",
+                path.display()
+            );
+            return Ok(key);
+        }
+        Err(e) if !already_exists(&e) => return Err(e),
+        Err(_) => {}
+    }
+    // Its writer creates it empty, then writes 32 bytes and syncs: a short read is a write
+    // under way. A writer that died mid-way leaves a short file, refused after a few seconds.
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        match KeyFile::read(&path) {
+            Ok(key) => return Ok(key),
+            Err(_) if waited < KEY_FILE_WAIT => {
+                std::thread::sleep(KEY_FILE_POLL);
+                waited += KEY_FILE_POLL;
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading key file {}", path.display())),
+        }
+    }
+}
+
+/// How long to wait for another process to finish writing the default key file.
+const KEY_FILE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const KEY_FILE_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether creating a file failed because it exists.
+fn already_exists(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
 }

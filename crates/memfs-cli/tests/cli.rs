@@ -44,5 +44,7 @@ mod policy_exec;
 mod purge;
 #[path = "cli/serve.rs"]
 mod serve;
+#[path = "cli/store_args.rs"]
+mod store_args;
 #[path = "cli/support.rs"]
 mod support;

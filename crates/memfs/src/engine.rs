@@ -85,8 +85,17 @@ impl Memfs {
             Target::Persistent(backend) => backend,
         };
         let store = location.to_string();
-        let credential =
-            options.credential.as_ref().ok_or_else(|| Error::CredentialRequired { store: store.clone() })?;
+        let Some(credential) = options.credential.as_ref() else {
+            // Asking for a passphrase of a store that does not exist would send the user looking
+            // for one that was never made.
+            let exists = EncryptedRepository::exists(backend)
+                .await
+                .map_err(|source| Error::Store { store: store.clone(), source })?;
+            return Err(match exists {
+                true => Error::CredentialRequired { store },
+                false => Error::NoStore { store },
+            });
+        };
         let repo_options = StoreOpenOptions {
             state_dir: options.state_dir.clone(),
             trust_head: options.trust_head.clone(),

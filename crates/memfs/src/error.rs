@@ -50,6 +50,14 @@ pub enum Error {
         /// Which store, redacted.
         store: String,
     },
+    /// There is no store at this location yet, and no credential was given to open one: said
+    /// instead of asking for a credential that could open nothing. (`memfs` says what creates
+    /// one.)
+    #[error("no memfs store at {store}")]
+    NoStore {
+        /// Which store, redacted.
+        store: String,
+    },
     /// The storage layer failed.
     #[error("store {store}")]
     Store {

@@ -10,7 +10,7 @@ use crate::error::Error;
 
 /// Where a store is: a URL, options for its backend, and an optional namespace (a tenant).
 ///
-/// URLs: `file:///absolute/path` (an encrypted folder), `memory://` (ephemeral),
+/// URLs: `file:///absolute/path` or a plain `/absolute/path` (an encrypted folder), `memory://` (ephemeral),
 /// `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`. A cloud store takes
 /// options from the usual environment variables (`AWS_…`, `GOOGLE_…`, `AZURE_…`) and from
 /// [`Location::option`], which wins; an unknown option key is refused (see
@@ -110,7 +110,20 @@ impl Location {
             Some((scheme, _)) => Err(bad(&format!(
                 "the `{scheme}` scheme is not supported; use file://, memory://, s3://, gs:// or az://"
             ))),
-            None => Err(bad("expected SCHEME://…, for example file:///path/to/store, s3://bucket/prefix or memory://")),
+            // A plain absolute path is a folder, as `file://` + the path (not percent-decoded:
+            // it is a path, not a URL). A relative one is refused: it would name a different
+            // store in each working directory (`memfs` resolves `./` and `../` itself).
+            None if std::path::Path::new(&self.url).is_absolute() => {
+                no_options("file")?;
+                let mut path = PathBuf::from(&self.url);
+                if let Some(ns) = &self.namespace {
+                    path = path.join("ns").join(ns);
+                }
+                Ok(Target::Persistent(Backend::Local(path)))
+            }
+            None => Err(bad(
+                "expected SCHEME://… or an absolute path, for example file:///path/to/store, /path/to/store, s3://bucket/prefix or memory://",
+            )),
         }
     }
 }
@@ -242,7 +255,18 @@ mod tests {
         );
         assert!(matches!(Location::new("memory://").target(), Ok(Target::Memory)));
         assert!(matches!(Location::new("file:///tmp/x").target(), Ok(Target::Persistent(Backend::Local(_)))));
-        assert!(Location::new("nonsense").target().is_err());
+        assert_eq!(
+            err("nonsense".into()),
+            "unsupported store URL nonsense: expected SCHEME://… or an absolute path, for example file:///path/to/store, /path/to/store, s3://bucket/prefix or memory://"
+        );
+        let Ok(Target::Persistent(Backend::Local(path))) = Location::new("/srv/my%20m").target() else {
+            panic!("a plain absolute path is a local store")
+        };
+        assert_eq!(path, PathBuf::from("/srv/my%20m"));
+        assert_eq!(
+            err(Location::new("/srv/m").option("aws_region", "x")),
+            "unsupported store URL /srv/m: file:// stores take no options"
+        );
     }
 
     #[test]

@@ -114,10 +114,10 @@ fn an_unreachable_endpoint_is_reported_in_seconds() {
 }
 
 /// A cloud store of the emulators: its name, URL and environment.
-type CloudStore = (&'static str, String, Vec<(&'static str, String)>);
+pub(crate) type CloudStore = (&'static str, String, Vec<(&'static str, String)>);
 
 /// The S3 and Azure stores of the emulators, each under a fresh random prefix.
-fn cloud_stores() -> Vec<CloudStore> {
+pub(crate) fn cloud_stores() -> Vec<CloudStore> {
     let mut out = Vec::new();
     let required = std::env::var("MEMFS_TEST_CLOUD").as_deref() == Ok("required");
     let mut id = [0u8; 8];

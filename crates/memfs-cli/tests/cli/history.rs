@@ -310,7 +310,7 @@ fn restore_and_undo_are_commits() {
         "neither",
         &s.fails(&["restore", "--at", "yesterday"]),
         "memfs: invalid --at `yesterday`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex \
-         digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, or unix seconds)\n",
+         digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, a date such as 2025-06-01, or unix seconds)\n",
     );
     assert_eq!(s.commits().len(), 9, "failed and empty restores commit nothing");
     assert_text("still clean", s.ok(&["check", "--read-data"]).lines().last().unwrap_or(""), "no problems found");
