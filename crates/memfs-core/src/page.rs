@@ -73,7 +73,14 @@ fn note(max: usize, first: usize, last_shown: usize, last_asked: usize, long: Op
 
 /// A directory listing of `rows` (numbered from `first` among the directory's entries) within
 /// `max` characters.
-pub(crate) fn listing(path: &str, dir_size: u64, rows: &[ListingRow], first: usize, max: u64, dialect: Dialect) -> String {
+pub(crate) fn listing(
+    path: &str,
+    dir_size: u64,
+    rows: &[ListingRow],
+    first: usize,
+    max: u64,
+    dialect: Dialect,
+) -> String {
     let full = render::dir_view(path, dir_size, rows, dialect);
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     if full.chars().count() <= max || rows.is_empty() {
@@ -116,7 +123,8 @@ fn listing_note(max: usize, first: usize, last_shown: usize, last_asked: usize) 
 /// The `str_replace` error for several occurrences, listing the lines that fit in `max`
 /// characters (all of them under no maximum) and counting the rest.
 pub(crate) fn multiple_matches(old_str: &str, mut lines: Vec<usize>, more: usize, max: Option<u64>) -> ToolError {
-    let error = |lines: Vec<usize>, more: usize| ToolError::MultipleMatches { old_str: old_str.to_owned(), lines, more };
+    let error =
+        |lines: Vec<usize>, more: usize| ToolError::MultipleMatches { old_str: old_str.to_owned(), lines, more };
     let Some(max) = max else { return error(lines, more) };
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     // Both dialects word this error alike.
@@ -234,5 +242,72 @@ mod tests {
             "{}",
             out.chars().rev().take(300).collect::<String>()
         );
+    }
+
+    /// Pages through a listing by following each note: every row once, in order, every answer
+    /// within the maximum, in both dialects.
+    #[test]
+    fn following_listing_notes_shows_every_entry_once() {
+        let rows: Vec<ListingRow> =
+            (0..3000).map(|i| ListingRow { size: i, rel: format!("{i:04}{}", "n".repeat(i as usize % 41)) }).collect();
+        for dialect in [Dialect::Spec, Dialect::PythonSdk] {
+            let (mut seen, mut next, mut pages) = (Vec::new(), Some(1usize), 0);
+            while let Some(start) = next {
+                let out = listing("/memories/d", 4096, &rows[start - 1..], start, 10_000, dialect);
+                assert!(out.chars().count() <= 10_000);
+                pages += 1;
+                let mut body: Vec<&str> = out.split('\n').skip(2).collect();
+                next = None;
+                if body.last().is_some_and(|l| l.starts_with("(Cut at 10000 characters: entries ")) {
+                    let note = body.pop().unwrap();
+                    let range = note.split("view_range [").nth(1).unwrap().trim_end_matches("].)");
+                    let (a, b) = range.split_once(", ").unwrap();
+                    assert_eq!(b, "3000");
+                    next = Some(a.parse().unwrap());
+                    assert!(note.starts_with(&format!(
+                        "(Cut at 10000 characters: entries {start}-{} of {start}-3000 shown.",
+                        start + body.len() - 1
+                    )));
+                }
+                seen.extend(body.iter().map(|l| l.split_once("/memories/d/").unwrap().1.to_owned()));
+            }
+            assert!(pages > 5, "{pages}");
+            assert_eq!(seen, rows.iter().map(|r| r.rel.clone()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_match_list_fits_and_counts_the_rest() {
+        let lines: Vec<usize> = (1..=5000).collect();
+        for max in [10_000u64, 12_345, 16_000] {
+            let e = multiple_matches("ab", lines.clone(), 100_000, Some(max));
+            let text = e.render(Dialect::PythonSdk);
+            assert!(text.chars().count() <= max as usize, "{max}");
+            let ToolError::MultipleMatches { lines: shown, more, .. } = e else { panic!() };
+            assert_eq!(shown.len() + more, 105_000);
+            assert!(text.ends_with(&format!(", … and {more} more. Please ensure it is unique")));
+        }
+        // Under the maximum, or with none: every line, the SDK's text.
+        let e = multiple_matches("ab", vec![1, 2, 2], 0, Some(10_000));
+        assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines: vec![1, 2, 2], more: 0 });
+        let e = multiple_matches("ab", lines.clone(), 0, None);
+        assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines, more: 0 });
+    }
+
+    #[test]
+    fn a_long_error_is_cut_within_the_maximum() {
+        let text = "é".repeat(10_001);
+        let out = error(text.clone(), Some(10_000));
+        // Room is kept for a shown count as wide as the maximum: one character is left over.
+        assert_eq!(out.chars().count(), 9_999);
+        assert_eq!(
+            out,
+            format!(
+                "{}\n(Cut at 10000 characters: this message has 10001 characters and only its first 9903 are shown.)",
+                "é".repeat(9_903)
+            )
+        );
+        assert_eq!(error(text.clone(), Some(10_001)), text);
+        assert_eq!(error(text.clone(), None), text);
     }
 }
