@@ -480,6 +480,23 @@ def _classify_cut_view(sdk: str, mem: str) -> Optional[str]:
     return None
 
 
+def _classify_cut_matches(old_str: str, sdk: str, mem: str) -> Optional[str]:
+    """D17 when `mem` is the SDK's match list cut within the limit: the first lines, then
+    `… and {n} more` for the rest."""
+    head = f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: "
+    tail = ". Please ensure it is unique"
+    if len(mem) > VIEW_MAX_CHARS or not all(t.startswith(head) and t.endswith(tail) for t in (sdk, mem)):
+        return None
+    sdk_lines = sdk[len(head) : -len(tail)].split(", ")
+    listed, _, more = mem[len(head) : -len(tail)].rpartition(", … and ")
+    if not listed or not more.endswith(" more") or not more[: -len(" more")].isdigit():
+        return None
+    listed_lines = listed.split(", ")
+    if listed_lines != sdk_lines[: len(listed_lines)] or len(listed_lines) + int(more[:-5]) != len(sdk_lines):
+        return None
+    return "D17 str_replace match list longer than 16,000 characters cut with a count of the rest"
+
+
 def _two(v: Any) -> bool:
     return isinstance(v, list) and len(v) == 2
 
@@ -552,6 +569,11 @@ def classify(inp: Any, sdk: Result, mem: Result, pre: Any, sdk_side: Sdk) -> Opt
     if isinstance(inp, dict) and inp.get("command") == "view" and not sdk[1] and not mem[1] \
             and len(sdk[0]) > VIEW_MAX_CHARS:
         return _classify_cut_view(sdk[0], mem[0])
+
+    # D17: so is an error: a match list keeps the lines that fit and counts the rest.
+    if isinstance(inp, dict) and inp.get("command") == "str_replace" and sdk[1] and mem[1] \
+            and len(sdk[0]) > VIEW_MAX_CHARS and isinstance(inp.get("old_str"), str):
+        return _classify_cut_matches(inp["old_str"], sdk[0], mem[0])
 
     # D10: malformed input; memfs names the field, the SDK coerces or leaks a repr.
     expected = predicted_input_error(inp)
