@@ -9,6 +9,8 @@
 //! A directory listing is paged the same way by entries: `view_range` on a directory selects
 //! entries (the header and the directory's own row are always shown), and a cut listing's note
 //! names the `view_range` of the next entries, so every entry of any directory can be reached.
+//! (Reaching every entry wins over the maximum in one case: when the first entry asked for does
+//! not fit beside the header, which takes paths of thousands of characters, it is shown anyway.)
 //!
 //! Errors are bounded by the same maximum: a `str_replace` match list keeps the lines that fit
 //! and counts the rest, and any longer error (one that echoes a long `old_str`) is cut.
