@@ -206,7 +206,7 @@ def predicted_input_error(inp: Any) -> Optional[str]:
     if cmd is None:
         return "Invalid input: missing required field `command` (one of: " + COMMANDS + ")"
     if not isinstance(cmd, str):
-        return f"Unknown command: {_json(cmd)}. Valid commands are: {COMMANDS}"
+        return f"Unknown command: {_short_json(cmd)}. Valid commands are: {COMMANDS}"
 
     def get(f: str) -> Any:
         return inp.get(f)
@@ -247,7 +247,8 @@ def predicted_input_error(inp: Any) -> Optional[str]:
         "rename": [lambda: string("old_path"), lambda: string("new_path")],
     }
     if cmd not in checks:
-        return f"Unknown command: {cmd}. Valid commands are: {COMMANDS}"
+        short = cmd[:80] + "…" if len(cmd) > 80 else cmd
+        return f"Unknown command: {short}. Valid commands are: {COMMANDS}"
     for check in checks[cmd]:
         err = check()
         if err is not None:
@@ -454,8 +455,10 @@ _CUT_FILE = re.compile(
     r"(?: To see the next part, view this file with view_range \[(\d+), (\d+)\]\.)?\)"
 )
 _CUT_DIR = re.compile(
-    r"(?s)(.*)\n\(Cut at 16000 characters: (\d+) of (\d+) entries shown\. View a subdirectory to see its entries\.\)"
+    r"(?s)(.*)\n\(Cut at 16000 characters: entries (\d+)-(\d+) of (\d+)-(\d+) shown\. "
+    r"To see the next part, view this directory with view_range \[(\d+), (\d+)\]\.\)"
 )
+LISTING_HEAD = "Here're the files and directories up to 2 levels deep in "
 
 
 def _classify_cut_view(sdk: str, mem: str) -> Optional[str]:
@@ -474,14 +477,65 @@ def _classify_cut_view(sdk: str, mem: str) -> Optional[str]:
         if m.group(6) is None or (int(m.group(6)), int(m.group(7))) != (last + 1, last_asked):
             return None
         return "D17 view longer than 16,000 characters cut with a note naming the next view_range"
-    m = _CUT_DIR.fullmatch(mem)
-    if m:
-        shown, rows, total = m.group(1), int(m.group(2)), int(m.group(3))
-        sdk_lines = sdk.split("\n")
-        if shown.split("\n") != sdk_lines[: 2 + rows] or total != len(sdk_lines) - 2 or rows >= total:
-            return None
-        return "D17 view longer than 16,000 characters cut with a note naming the next view_range"
     return None
+
+
+def _classify_cut_matches(old_str: str, sdk: str, mem: str) -> Optional[str]:
+    """D17 when `mem` is the SDK's match list cut within the limit: the first lines, then
+    `… and {n} more` for the rest."""
+    head = f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: "
+    tail = ". Please ensure it is unique"
+    if len(mem) > VIEW_MAX_CHARS or not all(t.startswith(head) and t.endswith(tail) for t in (sdk, mem)):
+        return None
+    sdk_lines = sdk[len(head) : -len(tail)].split(", ")
+    listed, _, more = mem[len(head) : -len(tail)].rpartition(", … and ")
+    if not listed or not more.endswith(" more") or not more[: -len(" more")].isdigit():
+        return None
+    listed_lines = listed.split(", ")
+    if listed_lines != sdk_lines[: len(listed_lines)] or len(listed_lines) + int(more[:-5]) != len(sdk_lines):
+        return None
+    return "D17 str_replace match list longer than 16,000 characters cut with a count of the rest"
+
+
+def _two(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2
+
+
+def _classify_listing(inp: Any, sdk: str, mem: str, side: Sdk) -> Optional[str]:
+    """D17 for a directory view: memfs lists the entries `view_range` selects (all without
+    one; the SDK ignores it), cut on a row within 16,000 characters with the exact note."""
+    lines = sdk.split("\n")
+    head, rows = lines[:2], lines[2:]
+    vr = inp.get("view_range")
+    ranged = _two(vr)
+    first = 1
+    if ranged:
+        a, b = _as_integer(vr[0]), _as_integer(vr[1])
+        if a is None or b is None:
+            return None
+        start = min(max(1, a) - 1, len(rows))
+        rows = rows[start : len(rows) if b == -1 else b]
+        first = start + 1
+    expected = "\n".join(head + rows)
+    shown = mem
+    if len(expected) > VIEW_MAX_CHARS and rows:
+        m = _CUT_DIR.fullmatch(mem)
+        if m is None or len(mem) > VIEW_MAX_CHARS:
+            return None
+        shown = m.group(1)
+        f, last, f2, last_asked, a2, b2 = map(int, m.group(2, 3, 4, 5, 6, 7))
+        if (f, f2, last_asked, a2, b2) != (first, first, first + len(rows) - 1, last + 1, last_asked):
+            return None
+        if not first <= last < last_asked:
+            return None
+        expected = "\n".join(head + rows[: last - first + 1])
+    if shown != expected and not _only_dir_sizes_differ(inp["path"], expected, shown, side):
+        return None
+    if ranged and shown.count("\n") != sdk.count("\n"):
+        return "D17 view_range on a directory selects listing entries"
+    if ranged:
+        return None  # every entry selected: D14 at most, below
+    return "D17 view longer than 16,000 characters cut with a note naming the next view_range"
 
 
 def classify(inp: Any, sdk: Result, mem: Result, pre: Any, sdk_side: Sdk) -> Optional[str]:
@@ -505,9 +559,21 @@ def classify(inp: Any, sdk: Result, mem: Result, pre: Any, sdk_side: Sdk) -> Opt
 
     # D17: a view longer than the policy's view-max-chars (16,000 by default) is cut after the
     # last whole line that fits and ends with a note; what it shows is the SDK's answer's start.
+    # D17: so is a listing, by entries; `view_range` on a directory selects them.
+    if isinstance(inp, dict) and inp.get("command") == "view" and not sdk[1] and not mem[1] \
+            and sdk[0].startswith(LISTING_HEAD) and mem[0].startswith(LISTING_HEAD) \
+            and (len(sdk[0]) > VIEW_MAX_CHARS or _two(inp.get("view_range"))):
+        listing = _classify_listing(inp, sdk[0], mem[0], sdk_side)
+        if listing is not None:
+            return listing
     if isinstance(inp, dict) and inp.get("command") == "view" and not sdk[1] and not mem[1] \
             and len(sdk[0]) > VIEW_MAX_CHARS:
         return _classify_cut_view(sdk[0], mem[0])
+
+    # D17: so is an error: a match list keeps the lines that fit and counts the rest.
+    if isinstance(inp, dict) and inp.get("command") == "str_replace" and sdk[1] and mem[1] \
+            and len(sdk[0]) > VIEW_MAX_CHARS and isinstance(inp.get("old_str"), str):
+        return _classify_cut_matches(inp["old_str"], sdk[0], mem[0])
 
     # D10: malformed input; memfs names the field, the SDK coerces or leaks a repr.
     expected = predicted_input_error(inp)

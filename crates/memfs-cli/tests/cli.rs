@@ -6,6 +6,8 @@ mod agent;
 mod attacks_integrity;
 #[path = "cli/attacks_local.rs"]
 mod attacks_local;
+#[path = "cli/bounded_answers.rs"]
+mod bounded_answers;
 #[path = "cli/browse.rs"]
 mod browse;
 #[path = "cli/cloud.rs"]

@@ -103,7 +103,7 @@ impl Command {
         let name = match map.get("command") {
             None | Some(Value::Null) => return Err(InputError::MissingCommand),
             Some(Value::String(s)) => s.as_str(),
-            Some(other) => return Err(InputError::UnknownCommand { command: other.to_string() }),
+            Some(other) => return Err(InputError::UnknownCommand { command: short_json(other) }),
         };
         let f = Fields { map, command: name };
         Ok(match name {
@@ -121,7 +121,8 @@ impl Command {
             },
             "delete" => Command::Delete { path: f.string("path")? },
             "rename" => Command::Rename { old_path: f.string("old_path")?, new_path: f.string("new_path")? },
-            other => return Err(InputError::UnknownCommand { command: other.to_owned() }),
+            // Echoed shortened, like a wrong value: an answer does not grow with the input.
+            other => return Err(InputError::UnknownCommand { command: short(other) }),
         })
     }
 }
@@ -247,11 +248,15 @@ fn kind_of(v: &Value) -> &'static str {
 
 /// A JSON rendering of a value, cut to a readable length on a character boundary.
 fn short_json(v: &Value) -> String {
+    short(&v.to_string())
+}
+
+/// `s` cut to a readable length on a character boundary, with `…` when cut.
+fn short(s: &str) -> String {
     const MAX: usize = 80;
-    let s = v.to_string();
     match s.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s,
+        None => s.to_owned(),
     }
 }
 
@@ -314,6 +319,14 @@ mod tests {
             "Unknown command: undo. Valid commands are: view, create, str_replace, insert, delete, rename"
         );
         assert_eq!(err(json!([1])), "Invalid input: expected a JSON object with a `command` field, got an array");
+        // A long unknown command is echoed shortened: no answer grows with its input.
+        assert_eq!(
+            err(json!({"command": "é".repeat(100_000)})),
+            format!(
+                "Unknown command: {}…. Valid commands are: view, create, str_replace, insert, delete, rename",
+                "é".repeat(80)
+            )
+        );
     }
 
     #[test]

@@ -171,7 +171,12 @@ pub fn execute_in(
     match step {
         Ok(outcome) => Ok(outcome),
         Err(Halt::Need(need)) => Err(need),
-        Err(Halt::Fail(e)) => Ok(Outcome::failed(&e, dialect)),
+        Err(Halt::Fail(e)) => {
+            let mut outcome = Outcome::failed(&e, dialect);
+            // An error can echo input of any length (an `old_str`, a path with escapes).
+            outcome.result.content = page::error(outcome.result.content, context.policy.view_max_chars);
+            Ok(outcome)
+        }
     }
 }
 
@@ -344,10 +349,14 @@ impl Cx<'_> {
             Found::Node(Node::Dir(d)) => {
                 let mut rows = Vec::new();
                 self.list(&*self.load(&d)?, "", 1, &mut rows)?;
-                let view = render::dir_view(path, DIR_SIZE, &rows, self.dialect);
                 Ok(Outcome::ok(match self.policy.view_max_chars {
-                    Some(max) => page::listing(view, rows.len(), max),
-                    None => view,
+                    // With paging on, `view_range` selects entries as it selects a file's lines
+                    // (the SDK ignores it on a directory), so a cut listing can be continued.
+                    Some(max) => {
+                        let (start, end) = text::select(rows.len(), view_range);
+                        page::listing(path, DIR_SIZE, &rows[start..end], start + 1, max, self.dialect)
+                    }
+                    None => render::dir_view(path, DIR_SIZE, &rows, self.dialect),
                 }))
             }
             Found::Node(Node::File(f)) => {
@@ -447,10 +456,11 @@ impl Cx<'_> {
             }
         };
         let (p, old_size, content) = self.file_for_edit("str_replace", path)?;
+        let max = self.policy.view_max_chars;
         let replace = |new_str: &str| {
-            text::replace_unique(&content, old_str, new_str).map_err(|e| match e {
+            text::replace_unique(&content, old_str, new_str, page::matches_to_keep(max)).map_err(|e| match e {
                 ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
-                ReplaceError::Multiple(lines) => ToolError::MultipleMatches { old_str: old_str.to_owned(), lines },
+                ReplaceError::Multiple { lines, more } => page::multiple_matches(old_str, lines, more, max),
             })
         };
         // The SDK's errors come first; the filter only sees a replacement that would happen.

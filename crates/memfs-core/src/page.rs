@@ -6,9 +6,17 @@
 //! fits; the note gives `[next line, last line asked for]`, so following notes pages through
 //! the requested range with nothing lost and nothing repeated. A single line longer than a page
 //! cannot be split by `view_range`: its first characters are shown and the note says so.
-//! A directory listing is cut after the last whole row that fits.
+//! A directory listing is paged the same way by entries: `view_range` on a directory selects
+//! entries (the header and the directory's own row are always shown), and a cut listing's note
+//! names the `view_range` of the next entries, so every entry of any directory can be reached.
+//! (Reaching every entry wins over the maximum in one case: when the first entry asked for does
+//! not fit beside the header, which takes paths of thousands of characters, it is shown anyway.)
+//!
+//! Errors are bounded by the same maximum: a `str_replace` match list keeps the lines that fit
+//! and counts the rest, and any longer error (one that echoes a long `old_str`) is cut.
 
-use crate::render;
+use crate::dialect::Dialect;
+use crate::render::{self, ListingRow, ToolError};
 use crate::text;
 
 /// A file view of `lines` (numbered from `first`) within `max` characters.
@@ -65,39 +73,103 @@ fn note(max: usize, first: usize, last_shown: usize, last_asked: usize, long: Op
     }
 }
 
-/// A directory listing of `rows` rows within `max` characters.
-pub(crate) fn listing(view: String, rows: usize, max: u64) -> String {
+/// A directory listing of `rows` (numbered from `first` among the directory's entries) within
+/// `max` characters.
+pub(crate) fn listing(
+    path: &str,
+    dir_size: u64,
+    rows: &[ListingRow],
+    first: usize,
+    max: u64,
+    dialect: Dialect,
+) -> String {
+    let full = render::dir_view(path, dir_size, rows, dialect);
     let max = usize::try_from(max).unwrap_or(usize::MAX);
-    if view.chars().count() <= max {
-        return view;
+    if full.chars().count() <= max || rows.is_empty() {
+        return full;
     }
-    let note = |shown: usize| {
-        format!("(Cut at {max} characters: {shown} of {rows} entries shown. View a subdirectory to see its entries.)")
-    };
-    let budget = max.saturating_sub(note(rows).chars().count() + 1);
-    // The header and the directory's own row come first; then one row per line.
-    let mut lines = view.split('\n');
-    let mut out = String::new();
-    let mut used = 0;
-    for head in lines.by_ref().take(2) {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(head);
-        used += head.chars().count() + 1;
-    }
+    let last_asked = first + rows.len() - 1;
+    let mut out = render::dir_view(path, dir_size, &[], dialect);
+    let mut used = out.chars().count();
     let mut shown = 0;
-    for line in lines {
+    for (i, row) in rows.iter().enumerate() {
+        let line = render::listing_row(path, row, dialect);
         let cost = line.chars().count() + 1;
-        if used + cost > budget {
+        let note_len = listing_note(max, first, first + i, last_asked).chars().count() + 1;
+        // One entry at least, so that following the notes always gets further (only a path
+        // near the length limit makes a row that long).
+        if shown > 0 && used + cost + note_len > max {
             break;
         }
         out.push('\n');
-        out.push_str(line);
+        out.push_str(&line);
         used += cost;
         shown += 1;
     }
-    format!("{out}\n{}", note(shown))
+    if shown == rows.len() {
+        // The one entry asked for, longer than the page: shown whole, as it can be shown no other way.
+        return out;
+    }
+    format!("{out}\n{}", listing_note(max, first, first + shown - 1, last_asked))
+}
+
+/// The last line of a cut directory listing.
+fn listing_note(max: usize, first: usize, last_shown: usize, last_asked: usize) -> String {
+    format!(
+        "(Cut at {max} characters: entries {first}-{last_shown} of {first}-{last_asked} shown. To see the next \
+         part, view this directory with view_range [{}, {last_asked}].)",
+        last_shown + 1
+    )
+}
+
+/// The `str_replace` error for several occurrences, listing the lines that fit in `max`
+/// characters (all of them under no maximum) and counting the rest.
+pub(crate) fn multiple_matches(old_str: &str, mut lines: Vec<usize>, more: usize, max: Option<u64>) -> ToolError {
+    let error =
+        |lines: Vec<usize>, more: usize| ToolError::MultipleMatches { old_str: old_str.to_owned(), lines, more };
+    let Some(max) = max else { return error(lines, more) };
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    // Both dialects word this error alike.
+    if more == 0 && error(lines.clone(), 0).render(Dialect::Spec).chars().count() <= max {
+        return error(lines, 0);
+    }
+    // The message with no line listed and every occurrence counted: the count at its end only
+    // gets shorter as lines are listed.
+    let total = lines.len() + more;
+    let mut used = error(Vec::new(), total).render(Dialect::Spec).chars().count();
+    let mut shown = 0;
+    for &line in &lines {
+        let cost = digits(line) + 2; // the number and the ", " after it
+        if used + cost > max {
+            break;
+        }
+        used += cost;
+        shown += 1;
+    }
+    lines.truncate(shown);
+    error(lines, total - shown)
+}
+
+/// How many match lines are worth keeping for a maximum of `max` characters: each listed line
+/// takes at least three (a digit and `, `).
+pub(crate) fn matches_to_keep(max: Option<u64>) -> usize {
+    max.map_or(usize::MAX, |max| usize::try_from(max / 3 + 1).unwrap_or(usize::MAX))
+}
+
+/// An error answer within `max` characters: its first characters and a note.
+pub(crate) fn error(text: String, max: Option<u64>) -> String {
+    let Some(max) = max else { return text };
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let len = text.chars().count();
+    if len <= max {
+        return text;
+    }
+    let note = |shown: usize| {
+        format!("(Cut at {max} characters: this message has {len} characters and only its first {shown} are shown.)")
+    };
+    let room = max.saturating_sub(note(max).chars().count() + 1);
+    let cut: String = text.chars().take(room).collect();
+    format!("{cut}\n{}", note(room))
 }
 
 fn digits(n: usize) -> usize {
@@ -172,5 +244,72 @@ mod tests {
             "{}",
             out.chars().rev().take(300).collect::<String>()
         );
+    }
+
+    /// Pages through a listing by following each note: every row once, in order, every answer
+    /// within the maximum, in both dialects.
+    #[test]
+    fn following_listing_notes_shows_every_entry_once() {
+        let rows: Vec<ListingRow> =
+            (0..3000).map(|i| ListingRow { size: i, rel: format!("{i:04}{}", "n".repeat(i as usize % 41)) }).collect();
+        for dialect in [Dialect::Spec, Dialect::PythonSdk] {
+            let (mut seen, mut next, mut pages) = (Vec::new(), Some(1usize), 0);
+            while let Some(start) = next {
+                let out = listing("/memories/d", 4096, &rows[start - 1..], start, 10_000, dialect);
+                assert!(out.chars().count() <= 10_000);
+                pages += 1;
+                let mut body: Vec<&str> = out.split('\n').skip(2).collect();
+                next = None;
+                if body.last().is_some_and(|l| l.starts_with("(Cut at 10000 characters: entries ")) {
+                    let note = body.pop().unwrap();
+                    let range = note.split("view_range [").nth(1).unwrap().trim_end_matches("].)");
+                    let (a, b) = range.split_once(", ").unwrap();
+                    assert_eq!(b, "3000");
+                    next = Some(a.parse().unwrap());
+                    assert!(note.starts_with(&format!(
+                        "(Cut at 10000 characters: entries {start}-{} of {start}-3000 shown.",
+                        start + body.len() - 1
+                    )));
+                }
+                seen.extend(body.iter().map(|l| l.split_once("/memories/d/").unwrap().1.to_owned()));
+            }
+            assert!(pages > 5, "{pages}");
+            assert_eq!(seen, rows.iter().map(|r| r.rel.clone()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_match_list_fits_and_counts_the_rest() {
+        let lines: Vec<usize> = (1..=5000).collect();
+        for max in [10_000u64, 12_345, 16_000] {
+            let e = multiple_matches("ab", lines.clone(), 100_000, Some(max));
+            let text = e.render(Dialect::PythonSdk);
+            assert!(text.chars().count() <= max as usize, "{max}");
+            let ToolError::MultipleMatches { lines: shown, more, .. } = e else { panic!() };
+            assert_eq!(shown.len() + more, 105_000);
+            assert!(text.ends_with(&format!(", … and {more} more. Please ensure it is unique")));
+        }
+        // Under the maximum, or with none: every line, the SDK's text.
+        let e = multiple_matches("ab", vec![1, 2, 2], 0, Some(10_000));
+        assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines: vec![1, 2, 2], more: 0 });
+        let e = multiple_matches("ab", lines.clone(), 0, None);
+        assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines, more: 0 });
+    }
+
+    #[test]
+    fn a_long_error_is_cut_within_the_maximum() {
+        let text = "é".repeat(10_001);
+        let out = error(text.clone(), Some(10_000));
+        // Room is kept for a shown count as wide as the maximum: one character is left over.
+        assert_eq!(out.chars().count(), 9_999);
+        assert_eq!(
+            out,
+            format!(
+                "{}\n(Cut at 10000 characters: this message has 10001 characters and only its first 9903 are shown.)",
+                "é".repeat(9_903)
+            )
+        );
+        assert_eq!(error(text.clone(), Some(10_001)), text);
+        assert_eq!(error(text.clone(), None), text);
     }
 }

@@ -102,8 +102,11 @@ pub enum ToolError {
     MultipleMatches {
         /// The text looked for.
         old_str: String,
-        /// Line of each occurrence.
+        /// Line of each occurrence listed.
         lines: Vec<usize>,
+        /// Occurrences not listed (the list is cut to fit `view-max-chars`); 0 for the SDK's
+        /// answer.
+        more: usize,
     },
     /// `insert_line` outside `[0, n_lines]`.
     #[error("{}", self.render(Dialect::Spec))]
@@ -199,11 +202,14 @@ impl ToolError {
             ToolError::NoMatch { old_str, path } => {
                 format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}.")
             }
-            ToolError::MultipleMatches { old_str, lines } => {
-                let lines: Vec<String> = lines.iter().map(ToString::to_string).collect();
+            ToolError::MultipleMatches { old_str, lines, more } => {
+                let mut list: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                if *more > 0 {
+                    list.push(format!("… and {more} more"));
+                }
                 format!(
                     "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {}. Please ensure it is unique",
-                    lines.join(", ")
+                    list.join(", ")
                 )
             }
             ToolError::InsertLineOutOfRange { line, n_lines } if spec => format!(
@@ -349,16 +355,27 @@ pub struct ListingRow {
 
 /// The directory view: header, the directory's own row, then a row per item.
 pub fn dir_view(path: &str, dir_size: u64, rows: &[ListingRow], dialect: Dialect) -> String {
-    let (excluding, fmt): (&str, fn(u64) -> String) = match dialect {
-        Dialect::Spec => ("hidden items and node_modules", size::spec),
-        Dialect::PythonSdk => ("hidden items", size::python_sdk),
-    };
+    let (excluding, fmt) = listing_style(dialect);
     let mut out = format!(
         "Here're the files and directories up to 2 levels deep in {path}, excluding {excluding}:\n{}\t{path}",
         fmt(dir_size)
     );
     for row in rows {
-        out.push_str(&format!("\n{}\t{path}/{}", fmt(row.size), row.rel));
+        out.push('\n');
+        out.push_str(&listing_row(path, row, dialect));
     }
     out
+}
+
+/// One item's line of a directory view.
+pub fn listing_row(path: &str, row: &ListingRow, dialect: Dialect) -> String {
+    format!("{}\t{path}/{}", listing_style(dialect).1(row.size), row.rel)
+}
+
+/// What a listing's header says it leaves out, and how it writes sizes.
+fn listing_style(dialect: Dialect) -> (&'static str, fn(u64) -> String) {
+    match dialect {
+        Dialect::Spec => ("hidden items and node_modules", size::spec),
+        Dialect::PythonSdk => ("hidden items", size::python_sdk),
+    }
 }

@@ -49,14 +49,21 @@ pub fn select(len: usize, view_range: Option<&[i128]>) -> (usize, usize) {
 pub enum ReplaceError {
     /// `old_str` does not occur.
     NotFound,
-    /// `old_str` occurs more than once (counted without overlap); the 1-based line of every
-    /// occurrence found with an overlapping search, duplicates kept.
-    Multiple(Vec<usize>),
+    /// `old_str` occurs more than once (counted without overlap).
+    Multiple {
+        /// The 1-based line of each occurrence found with an overlapping search, duplicates
+        /// kept, up to the number asked for.
+        lines: Vec<usize>,
+        /// Occurrences found beyond those in `lines`.
+        more: usize,
+    },
 }
 
 /// Replaces the single occurrence of `old` in `content`. Returns the new content and the
-/// 0-based line index where the match started.
-pub fn replace_unique(content: &str, old: &str, new: &str) -> Result<(String, usize), ReplaceError> {
+/// 0-based line index where the match started. On several occurrences, the lines of the
+/// first `keep` are returned and the rest only counted, so an error about a huge file stays
+/// small in memory.
+pub fn replace_unique(content: &str, old: &str, new: &str, keep: usize) -> Result<(String, usize), ReplaceError> {
     // `str::matches` counts like Python's `str.count`: non-overlapping, and an empty pattern
     // matches at every character boundary (len + 1 times).
     let count = content.matches(old).take(2).count();
@@ -68,7 +75,7 @@ pub fn replace_unique(content: &str, old: &str, new: &str) -> Result<(String, us
             Ok((content.replacen(old, new, 1), line))
         }
         _ => {
-            let mut lines = Vec::new();
+            let (mut lines, mut more) = (Vec::new(), 0);
             let mut from = 0;
             // The line of the last match, and the byte offset it was counted up to. Counting
             // incrementally keeps this linear: recounting `content[..pos]` at every match is
@@ -78,15 +85,19 @@ pub fn replace_unique(content: &str, old: &str, new: &str) -> Result<(String, us
             // Overlapping search: resume one character after each match start.
             while let Some(rel) = content[from..].find(old) {
                 let pos = from + rel;
-                line += newlines(&content[counted..pos]);
-                counted = pos;
-                lines.push(line);
+                if lines.len() < keep {
+                    line += newlines(&content[counted..pos]);
+                    counted = pos;
+                    lines.push(line);
+                } else {
+                    more += 1;
+                }
                 match content[pos..].chars().next() {
                     Some(c) => from = pos + c.len_utf8(),
                     None => break,
                 }
             }
-            Err(ReplaceError::Multiple(lines))
+            Err(ReplaceError::Multiple { lines, more })
         }
     }
 }
@@ -136,6 +147,12 @@ fn newlines(s: &str) -> usize {
 mod tests {
     use super::*;
 
+    const ALL: usize = usize::MAX;
+
+    fn multiple(lines: &[usize]) -> ReplaceError {
+        ReplaceError::Multiple { lines: lines.to_vec(), more: 0 }
+    }
+
     #[test]
     fn view_range_edges_match_python_slices() {
         // "line1\nline2\nline3\n" has 4 view lines.
@@ -161,24 +178,31 @@ mod tests {
 
     #[test]
     fn replace_counts_like_python() {
-        assert_eq!(replace_unique("aaa", "aa", "b"), Ok(("ba".into(), 0)));
-        assert_eq!(replace_unique("aaaa", "aa", "b"), Err(ReplaceError::Multiple(vec![1, 1, 1])));
-        assert_eq!(replace_unique("ab ab\ncd", "ab", "X"), Err(ReplaceError::Multiple(vec![1, 1])));
-        assert_eq!(replace_unique("", "", "new"), Ok(("new".into(), 0)));
-        assert_eq!(replace_unique("a\nb", "", "x"), Err(ReplaceError::Multiple(vec![1, 1, 2, 2])));
-        assert_eq!(replace_unique("é\né", "", "x"), Err(ReplaceError::Multiple(vec![1, 1, 2, 2])));
-        assert_eq!(replace_unique("x", "y", "z"), Err(ReplaceError::NotFound));
-        assert_eq!(replace_unique("a\nb\nc$", "c$", "$1"), Ok(("a\nb\n$1".into(), 2)));
-        assert_eq!(replace_unique("x\nab\n\nab ab", "ab", "-"), Err(ReplaceError::Multiple(vec![2, 4, 4])));
+        assert_eq!(replace_unique("aaa", "aa", "b", ALL), Ok(("ba".into(), 0)));
+        assert_eq!(replace_unique("aaaa", "aa", "b", ALL), Err(multiple(&[1, 1, 1])));
+        assert_eq!(replace_unique("ab ab\ncd", "ab", "X", ALL), Err(multiple(&[1, 1])));
+        assert_eq!(replace_unique("", "", "new", ALL), Ok(("new".into(), 0)));
+        assert_eq!(replace_unique("a\nb", "", "x", ALL), Err(multiple(&[1, 1, 2, 2])));
+        assert_eq!(replace_unique("é\né", "", "x", ALL), Err(multiple(&[1, 1, 2, 2])));
+        assert_eq!(replace_unique("x", "y", "z", ALL), Err(ReplaceError::NotFound));
+        assert_eq!(replace_unique("a\nb\nc$", "c$", "$1", ALL), Ok(("a\nb\n$1".into(), 2)));
+        assert_eq!(replace_unique("x\nab\n\nab ab", "ab", "-", ALL), Err(multiple(&[2, 4, 4])));
     }
 
     #[test]
     fn multiple_match_lines_are_linear() {
         // An empty old_str matches at every character; numbering them used to be quadratic.
         let content = "line\n".repeat(100_000);
-        let Err(ReplaceError::Multiple(lines)) = replace_unique(&content, "", "x") else { panic!() };
+        let Err(ReplaceError::Multiple { lines, more: 0 }) = replace_unique(&content, "", "x", ALL) else { panic!() };
         assert_eq!(lines.len(), content.len() + 1);
         assert_eq!((lines[0], lines[4], lines[5], *lines.last().unwrap()), (1, 1, 2, 100_001));
+    }
+
+    #[test]
+    fn multiple_match_lines_past_keep_are_only_counted() {
+        let content = "ab\nab ab\nab";
+        assert_eq!(replace_unique(content, "ab", "x", 2), Err(ReplaceError::Multiple { lines: vec![1, 2], more: 2 }));
+        assert_eq!(replace_unique(content, "ab", "x", 0), Err(ReplaceError::Multiple { lines: vec![], more: 4 }));
     }
 
     #[test]

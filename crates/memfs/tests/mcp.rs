@@ -157,7 +157,7 @@ async fn tools_list_is_the_one_memory_tool_with_the_six_commands() {
     assert_eq!(
         schema["properties"]["view_range"],
         json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-               "description": "view (optional, files only): [start_line, end_line], 1-based and inclusive; end_line -1 means to the end of the file."})
+               "description": "view (optional): [start_line, end_line], 1-based and inclusive; end_line -1 means to the end. Selects a file's lines, or a directory listing's entries (a cut answer names the range of the next part)."})
     );
     // Each field's description says which commands use it.
     for (field, commands) in [

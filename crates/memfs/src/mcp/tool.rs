@@ -24,7 +24,7 @@ learn as you work, so that a later conversation can pick up where this one stopp
 Commands (the `command` field), and the fields each one takes:
 - view: a directory listing (two levels deep) or a file's content with line numbers. \
 `path`; optional `view_range` [start_line, end_line] (1-based, inclusive; end_line -1 means \
-to the end).
+to the end): a file's lines, or a listing's entries.
 - create: create a new file (an existing file is not overwritten). `path`, `file_text`.
 - str_replace: replace text that occurs exactly once in a file. `path`, `old_str`, \
 `new_str` (omitted: old_str is removed).
@@ -68,7 +68,7 @@ pub(crate) fn input_schema() -> JsonObject {
                 "items": {"type": "integer"},
                 "minItems": 2,
                 "maxItems": 2,
-                "description": "view (optional, files only): [start_line, end_line], 1-based and inclusive; end_line -1 means to the end of the file."
+                "description": "view (optional): [start_line, end_line], 1-based and inclusive; end_line -1 means to the end. Selects a file's lines, or a directory listing's entries (a cut answer names the range of the next part)."
             },
             "file_text": {
                 "type": "string",

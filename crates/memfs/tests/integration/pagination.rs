@@ -180,7 +180,7 @@ async fn pagination_none_shows_everything() {
 }
 
 /// A long listing is cut after the last whole row that fits with the note: 200 rows of 100
-/// characters, of which 156 fit (in both dialects, whose header and root rows differ by 19 characters).
+/// characters, of which 156 fit (155 in `spec`), and the note's `view_range` shows the rest.
 #[tokio::test]
 async fn pagination_a_long_listing_is_cut_with_its_note() {
     for dialect in DIALECTS {
@@ -195,16 +195,22 @@ async fn pagination_a_long_listing_is_cut_with_its_note() {
         };
         let rows: Vec<String> = names.iter().map(|n| format!("1B\t/memories/{n}")).collect();
         assert_eq!(rows[0].chars().count(), 100);
+        // The spec header and root row are 20 characters longer: one row fewer fits.
+        let n = if dialect == Dialect::Spec { 155 } else { 156 };
         let expected = format!(
-            "{}\n{root}\n{}\n(Cut at 16000 characters: 156 of 200 entries shown. View a subdirectory to see its \
-             entries.)",
+            "{}\n{root}\n{}\n(Cut at 16000 characters: entries 1-{n} of 1-200 shown. To see the next part, view \
+             this directory with view_range [{}, 200].)",
             listing_header("/memories", dialect),
-            rows[..156].join("\n")
+            rows[..n].join("\n"),
+            n + 1
         );
         assert!(expected.chars().count() <= 16_000);
         s.ok(view("/memories"), &expected).await;
-        // Row 157 would not have fitted with the note.
+        // The next row would not have fitted with the note.
         assert!(expected.chars().count() + 101 > 16_000);
+        // The note's range shows the rest, whole.
+        let rest = format!("{}\n{root}\n{}", listing_header("/memories", dialect), rows[n..].join("\n"));
+        s.ok(view_range("/memories", n as i64 + 1, 200), &rest).await;
     }
 }
 
@@ -240,18 +246,22 @@ async fn pagination_the_longest_path_at_the_smallest_maximum() {
         s.ok(view(&path), &cut).await;
         // The line after the last one: nothing selected, the header alone.
         s.ok(view_range(&path, 101, -1), &header).await;
-        // The listing: the header and the directory's own row, then no room for the file's row.
+        // The listing: the header and the directory's own row leave no room for the file's row,
+        // which is shown all the same, whole, so that the file can be found: the one answer
+        // over the maximum (by at most one row of a path this long).
         let root = match dialect {
             Dialect::Spec => "4.0K",
             Dialect::PythonSdk => "4K",
         };
-        let listing = format!(
-            "{}\n{root}\t{dir}\n(Cut at 10000 characters: 0 of 1 entries shown. View a subdirectory to see its \
-             entries.)",
-            listing_header(&dir, dialect)
-        );
+        let bytes = lines.join("\n").len() as u64;
+        let size = match dialect {
+            Dialect::Spec => memfs_core::size::spec(bytes),
+            Dialect::PythonSdk => memfs_core::size::python_sdk(bytes),
+        };
+        let listing = format!("{}\n{root}\t{dir}\n{size}\t{path}", listing_header(&dir, dialect));
         s.ok(view(&dir), &listing).await;
-        for out in [view(&path), view_range(&path, 101, -1), view(&dir)] {
+        assert!(listing.chars().count() > 10_000);
+        for out in [view(&path), view_range(&path, 101, -1)] {
             let n = s.call(&out).await.content.chars().count();
             assert!(n <= 10_000, "[{dialect}] {out}: {n} characters");
         }
