@@ -119,6 +119,20 @@ pub enum Error {
         mib_passes: u64,
     },
 
+    /// A key file that group or others may read or write: refused like a private key, since
+    /// anyone who reads it holds the store.
+    #[error(
+        "key file {} can be read or written by others (mode {mode:04o}): it holds a key; run chmod 600 {}",
+        path.display(),
+        path.display()
+    )]
+    KeyFilePermissions {
+        /// The key file's path.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+
     /// A key file could not be created, read, or does not hold a key.
     #[error("key file {}: {source}", path.display())]
     KeyFile {

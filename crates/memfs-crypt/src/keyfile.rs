@@ -62,11 +62,22 @@ impl KeyFile {
     }
 
     /// Reads a key file: exactly 32 raw bytes, or 64 hex digits with an optional final
-    /// newline. Anything else is [`Error::KeyFile`] with an `InvalidData` source. File
-    /// permissions are not checked (key files on removable FAT media show as world-readable).
+    /// newline. Anything else is [`Error::KeyFile`] with an `InvalidData` source. On Unix, a
+    /// key file that group or others may read or write (any of the bits `0o077`) is refused
+    /// with [`Error::KeyFilePermissions`], as `ssh` refuses such a private key and memfs a
+    /// tokens file: whoever can read it holds the store.
     pub fn read(path: &Path) -> Result<Self, Error> {
         let err = |source| Error::KeyFile { path: path.to_owned(), source };
         let file = File::open(path).map_err(err)?;
+        // The open file's own mode (not the path's again), so a swap in between changes nothing.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = file.metadata().map_err(err)?.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(Error::KeyFilePermissions { path: path.to_owned(), mode });
+            }
+        }
         // One byte more than the longest accepted form, so a longer file is detected without
         // reading it all; the capacity is fixed so the buffer never reallocates (and leaves no
         // unzeroized copy behind).

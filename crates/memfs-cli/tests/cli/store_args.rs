@@ -251,3 +251,32 @@ fn exec_on_a_terminal_says_it_waits_for_json_lines() {
     let answer = json!({"content": "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4.0K\t/memories", "is_error": false});
     assert!(screen.ends_with(&format!("{answer}\n")), "{screen}");
 }
+
+/// A key file that group or others may read is refused, as a tokens file is (and as `ssh`
+/// refuses such a private key), naming the fix; `chmod 600` lets it unlock again.
+#[test]
+fn a_key_file_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("temp dir");
+    let key = home.path().join("memfs.key");
+    let url = format!("file://{}", home.path().join("store").display());
+    let with_key = |args: &[&str]| {
+        let mut cmd = memfs(home.path());
+        cmd.args(["--store", &url, "--key-file", key.to_str().unwrap()]).args(args).stdin(Stdio::null());
+        cmd.output().expect("run memfs")
+    };
+    assert!(with_key(&["init"]).status.success());
+    for mode in [0o644, 0o640, 0o604, 0o660] {
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+        let k = key.display();
+        assert_text(
+            &format!("mode {mode:o}"),
+            &fails("log", 1, &with_key(&["log"])),
+            &format!(
+                "memfs: reading key file {k}: key file {k} can be read or written by others (mode {mode:04o}): it holds a key; run chmod 600 {k}\n"
+            ),
+        );
+    }
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(ok("log", &with_key(&["log"])), "");
+}
