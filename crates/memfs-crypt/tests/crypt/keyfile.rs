@@ -7,6 +7,16 @@ use memfs_crypt::{Credential, Error, KeyFile, KeySlots, MasterKey};
 
 use super::{fingerprint, store};
 
+/// Writes `content` to `path` as a key file should be: readable by its owner alone.
+fn write_private(path: &std::path::Path, content: impl AsRef<[u8]>) {
+    fs::write(path, content).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
 fn kind_of(err: Error) -> ErrorKind {
     match err {
         Error::KeyFile { source, .. } => source.kind(),
@@ -29,7 +39,7 @@ fn written_key_files_unlock() {
     // The same key as 64 hex digits and a newline works too.
     let hex: String = fs::read(&path).unwrap().iter().map(|b| format!("{b:02x}")).collect();
     let hex_path = dir.path().join("memfs.hex");
-    fs::write(&hex_path, format!("{hex}\n")).unwrap();
+    write_private(&hex_path, format!("{hex}\n"));
     let read = KeyFile::read(&hex_path).unwrap();
     assert!(slots.unlock(&Credential::KeyFile(read), &store()).is_ok());
 }
@@ -42,6 +52,33 @@ fn key_files_are_private() {
     let path = dir.path().join("k");
     KeyFile::generate().unwrap().write_new(&path).unwrap();
     assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// A key file that group or others may read or write is refused before it is read, naming
+/// the fix.
+#[cfg(unix)]
+#[test]
+fn key_files_others_may_read_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k");
+    KeyFile::generate().unwrap().write_new(&path).unwrap();
+    for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o700 | 0o004] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        let err = KeyFile::read(&path).unwrap_err();
+        assert!(matches!(err, Error::KeyFilePermissions { mode: m, .. } if m == mode), "{err}");
+        let p = path.display();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "key file {p} can be read or written by others (mode {mode:04o}): it holds a key; run chmod 600 {p}"
+            )
+        );
+    }
+    for mode in [0o600, 0o400] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        assert!(KeyFile::read(&path).is_ok(), "mode {mode:o}");
+    }
 }
 
 #[test]
@@ -60,7 +97,7 @@ fn refuses_what_is_not_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("k");
     for content in [&[0u8; 31][..], &[0; 33], &[0; 64], &[0; 1 << 20], b"", &[b'a'; 63], &[b'a'; 65]] {
-        fs::write(&path, content).unwrap();
+        write_private(&path, content);
         let err = KeyFile::read(&path).unwrap_err();
         assert!(err.to_string().contains("not a key file"), "{err}");
         assert_eq!(kind_of(err), ErrorKind::InvalidData, "{}", content.len());
