@@ -80,7 +80,7 @@ pub(crate) enum Commands {
     /// Undo the newest commit, as a new commit whose tree is the one before it.
     ///
     /// Undoing an undo redoes.
-    Undo,
+    Undo(undo::UndoArgs),
     /// Verify every object reachable from the head; exit with status 1 on any problem.
     ///
     /// The head, every commit back to the first (or the retention horizon) and every directory
@@ -93,7 +93,8 @@ pub(crate) enum Commands {
     /// Without --keep-days or --keep-commits all history is kept. An object found unreachable
     /// is first recorded as pending; a later gc deletes it once it has been pending for the
     /// grace period and is still unreachable, so a writer's new objects (reachable within
-    /// seconds) are never deleted.
+    /// seconds) are never deleted. With --grace 0, one run deletes every unreachable object
+    /// (writers running at the same time are still safe: gc fences them).
     Gc(gc::GcArgs),
     /// List, add or remove the key slots that unlock the store.
     ///
@@ -163,13 +164,12 @@ pub(crate) enum Commands {
     Export(export::ExportArgs),
 }
 
-/// Runs one subcommand's `run` with the global options (and its own arguments, if it has any).
+/// Runs one subcommand's `run` with the global options and its own arguments.
 /// A macro because each `run` is its own future type: the list below is the one place that
 /// pairs a variant with its module.
 macro_rules! dispatch {
     ($command:expr, $store:expr; $($variant:ident => $module:ident),* $(,)?) => {
         match $command {
-            Commands::Undo => undo::run($store).await,
             $(Commands::$variant(args) => $module::run($store, args).await,)*
         }
     };
@@ -182,7 +182,7 @@ impl Cli {
         dispatch!(self.command, store;
             Exec => exec, Init => init, Log => log, Show => show, Diff => diff, Restore => restore, Check => check,
             Gc => gc, Key => key, Policy => policy, Expire => expire, Purge => purge, Mcp => mcp, Serve => serve,
-            Agent => agent, Import => import, Export => export)
+            Agent => agent, Import => import, Export => export, Undo => undo)
     }
 }
 
