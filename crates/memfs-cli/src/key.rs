@@ -91,7 +91,7 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             let (unlock, slot) = (unlock()?, SlotId::new(remove.id));
             let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, true).await?);
             let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
-            let question = "Remove it? What it unlocks then needs another slot.";
+            let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
             if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
                 Memfs::remove_key(&url, &unlock, slot, false).await?;
                 crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
