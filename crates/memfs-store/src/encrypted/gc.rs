@@ -570,10 +570,19 @@ mod tests {
     async fn retention_cuts_history_at_a_horizon() {
         let repo = three_commits().await;
         let options = GcOptions { keep_commits: Some(2), ..no_grace() };
+        // A dry run plans the same and changes nothing.
+        let objects = repo.list_objects().await.unwrap();
+        let plan = repo.gc(&GcOptions { dry_run: true, ..options.clone() }, &()).await.unwrap();
+        assert_eq!((plan.commits, plan.oldest, plan.deleted, plan.pending), (2, 2, 2, 0));
+        assert_eq!(repo.list_objects().await.unwrap(), objects);
+        assert!(repo.read_gc_state().await.unwrap().is_none());
+        assert_eq!(repo.horizon().await.unwrap(), 0);
         let first = repo.gc(&options, &()).await.unwrap();
         assert_eq!((first.commits, first.oldest, first.previous_horizon), (2, 2, 0));
-        // Commit 1 and the root directory only it had: `a.txt` moved, its blob is still used.
-        assert_eq!(first.newly_pending, 2);
+        // Commit 1 and the root directory only it had (`a.txt` moved, its blob is still
+        // used): with no grace, deleted in this same run.
+        assert_eq!((first.newly_pending, first.pending, first.deleted), (0, 0, 2));
+        assert_eq!(first.deleted_bytes, plan.deleted_bytes);
         assert_eq!(repo.horizon().await.unwrap(), 2);
         let gens: Vec<u64> = repo.log(None, None).await.unwrap().iter().map(|c| c.generation).collect();
         assert_eq!(gens, [3, 2]);
@@ -582,9 +591,9 @@ mod tests {
         let err = repo.resolve(&Revision::Head(2)).await.unwrap_err().to_string();
         assert_eq!(err, "revision HEAD~2 does not exist: history before @2 was removed by gc");
 
-        // A later run without a policy keeps the horizon; this one deletes.
+        // A later run without a policy keeps the horizon, and finds nothing left to delete.
         let second = repo.gc(&no_grace(), &()).await.unwrap();
-        assert_eq!((second.commits, second.oldest, second.deleted, second.pending), (2, 2, 2, 0));
+        assert_eq!((second.commits, second.oldest, second.deleted, second.pending), (2, 2, 0, 0));
         clean(&repo).await;
         assert_eq!(repo.check(CheckOptions::default(), &()).await.unwrap().unreferenced, 0);
     }
