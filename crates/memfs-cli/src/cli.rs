@@ -92,7 +92,7 @@ pub(crate) enum Commands {
     /// Undo the newest commit, as a new commit whose tree is the one before it.
     ///
     /// Undoing an undo redoes.
-    Undo,
+    Undo(undo::UndoArgs),
     /// Verify every object reachable from the head; exit with status 1 on any problem.
     ///
     /// The head, every commit back to the first (or the retention horizon) and every directory
@@ -105,7 +105,8 @@ pub(crate) enum Commands {
     /// Without --keep-days or --keep-commits all history is kept. An object found unreachable
     /// is first recorded as pending; a later gc deletes it once it has been pending for the
     /// grace period and is still unreachable, so a writer's new objects (reachable within
-    /// seconds) are never deleted.
+    /// seconds) are never deleted. With --grace 0, one run deletes every unreachable object
+    /// (writers running at the same time are still safe: gc fences them).
     Gc(gc::GcArgs),
     /// List, add or remove the key slots that unlock the store.
     ///
@@ -183,13 +184,12 @@ pub(crate) enum Commands {
     Man(man::ManArgs),
 }
 
-/// Runs one subcommand's `run` with the global options (and its own arguments, if it has any).
+/// Runs one subcommand's `run` with the global options and its own arguments.
 /// A macro because each `run` is its own future type: the list below is the one place that
 /// pairs a variant with its module.
 macro_rules! dispatch {
     ($command:expr, $store:expr; $($variant:ident => $module:ident),* $(,)?) => {
         match $command {
-            Commands::Undo => undo::run($store).await,
             $(Commands::$variant(args) => $module::run($store, args).await,)*
             Commands::Completions(_) | Commands::Man(_) => unreachable!("answered before any store"),
         }
@@ -217,7 +217,7 @@ impl Cli {
             Exec => exec, Init => init, Info => info, Log => log, Show => show, Ls => ls, Cat => cat, Tree => tree,
             Diff => diff, Restore => restore, Check => check, Gc => gc, Key => key, Policy => policy,
             Expire => expire, Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Import => import,
-            Export => export)
+            Export => export, Undo => undo)
     }
 }
 

@@ -19,9 +19,18 @@ pub(crate) struct GcArgs {
     #[arg(long, value_name = "N")]
     keep_commits: Option<u64>,
 
-    /// Delete an unreachable object only once it has been pending this long.
+    /// Delete an unreachable object only once it has been pending this long (0: delete every
+    /// unreachable object in this run).
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     grace: u64,
+
+    /// Show what would be kept, deleted and left pending; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Do not ask before deleting (without a terminal, gc does not ask).
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: GcArgs) -> anyhow::Result<()> {
@@ -32,12 +41,53 @@ pub(crate) async fn run(store: &StoreArgs, args: GcArgs) -> anyhow::Result<()> {
         grace_ms: args.grace.saturating_mul(1000),
         ..GcOptions::default()
     };
-    let report = {
+    let gc = async |options: &GcOptions| {
         let bar = Bar::new();
-        memfs.gc(&options, &bar).await?
+        memfs.gc(options, &bar).await
     };
+    let plan = async || Ok(gc(&GcOptions { dry_run: true, ..options.clone() }).await?);
+    // Asked only when the run would delete something or cut history.
+    let render = |r: &GcReport| (render_plan(r), r.deleted > 0 || r.oldest > r.previous_horizon.max(1));
+    if !crate::confirm::preview(("gc", "Run this gc?"), args.yes, args.dry_run, plan, render).await? {
+        return Ok(());
+    }
+    let report = gc(&options).await?;
     crate::output::stdout(render_gc(&report).as_bytes())?;
     Ok(())
+}
+
+/// What `memfs gc --dry-run` prints (and what the question before a gc shows).
+///
+/// ```text
+/// would keep 2 commits (@3 to @4)
+/// history before @3 would no longer be kept
+/// reachable: 9 objects (2391 bytes)
+/// would delete: 5 objects (1224 bytes)
+/// would leave pending: 0 objects
+/// ```
+fn render_plan(r: &GcReport) -> String {
+    let mut out = format!("would keep {}\n", generations(r.commits, r.oldest, r.newest));
+    if r.oldest > 1 {
+        let verb = if r.oldest > r.previous_horizon { "would no longer be" } else { "is no longer" };
+        let _ = writeln!(out, "history before @{} {verb} kept", r.oldest);
+    }
+    let objects = |n| plural(n, "object", "objects");
+    let bytes = |n| plural(n, "byte", "bytes");
+    let _ = writeln!(out, "reachable: {} ({})", objects(r.reachable), bytes(r.reachable_bytes));
+    let _ = writeln!(out, "would delete: {} ({})", objects(r.deleted), bytes(r.deleted_bytes));
+    match r.pending {
+        0 => out.push_str("would leave pending: 0 objects\n"),
+        n => {
+            let _ = writeln!(
+                out,
+                "would leave pending: {} ({}, {} new); a later gc deletes them after the grace period",
+                objects(n),
+                bytes(r.pending_bytes),
+                r.newly_pending
+            );
+        }
+    }
+    out
 }
 
 /// What `memfs gc` prints.

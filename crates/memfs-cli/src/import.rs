@@ -20,6 +20,15 @@ pub(crate) struct ImportArgs {
     /// imported path refuses the whole import, and the clashes are listed.
     #[arg(long)]
     overwrite: bool,
+
+    /// Check everything and list what would be imported and replaced; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Do not ask before replacing files with --overwrite (without a terminal, import does
+    /// not ask).
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<()> {
@@ -27,13 +36,24 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     let bar = Bar::new();
     let entries = memfs::read_folder(&args.dir, &bar)?;
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
-    let options = ImportOptions { overwrite: args.overwrite, source };
+    let options = ImportOptions { overwrite: args.overwrite, source, dry_run: false };
+    let shown = args.dir.display().to_string();
+    // Only replacing files is destructive: an import without --overwrite changes no file.
+    let yes = args.yes || !args.overwrite;
+    let plan = async || Ok(memfs.import(&entries, &ImportOptions { dry_run: true, ..options.clone() }, &bar).await?);
+    let render = |i: &Imported| {
+        let replaces = i.changes.iter().any(|c| matches!(c, memfs::Change::Modified { .. }));
+        (render_imported(i, &shown, true), replaces)
+    };
+    if !crate::confirm::preview(("import", "Replace these files?"), yes, args.dry_run, plan, render).await? {
+        return Ok(());
+    }
     let imported = memfs.import(&entries, &options, &bar).await?;
     drop(bar);
     for (path, note) in &imported.notes {
         eprintln!("memfs: {path}: {note}");
     }
-    crate::output::stdout(render_imported(&imported, &args.dir.display().to_string()).as_bytes())?;
+    crate::output::stdout(render_imported(&imported, &shown, false).as_bytes())?;
     Ok(())
 }
 
@@ -47,13 +67,16 @@ fn source_name(dir: &Path) -> String {
 }
 
 /// What `memfs import` prints: `@GEN: imported N files from SOURCE`, then one `A path` or
-/// `M path` line per file; or that nothing changed.
-fn render_imported(imported: &Imported, source: &str) -> String {
+/// `M path` line per file; or that nothing changed. With `dry_run`, what it would do:
+/// `would import N files from SOURCE`.
+fn render_imported(imported: &Imported, source: &str, dry_run: bool) -> String {
     let files = match imported.changes.len() {
         1 => "1 file".to_owned(),
         n => format!("{n} files"),
     };
+    let changes = !imported.changes.is_empty() || imported.new_dirs > 0;
     let mut out = match imported.generation {
+        _ if dry_run && changes => format!("would import {files} from {source}"),
         Some(g) => format!("@{g}: imported {files} from {source}"),
         None => format!("nothing to import: the store already holds everything in {source}"),
     };
@@ -68,7 +91,7 @@ fn render_imported(imported: &Imported, source: &str) -> String {
         1 => extra.push("1 file unchanged".to_owned()),
         n => extra.push(format!("{n} files unchanged")),
     }
-    if imported.generation.is_some() && !extra.is_empty() {
+    if (imported.generation.is_some() || dry_run && changes) && !extra.is_empty() {
         out.push_str(&format!(" ({})", extra.join(", ")));
     }
     out.push('\n');

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use memfs::{Credential, Memfs, SlotId};
+use memfs::{Credential, Memfs, SlotId, SlotKind};
 
 use crate::credential::{KdfArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
@@ -17,10 +17,22 @@ pub(crate) enum KeyCommand {
     /// or asked for twice on the terminal).
     Add(KeyAddArgs),
     /// Remove the slot with this id (the last slot is never removed).
-    Remove {
-        /// The slot's id, as `memfs key list` prints it.
-        id: u32,
-    },
+    Remove(KeyRemoveArgs),
+}
+
+/// The slot to remove.
+#[derive(Debug, Args)]
+pub(crate) struct KeyRemoveArgs {
+    /// The slot's id, as `memfs key list` prints it.
+    id: u32,
+
+    /// Check that the slot can be removed and say so; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Do not ask before removing (without a terminal, key remove does not ask).
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 /// The slot to add. The cost flags are `init`'s, said of "a new passphrase slot".
@@ -75,9 +87,15 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             };
             crate::output::stdout(format!("added key slot {} ({what})\n", id.get()).as_bytes())?;
         }
-        KeyCommand::Remove { id } => {
-            Memfs::remove_key(&url, &unlock()?, SlotId::new(id)).await?;
-            crate::output::stdout(format!("removed key slot {id}\n").as_bytes())?;
+        KeyCommand::Remove(remove) => {
+            let (unlock, slot) = (unlock()?, SlotId::new(remove.id));
+            let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, true).await?);
+            let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
+            let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
+            if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
+                Memfs::remove_key(&url, &unlock, slot, false).await?;
+                crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
+            }
         }
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! - `cli`: the top-level parser, one variant per subcommand;
 //! - `store`: which store and how to unlock it: the global options, the environment, the
 //!   default local store;
+//! - `confirm`: asking on the terminal before a destructive command;
 //! - `credential`: new credentials: a key file written once, a passphrase asked twice;
 //! - `value`: value parsers of flags several subcommands take, whose refusals quote nothing;
 //! - `words`: words several reports share (times, one-line text, counts, change lines);
@@ -25,6 +26,7 @@ mod cat;
 mod check;
 mod cli;
 mod completions;
+mod confirm;
 mod credential;
 mod diff;
 mod exec;

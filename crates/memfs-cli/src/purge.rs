@@ -1,9 +1,9 @@
 //! `memfs purge`: erase a file from the live tree and from history.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use memfs::{PurgeOptions, PurgeReport};
 
@@ -48,9 +48,7 @@ pub(crate) async fn run(store: &StoreArgs, args: PurgeArgs) -> anyhow::Result<()
         if args.dry_run {
             return Ok(crate::output::stdout(plan.as_bytes())?);
         }
-        if !confirm(&plan)? {
-            bail!("purge cancelled: nothing was changed");
-        }
+        crate::confirm::or_cancel("purge", &plan, "Erase all of this? It cannot be undone.")?;
     }
     let report = purge(&memfs, &args, options).await?;
     crate::output::stdout(render_purged(&report).as_bytes())?;
@@ -77,17 +75,6 @@ async fn purge(memfs: &memfs::Memfs, args: &PurgeArgs, options: PurgeOptions) ->
         ),
         Err(e) => Err(e.into()),
     }
-}
-
-/// Shows the plan on stderr and asks; only `y` or `yes` goes on.
-fn confirm(plan: &str) -> anyhow::Result<bool> {
-    let mut stderr = std::io::stderr().lock();
-    stderr.write_all(plan.as_bytes())?;
-    stderr.write_all(b"Erase all of this? It cannot be undone. [y/N] ")?;
-    stderr.flush()?;
-    let mut answer = String::new();
-    tokio::task::block_in_place(|| std::io::stdin().lock().read_line(&mut answer)).context("reading the answer")?;
-    Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 /// What `memfs purge` prints: the purge commit and what it deleted from the live tree, what

@@ -16,20 +16,42 @@ pub(crate) struct RestoreArgs {
     /// it is deleted.
     #[arg(value_name = "PATH")]
     path: Option<String>,
+
+    /// Show what would change; commit nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Do not ask before restoring (without a terminal, restore does not ask).
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: RestoreArgs) -> anyhow::Result<()> {
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
-    let restored = memfs.restore(&args.at, args.path.as_deref()).await?;
-    crate::output::stdout(render_restored(&restored).as_bytes())?;
+    let path = args.path.as_deref();
+    let plan = async || Ok(memfs.restore(&args.at, path, true).await?);
+    let render = |r: &Restored| (render_restored(r, true), !r.changes.is_empty());
+    if !crate::confirm::preview(("restore", "Restore?"), args.yes, args.dry_run, plan, render).await? {
+        return Ok(());
+    }
+    let restored = memfs.restore(&args.at, path, false).await?;
+    crate::output::stdout(render_restored(&restored, false).as_bytes())?;
     Ok(())
 }
 
-/// What `memfs restore` prints.
-fn render_restored(r: &Restored) -> String {
+/// What `memfs restore` prints; with `dry_run`, what it would do (and what the question
+/// before a restore shows):
+///
+/// ```text
+/// would restore /memories to @1 (0a1b2c3d4e5f)
+///   M /memories/a.md
+/// ```
+fn render_restored(r: &Restored, dry_run: bool) -> String {
+    let source = commit_ref(&r.source);
     let mut out = match r.generation {
-        Some(g) => format!("@{g}: restored {} to {}\n", r.path, commit_ref(&r.source)),
-        None => format!("nothing to restore: {} is already as at {}\n", r.path, commit_ref(&r.source)),
+        _ if dry_run && !r.changes.is_empty() => format!("would restore {} to {source}\n", r.path),
+        Some(g) => format!("@{g}: restored {} to {source}\n", r.path),
+        None => format!("nothing to restore: {} is already as at {source}\n", r.path),
     };
     change_lines(&mut out, &r.changes);
     out

@@ -150,14 +150,15 @@ impl Memfs {
     }
 
     /// Makes `path` (default: the whole tree) what it was at `at` (a revision, or the newest
-    /// commit at or before a time), as a new commit. Nothing is committed when it already is.
-    pub async fn restore(&self, at: &str, path: Option<&str>) -> Result<Restored, Error> {
+    /// commit at or before a time), as a new commit. Nothing is committed when it already is,
+    /// nor for a `dry_run`, which reports what the commit would change (`generation` `None`).
+    pub async fn restore(&self, at: &str, path: Option<&str>, dry_run: bool) -> Result<Restored, Error> {
         let repo = self.history()?;
         let p = memfs_core::MemoryPath::parse(path.unwrap_or(memfs_core::ROOT))?;
         let normalized = p.normalized();
         let (p, normalized) = (&p, &normalized);
         let planned = self
-            .commit_plan(move |head, mut fetched| {
+            .commit_plan(dry_run, move |head, mut fetched| {
                 Box::pin(async move {
                     let (head, fetched) = (&*head, &mut fetched);
                     let source = self.resolve_at(repo, head, at).await?;
@@ -183,11 +184,11 @@ impl Memfs {
     }
 
     /// Makes the tree what it was before the newest commit, as a new commit (undoing an undo
-    /// redoes).
-    pub async fn undo(&self) -> Result<Undone, Error> {
+    /// redoes). A `dry_run` reports what the commit would change and commits nothing.
+    pub async fn undo(&self, dry_run: bool) -> Result<Undone, Error> {
         let repo = self.history()?;
         let planned = self
-            .commit_plan(move |head, _| {
+            .commit_plan(dry_run, move |head, _| {
                 Box::pin(async move {
                     let head = &*head;
                     let undone = match repo.resolve_in(head, &Revision::Head(0)).await {
@@ -254,9 +255,11 @@ impl Memfs {
 
     /// Plans against the newest head and commits through the transaction driver, like a tool
     /// command. Returns the new generation (`None` if the plan changes nothing, and nothing is
-    /// committed), what the plan was about, and what changed.
+    /// committed), what the plan was about, and what changed. A `dry_run` plans against the
+    /// newest head and stops there: what would change, and nothing committed.
     async fn commit_plan<'x, T: Send + 'x>(
         &'x self,
+        dry_run: bool,
         mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Plan<T>, Error>,
     ) -> Result<Committed<(T, Vec<Change>)>, Error> {
         self.tx
@@ -265,7 +268,7 @@ impl Memfs {
                 Box::pin(async move {
                     let planned = planned.await?;
                     let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
-                    if changes.is_empty() {
+                    if changes.is_empty() || dry_run {
                         return Ok(Step::Done((planned.about, changes)));
                     }
                     // A file brought back counts as used today, or expiration would take it again.
@@ -327,7 +330,7 @@ mod tests {
             let head = memfs.resolve("HEAD").await.unwrap();
             let prefix = &head.id[..8];
             if prefix.bytes().all(|b| b.is_ascii_digit()) {
-                let err = memfs.restore(prefix, None).await.unwrap_err().to_string();
+                let err = memfs.restore(prefix, None, false).await.unwrap_err().to_string();
                 assert_eq!(
                     err,
                     format!(
@@ -337,7 +340,7 @@ mod tests {
                 // With a letter in it, a longer prefix is a revision only.
                 let end = head.id.find(|c: char| c.is_ascii_alphabetic()).map_or(64, |k| k.max(8) + 1);
                 let longer = &head.id[..end];
-                let restored = memfs.restore(longer, None).await.unwrap();
+                let restored = memfs.restore(longer, None, false).await.unwrap();
                 assert_eq!((restored.generation, restored.source.generation), (None, head.generation));
                 return;
             }

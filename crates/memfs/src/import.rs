@@ -54,6 +54,9 @@ pub struct ImportOptions {
     pub overwrite: bool,
     /// Where the files come from (a folder's name), recorded in the commit's command.
     pub source: String,
+    /// Plan only: check everything an import checks and report what it would change (the
+    /// report's `generation` stays `None`); nothing is written.
+    pub dry_run: bool,
 }
 
 /// What an import did.
@@ -178,7 +181,7 @@ impl Memfs {
                         }
                         progress.advance(1);
                     }
-                    if imported.changes.is_empty() && imported.new_dirs == 0 {
+                    if options.dry_run || (imported.changes.is_empty() && imported.new_dirs == 0) {
                         return Ok(Step::Done(imported));
                     }
                     // Reads not yet recorded ride along with this commit, as with a tool command.

@@ -43,11 +43,21 @@ impl Memfs {
         .map_err(store_error(url))
     }
 
-    /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed.
-    pub async fn remove_key(location: impl Into<Location>, unlock: &Credential, slot: SlotId) -> Result<(), Error> {
+    /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed. Returns
+    /// the removed slot's kind. A `dry_run` unlocks and checks the same and writes nothing.
+    pub async fn remove_key(
+        location: impl Into<Location>,
+        unlock: &Credential,
+        slot: SlotId,
+        dry_run: bool,
+    ) -> Result<SlotKind, Error> {
         let url = &location.into();
-        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, _, _| slots.remove_slot(slot))
-            .await
-            .map_err(store_error(url))
+        EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, |slots, _, _| {
+            let kind = slots.slots().find(|(id, _)| *id == slot).map(|(_, kind)| kind);
+            slots.remove_slot(slot)?;
+            Ok(kind.expect("remove_slot refuses an unknown slot"))
+        })
+        .await
+        .map_err(store_error(url))
     }
 }

@@ -112,11 +112,11 @@
 //! use memfs::{Change, Dialect, Entry, ImportOptions, Memfs};
 //! let memfs = Memfs::ephemeral(Dialect::Spec)?;
 //! let entries = [Entry::File { path: "/memories/a.md".into(), text: "hi\n".into() }];
-//! let imported = memfs.import(&entries, &ImportOptions { overwrite: false, source: "notes".into() }, &()).await?;
+//! let imported = memfs.import(&entries, &ImportOptions { overwrite: false, source: "notes".into(), dry_run: false }, &()).await?;
 //! assert_eq!((imported.generation, imported.new_dirs), (Some(1), 0));
 //! assert_eq!(imported.changes, [Change::Created { path: "/memories/a.md".into() }]);
 //!
-//! let undone = memfs.undo().await?;
+//! let undone = memfs.undo(false).await?;
 //! assert_eq!((undone.generation, undone.undone.generation), (Some(2), 1));
 //! assert_eq!(undone.changes, [Change::Deleted { path: "/memories/a.md".into() }]);
 //! # Ok(()) }

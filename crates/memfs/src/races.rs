@@ -151,13 +151,13 @@ fn faults_fired(racing: &Racing) {
 #[tokio::test]
 async fn restore_survives_a_gc_race_and_reruns_on_a_lost_race() {
     let (racing, memfs) = raced(101, GC).await;
-    let restored = memfs.restore("@1", Some("/memories/a.md")).await.unwrap();
+    let restored = memfs.restore("@1", Some("/memories/a.md"), false).await.unwrap();
     faults_fired(&racing);
     assert_eq!(restored.generation, Some(4));
     assert_eq!(restored.changes, [memfs_core::Change::Modified { path: "/memories/a.md".into() }]);
 
     let (racing, memfs) = raced(101, Race::Lost).await;
-    let restored = memfs.restore("@1", Some("/memories/a.md")).await.unwrap();
+    let restored = memfs.restore("@1", Some("/memories/a.md"), false).await.unwrap();
     assert_eq!(restored.generation, Some(5));
     let id = memfs.resolve("@1").await.unwrap().id;
     let record = format!(r#"{{"command":"restore","path":"/memories/a.md","at":"@1","commit":"{id}","generation":1}}"#);
@@ -167,13 +167,13 @@ async fn restore_survives_a_gc_race_and_reruns_on_a_lost_race() {
 #[tokio::test]
 async fn undo_survives_a_gc_race_and_reruns_on_a_lost_race() {
     let (racing, memfs) = raced(101, GC).await;
-    let undone = memfs.undo().await.unwrap();
+    let undone = memfs.undo(false).await.unwrap();
     faults_fired(&racing);
     assert_eq!((undone.generation, undone.undone.generation), (Some(4), 3));
 
     // On the rival's head, undo undoes the rival's commit.
     let (racing, memfs) = raced(101, Race::Lost).await;
-    let undone = memfs.undo().await.unwrap();
+    let undone = memfs.undo(false).await.unwrap();
     assert_eq!(undone.changes, [memfs_core::Change::Deleted { path: "/memories/rival.md".into() }]);
     let id = memfs.resolve("@4").await.unwrap().id;
     reran(&memfs, &racing, &format!(r#"{{"command":"undo","commit":"{id}","generation":4}}"#)).await;
@@ -182,7 +182,7 @@ async fn undo_survives_a_gc_race_and_reruns_on_a_lost_race() {
 #[tokio::test]
 async fn import_survives_a_gc_race_and_reruns_on_a_lost_race() {
     let entries = [Entry::File { path: "/memories/c.md".into(), text: "c\n".into() }];
-    let options = ImportOptions { overwrite: false, source: "notes".into() };
+    let options = ImportOptions { overwrite: false, source: "notes".into(), dry_run: false };
     let (racing, memfs) = raced(101, GC).await;
     let imported = memfs.import(&entries, &options, &()).await.unwrap();
     faults_fired(&racing);
@@ -246,7 +246,7 @@ async fn policy_set_survives_a_gc_race_and_reruns_on_a_lost_race() {
 #[tokio::test]
 async fn an_object_missing_for_good_is_reported() {
     let (_racing, memfs) = raced(101, Race::Gc { reads: 100, heads: 0 }).await;
-    let err = memfs.restore("@1", Some("/memories/a.md")).await.unwrap_err();
+    let err = memfs.restore("@1", Some("/memories/a.md"), false).await.unwrap_err();
     assert_eq!(
         crate::error_chain(&err),
         format!("store racing memory://: object {} is missing from the store", "0".repeat(64))

@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use crate::policy::{Store, commit, header, lines, short};
-use crate::support::assert_text;
+use crate::support::{self, assert_text};
 
 #[test]
 fn expire_end_to_end() {
@@ -246,21 +246,21 @@ fn expire_says_one_day() {
 #[test]
 fn bad_expire_input_is_refused_and_commits_nothing() {
     let s = Store::new();
-    // `memfs expire --unused-for`: whole days, at least one, with the `d`.
+    // `memfs expire --unused-for`: whole days, with the `d` (0d is accepted: see below).
     // The value is not repeated: argument errors never show one.
     let bad_days = |_: &str| {
         "error: invalid value for '--unused-for <DAYS>': expected a number of days such as 90d\n\n\
          For more information, try '--help'.\n"
             .to_owned()
     };
-    for value in ["0d", "abc", "90", "+5d", "-5d", "d", "1.5d", "99999999999d"] {
+    for value in ["abc", "90", "+5d", "-5d", "d", "1.5d", "99999999999d", "0", "0x0d"] {
         assert_text(
             &format!("expire --unused-for {value}"),
             &s.fails(2, &["expire", &format!("--unused-for={value}")]),
             &bad_days(value),
         );
     }
-    for value in ["0d", "abc"] {
+    for value in ["0x0d", "abc"] {
         assert_text(
             &format!("expire --unused-for {value}"),
             &s.fails(2, &["expire", "--unused-for", value]),
@@ -292,7 +292,10 @@ fn expire_help() {
     for line in [
         "Remove files nobody has read or written for a while, as one commit.\n",
         "\nUsage: memfs expire [OPTIONS] --unused-for <DAYS>\n",
-        "      --unused-for <DAYS>\n          How long unused, in days: `90d`\n",
+        "      --unused-for <DAYS>\n          How long unused, in days: `90d` expires every file last used 90 or more days \
+         ago. `0d`\n          expires every file, even one used today\n",
+        "      --dry-run\n          List what would expire; change nothing\n",
+        "  -y, --yes\n          Do not ask before expiring (without a terminal, expire does not ask)\n",
         "      --dry-run\n          List what would expire; change nothing\n",
         "MEMFS_TODAY=YYYY-MM-DD sets the day used as today.\n",
     ] {
@@ -302,5 +305,48 @@ fn expire_help() {
     assert!(
         help.contains("\n  expire       Remove files nobody has read or written for a while, as one commit\n"),
         "{help}"
+    );
+}
+
+/// `--unused-for 0d` (refused before) expires every file, even one used today; its dry run
+/// lists them and changes nothing; on a terminal expire asks first; without one it runs as
+/// it always did.
+#[test]
+fn zero_days_expires_every_file_after_a_preview() {
+    let s = support::Store::on("expire test", None, vec![("MEMFS_TODAY", "2026-03-02".to_owned())]);
+    s.exec("", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "a"})]);
+    s.exec("", &[json!({"command": "create", "path": "/memories/b.md", "file_text": "b"})]);
+    let listed = "/memories/a.md\t(last used 2026-03-02)\n/memories/b.md\t(last used 2026-03-02)\n";
+    assert_text(
+        "dry run",
+        &s.ok_unchanged(&["expire", "--unused-for", "0d", "--dry-run"]),
+        &format!("{listed}2 files unused for 0 days or more would expire (dry run: nothing changed)\n"),
+    );
+    assert_text(
+        "1d spares today's files",
+        &s.ok_unchanged(&["expire", "--unused-for", "1d", "--dry-run"]),
+        "0 files unused for 1 day or more would expire (dry run: nothing changed)\n",
+    );
+    let before = s.state();
+    let (code, screen) = s.on_terminal(&["expire", "--unused-for", "0d"], "no\n");
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(screen.contains(listed), "{screen}");
+    assert!(screen.ends_with("Expire these files? [y/N] memfs: expire cancelled: nothing was changed\n"), "{screen}");
+    assert!(s.state() == before, "a cancelled expire changed the store");
+    assert_text(
+        "no terminal: no question",
+        &s.ok(&["expire", "--unused-for", "0d"]),
+        &format!("{listed}expired 2 files unused for 0 days or more (commit @3)\n"),
+    );
+    assert_text("gone", &s.ok(&["show", "HEAD:/memories"]), "");
+    s.exec("", &[json!({"command": "create", "path": "/memories/c.md", "file_text": "c"})]);
+    let (code, screen) = s.on_terminal(&["expire", "--unused-for", "0d", "--yes"], "");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!screen.contains("[y/N]"), "{screen}");
+    assert!(
+        screen.ends_with(
+            "/memories/c.md\t(last used 2026-03-02)\nexpired 1 file unused for 0 days or more (commit @5)\n"
+        ),
+        "{screen}"
     );
 }

@@ -583,3 +583,115 @@ fn help_documents_the_revision_grammar() {
     assert!(help.contains("--grace <SECONDS>"), "{help}");
     assert!(help.contains("[default: 3600]"), "{help}");
 }
+
+/// `gc --grace 0` deletes what it finds unreachable in the same run (before, it only recorded
+/// it as pending, and a second run deleted it). Its dry run shows the plan and changes
+/// nothing; on a terminal it asks, and anything but yes changes nothing.
+#[test]
+fn gc_grace_zero_deletes_in_one_run_after_a_preview() {
+    let s = Store::new();
+    s.exec(
+        "",
+        &[
+            create("/memories/a.txt", "one"),
+            create("/memories/b.txt", "two"),
+            serde_json::json!({"command": "delete", "path": "/memories/a.txt"}),
+            create("/memories/c.txt", "three"),
+        ],
+    );
+    let all_bytes = s.object_bytes();
+    let args = ["--keep-commits", "2", "--grace", "0"];
+    let dry = s.ok_unchanged(&[&["gc", "--dry-run"][..], &args].concat());
+    let before = s.state();
+    let (code, screen) = s.on_terminal(&[&["gc"][..], &args].concat(), "n\n");
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(screen.contains(&dry), "{screen}");
+    assert!(screen.ends_with("Run this gc? [y/N] memfs: gc cancelled: nothing was changed\n"), "{screen}");
+    assert!(s.state() == before, "a cancelled gc changed the store");
+
+    // Without a terminal, gc runs without asking, as it always did: one run deletes.
+    let (out, compacted) = s.gc(&args);
+    assert_eq!(s.objects().len(), 6);
+    let kept = s.object_bytes();
+    let freed = all_bytes - kept;
+    assert_text(
+        "dry run",
+        &dry,
+        &format!(
+            "would keep 2 commits (@3 to @4)\nhistory before @3 would no longer be kept\n\
+             reachable: 6 objects ({kept} bytes)\nwould delete: 5 objects ({freed} bytes)\nwould leave pending: 0 objects\n"
+        ),
+    );
+    assert_text(
+        "one run",
+        &out,
+        &format!(
+            "kept 2 commits (@3 to @4)\nhistory before @3 is no longer kept\nreachable: 6 objects ({kept} bytes)\n\
+             deleted: 5 objects ({freed} bytes)\n{compacted}pending: 0 objects\n"
+        ),
+    );
+    assert_text(
+        "nothing left",
+        &s.ok_unchanged(&["gc", "--dry-run", "--grace", "0"]),
+        &format!(
+            "would keep 2 commits (@3 to @4)\nhistory before @3 is no longer kept\nreachable: 6 objects ({kept} bytes)\n\
+             would delete: 0 objects (0 bytes)\nwould leave pending: 0 objects\n"
+        ),
+    );
+    assert_text("still clean", s.ok(&["check", "--read-data"]).lines().last().unwrap_or(""), "no problems found");
+}
+
+/// `restore` and `undo` show what they would change with --dry-run (nothing is committed or
+/// written), ask on a terminal (no: nothing changes; yes, or --yes: they commit), and run
+/// without asking when there is no terminal, as before.
+#[test]
+fn restore_and_undo_preview_and_ask() {
+    let s = Store::new();
+    s.exec("", &[create("/memories/a.txt", "one"), create("/memories/b.txt", "two")]);
+    let c = s.commits();
+    let (id1, id2) = (short(&c, 1), short(&c, 2));
+    let undo = format!("would undo @2 ({id2})\n  D /memories/b.txt\n");
+    assert_text("undo --dry-run", &s.ok_unchanged(&["undo", "--dry-run"]), &undo);
+    let restore = format!("would restore /memories to @1 ({id1})\n  D /memories/b.txt\n");
+    assert_text("restore --dry-run", &s.ok_unchanged(&["restore", "--at", "@1", "--dry-run"]), &restore);
+    assert_text(
+        "restore a path --dry-run",
+        &s.ok_unchanged(&["restore", "--at", "@1", "--dry-run", "/memories/b.txt"]),
+        &format!("would restore /memories/b.txt to @1 ({id1})\n  D /memories/b.txt\n"),
+    );
+    assert_text(
+        "nothing to restore --dry-run",
+        &s.ok_unchanged(&["restore", "--at", "@2", "--dry-run"]),
+        &format!("nothing to restore: /memories is already as at @2 ({id2})\n"),
+    );
+
+    let before = s.state();
+    for (args, question) in [(&["undo"][..], "Undo?"), (&["restore", "--at", "@1"], "Restore?")] {
+        let (code, screen) = s.on_terminal(args, "n\n");
+        assert_eq!(code, Some(1), "{screen}");
+        let name = args[0];
+        let plan = if name == "undo" { &undo } else { &restore };
+        assert!(screen.contains(plan.as_str()), "{screen}");
+        assert!(
+            screen.ends_with(&format!("{question} [y/N] memfs: {name} cancelled: nothing was changed\n")),
+            "{screen}"
+        );
+        assert!(s.state() == before, "a cancelled {name} changed the store");
+    }
+    let (code, screen) = s.on_terminal(&["undo"], "y\n");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains(&format!("{undo}Undo? [y/N] ")), "{screen}");
+    assert!(screen.ends_with(&format!("@3: undid @2 ({id2})\n  D /memories/b.txt\n")), "{screen}");
+    let (code, screen) = s.on_terminal(&["restore", "--yes", "--at", "@2"], "");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!screen.contains("[y/N]"), "{screen}");
+    assert!(screen.ends_with(&format!("@4: restored /memories to @2 ({id2})\n  A /memories/b.txt\n")), "{screen}");
+    // No terminal: as before, no question.
+    let id4 = short(&s.commits(), 4);
+    assert_text("undo", &s.ok(&["undo"]), &format!("@5: undid @4 ({id4})\n  D /memories/b.txt\n"));
+    assert_text(
+        "restore",
+        &s.ok(&["restore", "--at", "@4"]),
+        &format!("@6: restored /memories to @4 ({id4})\n  A /memories/b.txt\n"),
+    );
+}

@@ -465,3 +465,58 @@ fn export_refuses_case_twins_before_writing_unless_allowed() {
     let out = s.run(&["export", again.to_str().expect("UTF-8")]);
     assert!(out.status.success(), "export: {}", text(&out.stderr));
 }
+
+/// `import --dry-run` checks everything an import checks and lists what it would change,
+/// writing nothing; `import --overwrite` asks on a terminal before replacing files (an import
+/// that replaces nothing does not ask), and without one runs as before.
+#[test]
+fn import_overwrite_previews_and_asks() {
+    let s = crate::support::Store::new("import test");
+    s.exec(
+        "",
+        &[
+            serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "old\n"}),
+            serde_json::json!({"command": "create", "path": "/memories/d/b.md", "file_text": "same\n"}),
+        ],
+    );
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("in");
+    write(&dir.join("a.md"), b"new\n");
+    write(&dir.join("d/b.md"), b"same\n");
+    write(&dir.join("c.md"), b"c\n");
+    let arg = dir.to_str().expect("UTF-8");
+    let changes = "  M /memories/a.md\n  A /memories/c.md\n";
+    assert_text(
+        "dry run",
+        &s.ok_unchanged(&["import", "--overwrite", "--dry-run", arg]),
+        &format!("would import 2 files from {arg} (1 file unchanged)\n{changes}"),
+    );
+    let before = s.state();
+    assert_text(
+        "dry run without --overwrite",
+        &s.fails(&["import", "--dry-run", arg]),
+        "memfs: nothing was imported: 2 paths clash with the store:\n  /memories/a.md already exists\n  \
+         /memories/d/b.md already exists\n(pass --overwrite to replace the files that exist)\n",
+    );
+    let (code, screen) = s.on_terminal(&["import", "--overwrite", arg], "n\n");
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "would import 2 files from {arg} (1 file unchanged)\n{changes}Replace these files? [y/N] "
+        )),
+        "{screen}"
+    );
+    assert!(screen.ends_with("memfs: import cancelled: nothing was changed\n"), "{screen}");
+    assert!(s.state() == before, "a cancelled or dry import changed the store");
+    let (code, screen) = s.on_terminal(&["import", "--overwrite", "--yes", arg], "");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!screen.contains("[y/N]"), "{screen}");
+    assert!(screen.ends_with(&format!("@3: imported 2 files from {arg} (1 file unchanged)\n{changes}")), "{screen}");
+    // Nothing to replace: no question.
+    let more = work.path().join("more");
+    write(&more.join("e.md"), b"e\n");
+    let (code, screen) = s.on_terminal(&["import", "--overwrite", more.to_str().expect("UTF-8")], "");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!screen.contains("[y/N]"), "{screen}");
+    assert!(screen.ends_with("  A /memories/e.md\n"), "{screen}");
+}

@@ -133,3 +133,52 @@ fn a_failed_add_leaves_no_key_file() {
     assert!(text(&out.stderr).contains("wrong passphrase or key file"), "{}", text(&out.stderr));
     assert!(!key.exists());
 }
+
+/// `key remove --dry-run` unlocks and checks as a removal does and says what it would
+/// remove, writing nothing; on a terminal, key remove asks first.
+#[test]
+fn key_remove_previews_and_asks() {
+    let s = support::Store::new(PASSPHRASE);
+    let key = s.root().join("second.key");
+    let key_arg = key.to_str().expect("UTF-8");
+    s.ok(&["key", "add", "--new-key-file", key_arg]);
+    assert_text(
+        "dry run",
+        &s.ok_unchanged(&["key", "remove", "2", "--dry-run"]),
+        "would remove key slot 2 (key file)\n",
+    );
+    assert_text(
+        "dry run",
+        &s.ok_unchanged(&["key", "remove", "--dry-run", "1"]),
+        "would remove key slot 1 (passphrase)\n",
+    );
+    let before = s.state();
+    assert_text(
+        "unknown slot",
+        &s.fails(&["key", "remove", "--dry-run", "7"]),
+        &format!("memfs: store {}: no key slot 7\n", s.url()),
+    );
+    let (code, screen) = s.on_terminal(&["key", "remove", "2"], "n\n");
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(
+        screen.ends_with(
+            "would remove key slot 2 (key file)\nRemove it? Its passphrase or key file will no longer unlock the \
+             store. [y/N] memfs: key remove cancelled: nothing was changed\n"
+        ),
+        "{screen}"
+    );
+    assert!(s.state() == before, "a cancelled or dry key remove changed the store");
+    let (code, screen) = s.on_terminal(&["key", "remove", "--yes", "2"], "");
+    assert_eq!(code, Some(0), "{screen}");
+    assert_text("--yes", &screen, "removed key slot 2\n");
+    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase\n");
+    // The last slot is refused by the dry run as by the removal.
+    assert_text(
+        "last slot",
+        &s.fails(&["key", "remove", "--dry-run", "1"]),
+        &format!(
+            "memfs: store {}: refusing to remove the last key slot: the store could never be unlocked again\n",
+            s.url()
+        ),
+    );
+}

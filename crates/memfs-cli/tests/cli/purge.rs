@@ -6,12 +6,10 @@
 //! header and a 16-byte tag, docs/FORMAT.md), which the texts below make unique.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{LogEntry, Store, all_segments, assert_text, log_segments, text};
+use crate::support::{LogEntry, Store, all_segments, assert_text, log_segments};
 
 const PASSPHRASE: &str = "purge test passphrase";
 
@@ -353,24 +351,7 @@ fn purge_refuses_live_copies_and_loses_nothing() {
 fn purge_asks_on_a_terminal() {
     let s = new_store();
     s.exec("alice", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "erase me"})]);
-    let on_terminal = |answer: &str| {
-        let cmd = s.memfs();
-        let line = format!("{} purge /memories/a.md", env!("CARGO_BIN_EXE_memfs"));
-        let mut script = Command::new("script");
-        script.args(["-qec", &line, "/dev/null"]);
-        // The store's environment, on `script`, which passes it on.
-        for (k, v) in cmd.get_envs() {
-            match v {
-                Some(v) => script.env(k, v),
-                None => script.env_remove(k),
-            };
-        }
-        let mut child =
-            script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
-        child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
-        let out = child.wait_with_output().expect("wait");
-        (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))
-    };
+    let on_terminal = |answer: &str| s.on_terminal(&["purge", "/memories/a.md"], answer);
     let question = "would purge /memories/a.md as @2:\n  D /memories/a.md\n\
                     would remove 1 version from 1 of 1 commit (1 rewritten)\n";
     // The terminal also shows the progress bars (stderr is the terminal too) and echoes the

@@ -339,6 +339,58 @@ impl Store {
         self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
     }
 
+    /// Runs `memfs ARGS` on a real pseudo-terminal (util-linux's `script`), typing `answer`;
+    /// returns the exit code and what the terminal showed (stdout and stderr, `\r\n` as
+    /// `\n`; the answer is echoed where it was typed, and progress bars may show too).
+    pub(crate) fn on_terminal(&self, args: &[&str], answer: &str) -> (Option<i32>, String) {
+        let cmd = self.memfs();
+        let line = std::iter::once(env!("CARGO_BIN_EXE_memfs")).chain(args.iter().copied()).collect::<Vec<_>>();
+        let mut script = Command::new("script");
+        script.args(["-qec", &line.join(" "), "/dev/null"]);
+        // The store's environment, on `script`, which passes it on.
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => script.env(k, v),
+                None => script.env_remove(k),
+            };
+        }
+        let mut child =
+            script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
+        child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
+        let out = child.wait_with_output().expect("wait");
+        (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))
+    }
+
+    /// What a command must leave unchanged: `memfs log --json`, and every file of the store
+    /// folder with its bytes.
+    pub(crate) fn state(&self) -> (String, BTreeMap<PathBuf, Vec<u8>>) {
+        let log = self.ok(&["log", "--json"]);
+        let mut files = BTreeMap::new();
+        let mut dirs = vec![self.dir()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read the store folder") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).expect("read a store file");
+                    files.insert(path.strip_prefix(self.dir()).expect("in the store").to_owned(), bytes);
+                }
+            }
+        }
+        (log, files)
+    }
+
+    /// Runs `memfs ARGS` (which must succeed, silent on stderr) and asserts it left
+    /// [`Store::state`] as it was; returns stdout.
+    #[track_caller]
+    pub(crate) fn ok_unchanged(&self, args: &[&str]) -> String {
+        let before = self.state();
+        let out = self.ok(args);
+        assert!(self.state() == before, "memfs {args:?} changed the store");
+        out
+    }
+
     /// Every live object of the log, by record path (`objects/ab/ab…`, as messages name it),
     /// read independently.
     pub(crate) fn objects(&self) -> BTreeMap<String, LogEntry> {

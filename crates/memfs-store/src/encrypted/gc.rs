@@ -12,9 +12,11 @@
 //!    [`format::CUT_RECORD`] kept, for rollback and fork detection.
 //! 2. **Mark** every object reachable from the kept commits: the commits, every directory of
 //!    their trees, every file content. Any read error stops gc before it deletes anything.
-//! 3. **Sweep plan.** List `objects/`. An unreachable object that an earlier run recorded as
-//!    pending at least `grace` ago is doomed; any other unreachable object is (still) pending,
-//!    with the time it was first seen unreachable.
+//! 3. **Sweep plan.** List `objects/`. An unreachable object that has been pending at least
+//!    `grace` (since an earlier run recorded it, or since now for one first seen by this run:
+//!    with a grace of zero, that is every unreachable object) is doomed; any other unreachable
+//!    object is (still) pending, with the time it was first seen unreachable. A dry run
+//!    ([`GcOptions::dry_run`]) stops here and reports the plan.
 //! 4. **Record** the new horizon and pending list in `gc.state`, by compare-and-swap against
 //!    the state read at the start: a concurrent gc makes this one stop before deleting.
 //! 5. **Fence.** Re-seal the head unchanged and swap it in by compare-and-swap. A writer that
@@ -30,7 +32,10 @@
 //! Why this is safe with writers running: a writer writes its objects, then swaps the head
 //! within seconds; a brand-new object is at most newly pending when gc meets it, and is
 //! reachable long before the grace period (default one hour) ends. The remaining case, a
-//! writer reusing an existing object that is doomed, is what the fence covers.
+//! writer reusing an existing object that is doomed, is what the fence covers. The fence
+//! covers a brand-new object just as well (its writer's swap fails, and it writes it anew),
+//! which is why a grace of zero may delete in the run that first sees an object unreachable:
+//! the grace spares writers a retry; it is not what keeps their commits whole.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -69,12 +74,15 @@ pub struct GcOptions {
     pub grace_ms: u64,
     /// The time of this run, in milliseconds since the epoch.
     pub now_ms: u64,
+    /// Plan only: the report says what this run would keep, delete and leave pending
+    /// (`deleted` counts what it would delete); nothing is written or deleted.
+    pub dry_run: bool,
 }
 
 impl Default for GcOptions {
-    /// Keep all history; one hour of grace; now.
+    /// Keep all history; one hour of grace; now; not a dry run.
     fn default() -> Self {
-        GcOptions { keep_days: None, keep_commits: None, grace_ms: DEFAULT_GRACE_MS, now_ms: now_ms() }
+        GcOptions { keep_days: None, keep_commits: None, grace_ms: DEFAULT_GRACE_MS, now_ms: now_ms(), dry_run: false }
     }
 }
 
@@ -165,17 +173,31 @@ impl EncryptedRepository {
                 continue;
             }
             let hex = id.to_hex();
-            match old.pending.get(&hex) {
-                Some(&since) if options.now_ms.saturating_sub(since) >= options.grace_ms => doomed.push((*id, *size)),
-                since => {
-                    report.newly_pending += u64::from(since.is_none());
-                    report.pending += 1;
-                    report.pending_bytes += size;
-                    pending.insert(hex, since.copied().unwrap_or(options.now_ms));
-                }
+            // An object first seen now has been pending for no time: with a grace of zero it
+            // is doomed in this run. That is as safe as a longer grace: the grace only spares
+            // a writer's new objects the fence below, and the fence alone is what keeps every
+            // writer from committing a reference to a deleted object (purge deletes
+            // without a grace on the same fence). A writer that wrote an object gc dooms
+            // either commits before the fence (the fence loses, marks its commit and spares
+            // the object) or after it (its swap fails, and it runs again, writing the object
+            // anew, or committing before the second fence, which puts everything back).
+            let since = old.pending.get(&hex).copied();
+            if options.now_ms.saturating_sub(since.unwrap_or(options.now_ms)) >= options.grace_ms {
+                doomed.push((*id, *size));
+            } else {
+                report.newly_pending += u64::from(since.is_none());
+                report.pending += 1;
+                report.pending_bytes += size;
+                pending.insert(hex, since.unwrap_or(options.now_ms));
             }
         }
         doomed.sort();
+        if options.dry_run {
+            // What this run would delete; nothing is recorded, fenced or deleted.
+            report.deleted = doomed.len() as u64;
+            report.deleted_bytes = doomed.iter().map(|(_, size)| size).sum();
+            return Ok(report);
+        }
 
         // 4. Record. The doomed objects' bytes first, to put back any a racing writer uses.
         let ids: Vec<ObjectId> = doomed.iter().map(|(id, _)| *id).collect();
@@ -548,10 +570,19 @@ mod tests {
     async fn retention_cuts_history_at_a_horizon() {
         let repo = three_commits().await;
         let options = GcOptions { keep_commits: Some(2), ..no_grace() };
+        // A dry run plans the same and changes nothing.
+        let objects = repo.list_objects().await.unwrap();
+        let plan = repo.gc(&GcOptions { dry_run: true, ..options.clone() }, &()).await.unwrap();
+        assert_eq!((plan.commits, plan.oldest, plan.deleted, plan.pending), (2, 2, 2, 0));
+        assert_eq!(repo.list_objects().await.unwrap(), objects);
+        assert!(repo.read_gc_state().await.unwrap().is_none());
+        assert_eq!(repo.horizon().await.unwrap(), 0);
         let first = repo.gc(&options, &()).await.unwrap();
         assert_eq!((first.commits, first.oldest, first.previous_horizon), (2, 2, 0));
-        // Commit 1 and the root directory only it had: `a.txt` moved, its blob is still used.
-        assert_eq!(first.newly_pending, 2);
+        // Commit 1 and the root directory only it had (`a.txt` moved, its blob is still
+        // used): with no grace, deleted in this same run.
+        assert_eq!((first.newly_pending, first.pending, first.deleted), (0, 0, 2));
+        assert_eq!(first.deleted_bytes, plan.deleted_bytes);
         assert_eq!(repo.horizon().await.unwrap(), 2);
         let gens: Vec<u64> = repo.log(None, None).await.unwrap().iter().map(|c| c.generation).collect();
         assert_eq!(gens, [3, 2]);
@@ -560,9 +591,9 @@ mod tests {
         let err = repo.resolve(&Revision::Head(2)).await.unwrap_err().to_string();
         assert_eq!(err, "revision HEAD~2 does not exist: history before @2 was removed by gc");
 
-        // A later run without a policy keeps the horizon; this one deletes.
+        // A later run without a policy keeps the horizon, and finds nothing left to delete.
         let second = repo.gc(&no_grace(), &()).await.unwrap();
-        assert_eq!((second.commits, second.oldest, second.deleted, second.pending), (2, 2, 2, 0));
+        assert_eq!((second.commits, second.oldest, second.deleted, second.pending), (2, 2, 0, 0));
         clean(&repo).await;
         assert_eq!(repo.check(CheckOptions::default(), &()).await.unwrap().unreferenced, 0);
     }

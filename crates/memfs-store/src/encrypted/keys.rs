@@ -27,12 +27,27 @@ impl EncryptedRepository {
         credential: &Credential,
         change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
     ) -> Result<R, Error> {
+        Self::plan_key_slots(backend, credential, false, change).await
+    }
+
+    /// [`EncryptedRepository::change_key_slots`], or with `dry_run` everything up to the
+    /// write: the credential unlocks, `change` is applied (and may refuse), and nothing is
+    /// written.
+    pub async fn plan_key_slots<R>(
+        backend: Backend,
+        credential: &Credential,
+        dry_run: bool,
+        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
+    ) -> Result<R, Error> {
         let conn = connect(backend)?;
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut keys: KeysObject = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
         let master = super::unlock::unlock(&keys.slots, credential, id).await?;
         let result = change(&mut keys.slots, &master, &id)?;
+        if dry_run {
+            return Ok(result);
+        }
         let new = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
         conn.keys.swap(&version, Bytes::from(new)).await.map_err(|e| match e {
             Error::Conflict => Error::Corrupt {

@@ -88,8 +88,9 @@ async fn conformance_suite_over_the_gcs_client() {
     assert!(lists.iter().any(|r| r.query.iter().any(|(k, _)| k == "continuation-token")), "listings were paged");
     assert!(lists.iter().all(|r| r.query.contains(&("list-type".into(), "2".into()))));
 
-    // gc (its state object is swapped by generation too) deletes them on its second run.
-    let gc = |now_ms| GcOptions { grace_ms: 0, now_ms, ..GcOptions::default() };
+    // gc (its state object is swapped by generation too) records them as pending, and
+    // deletes them on its second run, a grace period (1 s) later.
+    let gc = |now_ms| GcOptions { grace_ms: 1_000, now_ms, ..GcOptions::default() };
     let first = again.gc(&gc(1_000), &()).await.unwrap();
     assert_eq!((first.newly_pending, first.deleted), (unreferenced, 0));
     stub.take_requests();

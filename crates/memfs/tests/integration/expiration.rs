@@ -81,7 +81,7 @@ async fn expire_counts_days_from_the_last_view() {
             Shown::File(bytes) => assert_eq!(&*bytes, b"beta"),
             other => panic!("{other:?}"),
         }
-        let restored = d40.fs.restore("@4", Some("/memories/a.md")).await.unwrap();
+        let restored = d40.fs.restore("@4", Some("/memories/a.md"), false).await.unwrap();
         assert_eq!(restored.generation, Some(6));
         assert_eq!(restored.changes, [memfs_core::Change::Created { path: "/memories/a.md".to_owned() }]);
         check_text(

@@ -17,11 +17,11 @@ fn file(path: &str, text: &str) -> Entry {
 }
 
 fn from(source: &str) -> ImportOptions {
-    ImportOptions { overwrite: false, source: source.to_owned() }
+    ImportOptions { overwrite: false, source: source.to_owned(), dry_run: false }
 }
 
 fn overwriting(source: &str) -> ImportOptions {
-    ImportOptions { overwrite: true, source: source.to_owned() }
+    ImportOptions { overwrite: true, source: source.to_owned(), dry_run: false }
 }
 
 /// A tree with what a round trip must keep: nesting, an empty directory, a hidden file, an
