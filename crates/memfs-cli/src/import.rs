@@ -35,6 +35,14 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     let source = source_name(&args.dir);
     let bar = Bar::new();
     let entries = memfs::read_folder(&args.dir, &bar)?;
+    if looks_like_the_sdks_base_folder(&entries) {
+        let inner = args.dir.join("memories");
+        eprintln!(
+            "memfs: warning: {} holds a memories folder, as the SDK's base folder does: its files go to /memories/memories/…; to import them at /memories, give {}",
+            args.dir.display(),
+            inner.display()
+        );
+    }
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
     let options = ImportOptions { overwrite: args.overwrite, source, dry_run: false };
     let shown = args.dir.display().to_string();
@@ -55,6 +63,13 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     }
     crate::output::stdout(render_imported(&imported, &shown, false).as_bytes())?;
     Ok(())
+}
+
+/// Whether the folder is what the Python SDK's `BetaLocalFilesystemMemoryTool` calls its base
+/// path (`./memory`, holding `memories/`): imported as it is, every file lands one level too
+/// deep, in `/memories/memories/`.
+fn looks_like_the_sdks_base_folder(entries: &[memfs::Entry]) -> bool {
+    entries.iter().any(|e| e.path() == "/memories/memories")
 }
 
 /// What the commit records as the source: the folder's own name, not where it lives.

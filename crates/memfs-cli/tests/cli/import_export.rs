@@ -520,3 +520,28 @@ fn import_overwrite_previews_and_asks() {
     assert!(!screen.contains("[y/N]"), "{screen}");
     assert!(screen.ends_with("  A /memories/e.md\n"), "{screen}");
 }
+
+/// The SDK's base folder (`./memory`, which holds `memories/`) imported as it is puts every file
+/// one level too deep: memfs says so, and names the folder to give instead. The folder inside
+/// imports without a word.
+#[test]
+fn importing_the_sdks_base_folder_warns_and_names_the_folder_inside() {
+    let s = Store::new();
+    let work = tempfile::tempdir().expect("temp dir");
+    let inner = sample(work.path());
+    let base = inner.parent().expect("the base folder");
+    let (base_arg, inner_arg) = (base.to_str().expect("UTF-8"), inner.to_str().expect("UTF-8"));
+    let out = s.memfs(None).args(["import", "--dry-run", base_arg]).output().expect("run memfs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_text(
+        "the warning",
+        &text(&out.stderr),
+        &format!(
+            "memfs: warning: {base_arg} holds a memories folder, as the SDK's base folder does: its files go to /memories/memories/…; to import them at /memories, give {inner_arg}\n"
+        ),
+    );
+    assert!(text(&out.stdout).starts_with(&format!("would import 5 files from {base_arg}")), "{}", text(&out.stdout));
+    assert_eq!(s.commits().len(), 0, "a dry run commits nothing");
+    let out = s.ok(&["import", inner_arg]);
+    assert!(out.starts_with(&format!("@1: imported 5 files from {inner_arg}")), "{out}");
+}
