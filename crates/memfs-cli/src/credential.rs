@@ -43,13 +43,30 @@ pub(crate) fn new_key_file(path: &Path) -> anyhow::Result<KeyFile> {
 
 /// A new passphrase, typed twice on the terminal.
 pub(crate) fn prompt_twice() -> anyhow::Result<Credential> {
-    let first = rpassword::prompt_password("New passphrase: ").context("reading the passphrase")?;
+    let first = prompt("New passphrase: ")?;
     if first.is_empty() {
         bail!("the passphrase is empty");
     }
-    let second = rpassword::prompt_password("Repeat passphrase: ").context("reading the passphrase")?;
+    let second = prompt("Repeat passphrase: ")?;
     if first != second {
         bail!("the passphrases do not match");
     }
     Ok(Credential::passphrase(first))
+}
+
+/// The passphrase for an existing store, typed once on the terminal.
+pub(crate) fn prompt_once(store: &str) -> anyhow::Result<Credential> {
+    Ok(Credential::passphrase(prompt(&format!("Passphrase for {store}: "))?))
+}
+
+/// One line typed on the terminal, not echoed. Without a terminal (a service, a pipe, CI) the
+/// error says where else a passphrase comes from, not "No such device or address".
+fn prompt(label: &str) -> anyhow::Result<String> {
+    rpassword::prompt_password(label).map_err(|e| match e.raw_os_error() {
+        // ENXIO: no controlling terminal to open.
+        Some(6) => anyhow::anyhow!(
+            "no terminal to ask for the passphrase on: give it with --passphrase-file or MEMFS_PASSPHRASE, or use a key file (--key-file)"
+        ),
+        _ => anyhow::Error::new(e).context("reading the passphrase"),
+    })
 }

@@ -1,6 +1,7 @@
 //! Which store, and how to unlock it: the global options ([`StoreArgs`]), and finding the
 //! store and its credential from them, the environment and the platform directories.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -197,7 +198,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         create_default_store(args, &url).await?;
     }
     let credential = credential(args, is_default)?;
-    let options = OpenOptions {
+    let mut options = OpenOptions {
         dialect,
         credential,
         state_dir: state_dir(),
@@ -207,8 +208,14 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         max_staleness: args.max_staleness,
         cache_dir: args.cache_dir.clone(),
     };
-    match Memfs::open(&url, options).await {
+    match Memfs::open_with(&url, &options).await {
         Ok(memfs) => Ok(memfs),
+        // An encrypted store and no credential: on a terminal, ask for the passphrase, as
+        // `init` and `key add` do.
+        Err(memfs::Error::CredentialRequired { store }) if std::io::stdin().is_terminal() => {
+            options.credential = Some(crate::credential::prompt_once(&store)?);
+            Ok(Memfs::open_with(&url, &options).await?)
+        }
         Err(memfs::Error::NoStore { store }) if is_default => {
             bail!(
                 "no memfs store at {store} yet: the first `memfs exec` creates this default store (or run `memfs init`)"

@@ -280,3 +280,64 @@ fn a_key_file_others_can_read_is_refused() {
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert_eq!(ok("log", &with_key(&["log"])), "");
 }
+
+/// An encrypted store opened with no passphrase given: on a terminal, memfs asks for it (as
+/// `init` does), without echo; a wrong one gets the coarse error. Without a terminal the error
+/// says where a passphrase comes from, as before.
+#[test]
+fn a_command_asks_for_the_passphrase_on_a_terminal() {
+    let s = Store::new("terminal passphrase");
+    s.exec("tester", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "x"})]);
+    let mut cmd = s.memfs();
+    cmd.env_remove("MEMFS_PASSPHRASE");
+    let url = s.url();
+
+    // The answer is typed before the prompt shows, so the terminal echoes it once, before memfs
+    // turns echo off; after the prompt nothing of it shows.
+    let (code, shown) = crate::support::on_terminal(&cmd, &["cat", "/memories/a.md"], "terminal passphrase\n");
+    assert_eq!((code, shown.as_str()), (Some(0), format!("terminal passphrase\nPassphrase for {url}: \nx").as_str()));
+
+    let (code, shown) = crate::support::on_terminal(&cmd, &["cat", "/memories/a.md"], "wrong\n");
+    assert_eq!(
+        (code, shown.as_str()),
+        (
+            Some(1),
+            format!("wrong\nPassphrase for {url}: \nmemfs: store {url}: wrong passphrase or key file\n").as_str()
+        )
+    );
+
+    let out = cmd.args(["cat", "/memories/a.md"]).stdin(Stdio::null()).output().expect("run memfs");
+    assert_text(
+        "no terminal",
+        &fails("cat without a terminal", 1, &out),
+        &format!(
+            "memfs: store {url} is encrypted: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)\n"
+        ),
+    );
+}
+
+/// `memfs init` with no passphrase given and no terminal to ask on (a service: `setsid` drops
+/// the controlling terminal) says where a passphrase comes from, not "No such device or
+/// address (os error 6)", and creates nothing.
+#[test]
+fn init_without_a_terminal_says_where_a_passphrase_comes_from() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let folder = home.path().join("store");
+    let url = format!("file://{}", folder.display());
+    let base = memfs(home.path());
+    let mut cmd = std::process::Command::new("setsid");
+    cmd.arg(env!("CARGO_BIN_EXE_memfs")).args(["--store", &url, "init"]);
+    for (k, v) in base.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.stdin(Stdio::null()).output().expect("run setsid memfs");
+    assert_text(
+        "init without a terminal",
+        &fails("init", 1, &out),
+        "memfs: no terminal to ask for the passphrase on: give it with --passphrase-file or MEMFS_PASSPHRASE, or use a key file (--key-file)\n",
+    );
+    assert!(!folder.exists(), "nothing created");
+}

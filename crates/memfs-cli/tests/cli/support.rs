@@ -339,26 +339,10 @@ impl Store {
         self.ok(&["log", "--json"]).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
     }
 
-    /// Runs `memfs ARGS` on a real pseudo-terminal (util-linux's `script`), typing `answer`;
-    /// returns the exit code and what the terminal showed (stdout and stderr, `\r\n` as
-    /// `\n`; the answer is echoed where it was typed, and progress bars may show too).
+    /// Runs `memfs ARGS` on this store on a real pseudo-terminal, typing `answer`: see
+    /// [`on_terminal`].
     pub(crate) fn on_terminal(&self, args: &[&str], answer: &str) -> (Option<i32>, String) {
-        let cmd = self.memfs();
-        let line = std::iter::once(env!("CARGO_BIN_EXE_memfs")).chain(args.iter().copied()).collect::<Vec<_>>();
-        let mut script = Command::new("script");
-        script.args(["-qec", &line.join(" "), "/dev/null"]);
-        // The store's environment, on `script`, which passes it on.
-        for (k, v) in cmd.get_envs() {
-            match v {
-                Some(v) => script.env(k, v),
-                None => script.env_remove(k),
-            };
-        }
-        let mut child =
-            script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
-        child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
-        let out = child.wait_with_output().expect("wait");
-        (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))
+        on_terminal(&self.memfs(), args, answer)
     }
 
     /// What a command must leave unchanged: `memfs log --json`, and every file of the store
@@ -396,4 +380,25 @@ impl Store {
     pub(crate) fn objects(&self) -> BTreeMap<String, LogEntry> {
         log_entries(&self.dir()).into_iter().filter(|(path, _)| path.starts_with("objects/")).collect()
     }
+}
+
+/// Runs `cmd`'s environment with `memfs ARGS` on a real pseudo-terminal (util-linux's
+/// `script`), typing `answer`; returns the exit code and what the terminal showed (stdout and
+/// stderr, `\r\n` as `\n`; the answer is echoed where it was typed unless the program turned
+/// echo off, and progress bars may show too).
+pub(crate) fn on_terminal(cmd: &Command, args: &[&str], answer: &str) -> (Option<i32>, String) {
+    let line = std::iter::once(env!("CARGO_BIN_EXE_memfs")).chain(args.iter().copied()).collect::<Vec<_>>();
+    let mut script = Command::new("script");
+    script.args(["-qec", &line.join(" "), "/dev/null"]);
+    // The command's environment, on `script`, which passes it on.
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let mut child = script.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("script");
+    child.stdin.take().expect("stdin").write_all(answer.as_bytes()).expect("answer");
+    let out = child.wait_with_output().expect("wait");
+    (out.status.code(), text(&out.stdout).replace("\r\n", "\n"))
 }
