@@ -53,6 +53,13 @@ pub(crate) struct StoreArgs {
     #[arg(long, global = true, value_name = "PATH", conflicts_with = "key_file")]
     pub(crate) passphrase_file: Option<PathBuf>,
 
+    /// Run this command (`sh -c COMMAND`) and use the first line it prints as the passphrase,
+    /// as restic's --password-command: `pass show memfs`, `op read op://vault/memfs/password`,
+    /// `vault kv get -field=passphrase secret/memfs`. After --passphrase-file, before
+    /// MEMFS_PASSPHRASE.
+    #[arg(long, global = true, env = "MEMFS_PASSPHRASE_COMMAND", value_name = "COMMAND")]
+    pub(crate) passphrase_command: Option<String>,
+
     /// Unlock with this key file (32 random bytes). For `init`: where to create it.
     #[arg(long, global = true, env = "MEMFS_KEY_FILE", value_name = "PATH")]
     pub(crate) key_file: Option<PathBuf>,
@@ -151,10 +158,14 @@ pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<O
     Ok(None)
 }
 
-/// A passphrase from `--passphrase-file` or `MEMFS_PASSPHRASE`, if given.
+/// A passphrase from `--passphrase-file`, `--passphrase-command` or `MEMFS_PASSPHRASE`, if
+/// given.
 pub(crate) fn passphrase(args: &StoreArgs) -> anyhow::Result<Option<Credential>> {
     if let Some(path) = &args.passphrase_file {
         return passphrase_file(path).map(Some);
+    }
+    if let Some(command) = &args.passphrase_command {
+        return passphrase_command(command).map(Some);
     }
     match std::env::var(PASSPHRASE_ENV) {
         Ok(p) if !p.is_empty() => Ok(Some(Credential::passphrase(p))),
@@ -170,6 +181,29 @@ pub(crate) fn passphrase_file(path: &Path) -> anyhow::Result<Credential> {
         bail!("the passphrase file {} is empty", path.display());
     }
     Ok(Credential::passphrase(line))
+}
+
+/// The first line `sh -c command` prints. Its stderr is memfs's (a password manager may say
+/// why it failed there; one that asks for its own unlock does so on the terminal), its stdin
+/// is empty (so it cannot eat `memfs exec`'s input), and its stdout is wiped after use. The
+/// command's text is not repeated in errors: it may hold a token.
+fn passphrase_command(command: &str) -> anyhow::Result<Credential> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running the --passphrase-command")?;
+    let stdout = zeroize::Zeroizing::new(out.stdout);
+    if !out.status.success() {
+        bail!("the --passphrase-command failed ({}); nothing was unlocked", out.status);
+    }
+    let text = std::str::from_utf8(&stdout).context("the --passphrase-command printed something that is not UTF-8")?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        bail!("the --passphrase-command printed no passphrase");
+    }
+    Ok(Credential::passphrase(line.to_owned()))
 }
 
 /// `MEMFS_TODAY` (YYYY-MM-DD): the day to use as today for last-access days and expiration,

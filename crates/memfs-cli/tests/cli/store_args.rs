@@ -341,3 +341,46 @@ fn init_without_a_terminal_says_where_a_passphrase_comes_from() {
     );
     assert!(!folder.exists(), "nothing created");
 }
+
+/// `--passphrase-command` (or `MEMFS_PASSPHRASE_COMMAND`) runs a password manager and uses the
+/// first line it prints; before MEMFS_PASSPHRASE; a command that fails or prints nothing
+/// unlocks nothing, and the error names neither the command nor what it printed.
+#[test]
+fn a_passphrase_command_unlocks_like_a_passphrase() {
+    let s = Store::new("from a manager");
+    s.exec("tester", &[json!({"command": "create", "path": "/memories/a.md", "file_text": "x"})]);
+    let cat = |setup: &dyn Fn(&mut std::process::Command)| {
+        let mut cmd = s.memfs();
+        cmd.env_remove("MEMFS_PASSPHRASE");
+        setup(&mut cmd);
+        cmd.args(["cat", "/memories/a.md"]).output().expect("run memfs")
+    };
+    let out = cat(&|c| {
+        c.args(["--passphrase-command", "printf 'from a manager\\nsecond line\\n'"]);
+    });
+    assert_eq!(ok("command", &out), "x");
+    let out = cat(&|c| {
+        c.env("MEMFS_PASSPHRASE_COMMAND", "echo from a manager").env("MEMFS_PASSPHRASE", "wrong");
+    });
+    assert_eq!(ok("the variable, before MEMFS_PASSPHRASE", &out), "x");
+    let out = cat(&|c| {
+        c.args(["--passphrase-command", "echo secret-ish; exit 3"]);
+    });
+    assert_text(
+        "failing",
+        &fails("failing", 1, &out),
+        "memfs: the --passphrase-command failed (exit status: 3); nothing was unlocked\n",
+    );
+    let out = cat(&|c| {
+        c.args(["--passphrase-command", "true"]);
+    });
+    assert_text("silent", &fails("silent", 1, &out), "memfs: the --passphrase-command printed no passphrase\n");
+    let out = cat(&|c| {
+        c.args(["--passphrase-command", "echo not it"]);
+    });
+    assert_text(
+        "wrong",
+        &fails("wrong", 1, &out),
+        &format!("memfs: store {}: wrong passphrase or key file\n", s.url()),
+    );
+}
