@@ -11,7 +11,8 @@ use crate::store::{self, StoreArgs};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeyCommand {
-    /// Print each slot as `ID KIND` (passphrase or key-file).
+    /// Print each slot as `ID KIND` (passphrase or key-file); the slot that the credential
+    /// given (or the default store's key file) opens is marked `(in use)`.
     List,
     /// Add a slot: a new key file (--new-key-file) or a new passphrase (--new-passphrase-file,
     /// or asked for twice on the terminal).
@@ -33,6 +34,11 @@ pub(crate) struct KeyRemoveArgs {
     /// Do not ask before removing (without a terminal, key remove does not ask).
     #[arg(long, short = 'y')]
     yes: bool,
+
+    /// Remove the slot even if it is the one the credential given opens: whoever holds only
+    /// that credential is locked out.
+    #[arg(long)]
+    force: bool,
 }
 
 /// The slot to add. The cost flags are `init`'s, said of "a new passphrase slot".
@@ -64,10 +70,17 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
     };
     match command {
         KeyCommand::List => {
+            let slots = Memfs::key_slots(&url).await?;
+            // Listing needs no key; one that is there marks its slot (a wrong one marks none).
+            let in_use = match store::credential(args, is_default)? {
+                Some(c) => Memfs::key_slot_of(&url, &c).await.ok(),
+                None => None,
+            };
             let mut out = String::new();
-            for (id, kind) in Memfs::key_slots(&url).await? {
+            for (id, kind) in slots {
                 // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
-                out.push_str(&format!("{} {}\n", id.get(), kind.to_string().replace(' ', "-")));
+                let mark = if Some(id) == in_use { " (in use)" } else { "" };
+                out.push_str(&format!("{} {}{mark}\n", id.get(), kind.to_string().replace(' ', "-")));
             }
             crate::output::stdout(out.as_bytes())?;
         }
@@ -89,7 +102,19 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         }
         KeyCommand::Remove(remove) => {
             let (unlock, slot) = (unlock()?, SlotId::new(remove.id));
-            let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, true).await?);
+            // What a removal checks (the slot exists, it is not the last), then that it is not
+            // the caller's own, unless --force: the dry run refuses as the removal would.
+            let plan = async || {
+                let kind = Memfs::remove_key(&url, &unlock, slot, true).await?;
+                if !remove.force && Memfs::key_slot_of(&url, &unlock).await? == slot {
+                    anyhow::bail!(
+                        "key slot {} is the one your credential opens: without it that credential no longer unlocks \
+                         the store; unlock with another slot's credential, or pass --force",
+                        remove.id
+                    );
+                }
+                Ok(kind)
+            };
             let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
             let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
             if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {

@@ -28,6 +28,12 @@ impl Memfs {
         EncryptedRepository::key_slots(backend(url)?).await.map_err(store_error(url))
     }
 
+    /// The slot `credential` opens in the store at `location` (a passphrase runs its Argon2).
+    pub async fn key_slot_of(location: impl Into<Location>, credential: &Credential) -> Result<SlotId, Error> {
+        let url = &location.into();
+        EncryptedRepository::slot_of(backend(url)?, credential).await.map_err(store_error(url))
+    }
+
     /// Adds a slot for `new` (a passphrase slot uses `kdf`), unlocking with `unlock`.
     pub async fn add_key(
         location: impl Into<Location>,

@@ -84,7 +84,7 @@ fn slots_are_added_and_removed_without_touching_data() {
 
     // The last slot stays; the data opens with the key file and no data file changed.
     let mut last = memfs(root);
-    last.arg("--key-file").arg(&key).args(["key", "remove", "2"]);
+    last.arg("--key-file").arg(&key).args(["key", "remove", "--force", "2"]);
     let out = run(last, "");
     assert!(!out.status.success());
     assert_text(
@@ -147,9 +147,14 @@ fn key_remove_previews_and_asks() {
         &s.ok_unchanged(&["key", "remove", "2", "--dry-run"]),
         "would remove key slot 2 (key file)\n",
     );
+    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase (in use)\n2 key-file\n");
+    // Slot 1 is the one the passphrase given opens: refused without --force, dry run or not.
+    let own = "key slot 1 is the one your credential opens: without it that credential no longer unlocks the \
+               store; unlock with another slot's credential, or pass --force";
+    assert_text("own slot", &s.fails(&["key", "remove", "--dry-run", "1"]), &format!("memfs: {own}\n"));
     assert_text(
-        "dry run",
-        &s.ok_unchanged(&["key", "remove", "--dry-run", "1"]),
+        "own slot, forced",
+        &s.ok_unchanged(&["key", "remove", "--dry-run", "--force", "1"]),
         "would remove key slot 1 (passphrase)\n",
     );
     let before = s.state();
@@ -171,7 +176,7 @@ fn key_remove_previews_and_asks() {
     let (code, screen) = s.on_terminal(&["key", "remove", "--yes", "2"], "");
     assert_eq!(code, Some(0), "{screen}");
     assert_text("--yes", &screen, "removed key slot 2\n");
-    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase\n");
+    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase (in use)\n");
     // The last slot is refused by the dry run as by the removal.
     assert_text(
         "last slot",

@@ -19,6 +19,15 @@ impl EncryptedRepository {
         Ok(parse_keys(&bytes)?.slots.slots().collect())
     }
 
+    /// The slot `credential` opens in the store at `backend` (a passphrase runs its Argon2).
+    pub async fn slot_of(backend: Backend, credential: &Credential) -> Result<SlotId, Error> {
+        let conn = connect(backend)?;
+        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        let keys: KeysObject = parse_keys(&bytes)?;
+        let id = decode_store_id(&keys.store_id)?;
+        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.0)
+    }
+
     /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots and
     /// writes them back by compare-and-swap. `change` gets the slots, the master key and the
     /// store id.
