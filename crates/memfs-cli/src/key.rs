@@ -19,6 +19,30 @@ pub(crate) enum KeyCommand {
     Add(KeyAddArgs),
     /// Remove the slot with this id (the last slot is never removed).
     Remove(KeyRemoveArgs),
+    /// Change a passphrase slot's passphrase (the slot you unlock with, or --slot ID); the
+    /// data is not touched. The new passphrase comes from --new-passphrase-file or is asked
+    /// for twice on the terminal.
+    Passwd(KeyPasswdArgs),
+}
+
+/// The passphrase to change. The cost flags are `init`'s, said of "the new passphrase".
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("kdf_memory_kib", |a| a.help("Argon2id memory cost of the new passphrase, in KiB (default 65536 = 64 MiB)")),
+    mut_arg("kdf_iterations", |a| a.help("Argon2id iterations of the new passphrase")),
+    mut_arg("kdf_parallelism", |a| a.help("Argon2id parallelism of the new passphrase")),
+)]
+pub(crate) struct KeyPasswdArgs {
+    /// The passphrase slot to change (default: the one your passphrase opens).
+    #[arg(long, value_name = "ID")]
+    slot: Option<u32>,
+
+    /// The new passphrase: the first line of this file.
+    #[arg(long, value_name = "PATH")]
+    new_passphrase_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    kdf: KdfArgs,
 }
 
 /// The slot to remove.
@@ -99,6 +123,23 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 }
             };
             crate::output::stdout(format!("added key slot {} ({what})\n", id.get()).as_bytes())?;
+        }
+        KeyCommand::Passwd(passwd) => {
+            let unlock = unlock()?;
+            let slot = match (passwd.slot, &unlock) {
+                (Some(id), _) => SlotId::new(id),
+                (None, Credential::Passphrase(_)) => Memfs::key_slot_of(&url, &unlock).await?,
+                (None, Credential::KeyFile(_)) => anyhow::bail!(
+                    "you unlocked with a key file: name the passphrase slot to change with --slot ID (see memfs key list)"
+                ),
+            };
+            let new = match &passwd.new_passphrase_file {
+                Some(path) => store::passphrase_file(path)?,
+                None => prompt_twice()?,
+            };
+            let Credential::Passphrase(new) = new else { unreachable!("a passphrase was read") };
+            Memfs::change_passphrase(&url, &unlock, slot, &new, passwd.kdf.params()?).await?;
+            crate::output::stdout(format!("changed the passphrase of key slot {}\n", slot.get()).as_bytes())?;
         }
         KeyCommand::Remove(remove) => {
             let (unlock, slot) = (unlock()?, SlotId::new(remove.id));

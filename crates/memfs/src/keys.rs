@@ -1,7 +1,7 @@
 //! Key-slot management of a persistent store: list, add, remove. Each change rewrites only
 //! `memfs.keys`; the data stays as it is.
 
-use memfs_crypt::{Credential, KdfParams, SlotId, SlotKind};
+use memfs_crypt::{Credential, KdfParams, SecretString, SlotId, SlotKind};
 use memfs_store::{Backend, EncryptedRepository};
 
 use crate::engine::Memfs;
@@ -44,6 +44,24 @@ impl Memfs {
         let url = &location.into();
         EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
             slots.add_slot(master, id, new, kdf)
+        })
+        .await
+        .map_err(store_error(url))
+    }
+
+    /// Changes the passphrase of passphrase slot `slot` to `new` (Argon2id costs `kdf`; fresh
+    /// salt and nonce), unlocking with `unlock`. The slot keeps its id; the old passphrase no
+    /// longer opens it; the master key, and so the data, is unchanged.
+    pub async fn change_passphrase(
+        location: impl Into<Location>,
+        unlock: &Credential,
+        slot: SlotId,
+        new: &SecretString,
+        kdf: KdfParams,
+    ) -> Result<(), Error> {
+        let url = &location.into();
+        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
+            slots.change_passphrase(master, id, slot, new, kdf)
         })
         .await
         .map_err(store_error(url))

@@ -205,7 +205,7 @@ pub use import::{Entry, ImportOptions, Imported};
 pub use info::Info;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
-pub use memfs_crypt::{Credential, KdfParams, KeyFile, SlotId, SlotKind};
+pub use memfs_crypt::{Credential, KdfParams, KeyFile, SecretString, SlotId, SlotKind};
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
 pub use transaction::Stats;

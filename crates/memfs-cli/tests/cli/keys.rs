@@ -187,3 +187,47 @@ fn key_remove_previews_and_asks() {
         ),
     );
 }
+
+/// `key passwd` re-wraps the slot the passphrase opens under a new one, keeping its id and the
+/// data; the old passphrase no longer opens the store. A key-file slot has no passphrase.
+#[test]
+fn key_passwd_changes_the_passphrase_of_a_slot() {
+    let s = support::Store::new(PASSPHRASE);
+    s.exec("tester", &[serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "kept"})]);
+    let key = s.root().join("second.key");
+    s.ok(&["key", "add", "--new-key-file", key.to_str().expect("UTF-8")]);
+    let new = s.root().join("new-passphrase");
+    std::fs::write(&new, "a new passphrase\n").unwrap();
+    let cheap = ["--kdf-memory-kib", "8", "--kdf-iterations", "1", "--kdf-parallelism", "1"];
+    let mut args = vec!["key", "passwd", "--new-passphrase-file", new.to_str().expect("UTF-8")];
+    args.extend(cheap);
+    assert_text("passwd", &s.ok(&args), "changed the passphrase of key slot 1\n");
+
+    let with = |passphrase: &str, args: &[&str]| {
+        let mut cmd = s.memfs();
+        cmd.env("MEMFS_PASSPHRASE", passphrase).args(args);
+        cmd.output().expect("run memfs")
+    };
+    assert_text(
+        "old passphrase",
+        &support::fails("old", 1, &with(PASSPHRASE, &["cat", "/memories/a.md"])),
+        &format!("memfs: store {}: wrong passphrase or key file\n", s.url()),
+    );
+    assert_eq!(support::ok("new", &with("a new passphrase", &["cat", "/memories/a.md"])), "kept");
+    assert_eq!(support::ok("list", &with("a new passphrase", &["key", "list"])), "1 passphrase (in use)\n2 key-file\n");
+    // A key-file slot has no passphrase to change; with a key file, the slot must be named.
+    let mut cmd = s.memfs();
+    cmd.env_remove("MEMFS_PASSPHRASE").arg("--key-file").arg(&key).args(["key", "passwd"]);
+    assert_text(
+        "key file, no --slot",
+        &support::fails("passwd", 1, &cmd.output().unwrap()),
+        "memfs: you unlocked with a key file: name the passphrase slot to change with --slot ID (see memfs key list)\n",
+    );
+    let mut args = vec!["key", "passwd", "--slot", "2", "--new-passphrase-file", new.to_str().unwrap()];
+    args.extend(cheap);
+    assert_text(
+        "key-file slot",
+        &support::fails("passwd --slot 2", 1, &with("a new passphrase", &args)),
+        &format!("memfs: store {}: key slot 2 is a key file slot\n", s.url()),
+    );
+}
