@@ -4,6 +4,7 @@
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::config;
 use crate::store::StoreArgs;
 use crate::{
     agent, cat, check, completions, diff, exec, expire, export, gc, import, info, init, key, log, ls, man, mcp, policy,
@@ -32,6 +33,10 @@ pub(crate) struct Cli {
 
     #[command(subcommand)]
     pub(crate) command: Commands,
+
+    /// Whether `--dialect` (or MEMFS_DIALECT) was given: if not, a named store's wins.
+    #[arg(skip)]
+    dialect_given: bool,
 }
 
 // The doc comments are the help text: `[REDACTED:custom:NAME]` in `policy`'s is what a
@@ -201,11 +206,51 @@ impl Cli {
     /// as unset (`MEMFS_KEY_FILE=` in a script that clears it is no key file, not an error).
     pub(crate) fn try_parse_env() -> Result<Self, clap::Error> {
         let mut matches: ArgMatches = without_empty_env(Cli::command()).try_get_matches()?;
-        Cli::from_arg_matches_mut(&mut matches)
+        let dialect_given = matches.subcommand().is_some_and(|(_, sub)| {
+            sub.ids().any(|id| id == "dialect")
+                && sub.value_source("dialect").is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
+        });
+        let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+        cli.dialect_given = dialect_given;
+        Ok(cli)
+    }
+
+    /// `--store NAME`: the named store's URL, options and key source, under what the command
+    /// line gives (see [`config`]).
+    fn resolve_named_store(&mut self) -> anyhow::Result<()> {
+        let Some(name) = self.store.store.clone().filter(|s| config::is_name(s)) else { return Ok(()) };
+        let named = config::named(&name)?;
+        let store = &mut self.store;
+        store.store = Some(named.url);
+        // Later options win: the table's first, then the command line's.
+        let given = std::mem::take(&mut store.store_options);
+        store.store_options = named.options.into_iter().chain(given).collect();
+        store.namespace = store.namespace.take().or(named.namespace);
+        if store.key_file.is_none() && store.passphrase_file.is_none() && store.passphrase_command.is_none() {
+            store.key_file = named.key_file;
+            store.passphrase_file = named.passphrase_file;
+            store.passphrase_command = named.passphrase_command;
+        }
+        if store.actor.is_empty() {
+            store.actor = named.actor.unwrap_or_default();
+        }
+        if let (false, Some(dialect)) = (self.dialect_given, named.dialect) {
+            let dialect = crate::value::parse_dialect(&dialect)
+                .map_err(|_| anyhow::anyhow!("store {name}: dialect {dialect:?}: expected `spec` or `python-sdk`"))?;
+            match &mut self.command {
+                Commands::Exec(a) => a.dialect = dialect,
+                Commands::Mcp(a) => a.dialect = dialect,
+                Commands::Serve(a) => a.dialect = dialect,
+                Commands::Agent(a) => a.dialect = dialect,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Runs the command given.
-    pub(crate) async fn run(self) -> anyhow::Result<()> {
+    pub(crate) async fn run(mut self) -> anyhow::Result<()> {
+        self.resolve_named_store()?;
         let store = &self.store;
         // These two describe the command line itself, not a store.
         match &self.command {

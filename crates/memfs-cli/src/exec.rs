@@ -14,7 +14,7 @@ pub(crate) struct ExecArgs {
     /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
     #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::value::parse_dialect)]
-    dialect: Dialect,
+    pub(crate) dialect: Dialect,
 
     /// At the end, print on stderr what the session did: commands, commits, and conflicts
     /// (races for the head lost to another writer, each re-run on the new head).

@@ -7,6 +7,7 @@
 //! `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`, `man`. What they share:
 //!
 //! - `cli`: the top-level parser, one variant per subcommand;
+//! - `config`: named stores, `[stores.NAME]` in `$XDG_CONFIG_HOME/memfs/config.toml`;
 //! - `store`: which store and how to unlock it: the global options, the environment, the
 //!   default local store;
 //! - `confirm`: asking on the terminal before a destructive command;
@@ -26,6 +27,7 @@ mod cat;
 mod check;
 mod cli;
 mod completions;
+mod config;
 mod confirm;
 mod credential;
 mod diff;

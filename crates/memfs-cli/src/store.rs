@@ -18,11 +18,14 @@ pub(crate) struct StoreArgs {
     /// The store: file:///absolute/path or /absolute/path (an encrypted folder; also
     /// ./relative or ../relative, from the current folder), s3://bucket/prefix,
     /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the
-    /// process). Default: the local store in $XDG_DATA_HOME/memfs/default.
+    /// process), or the NAME of a [stores.NAME] table in $XDG_CONFIG_HOME/memfs/config.toml
+    /// (url, options, namespace, key_file, passphrase_file, passphrase_command, actor,
+    /// dialect; the command line wins over the table). Default: the local store in
+    /// $XDG_DATA_HOME/memfs/default.
     ///
     /// Cloud stores read the usual environment variables (AWS_*, GOOGLE_*, AZURE_*); see
     /// docs/CLOUD.md for AWS, GCS, Azure, R2 and MinIO.
-    #[arg(long, global = true, env = "MEMFS_STORE", value_name = "URL")]
+    #[arg(long, global = true, env = "MEMFS_STORE", value_name = "URL|PATH|NAME")]
     pub(crate) store: Option<String>,
 
     /// An option of a cloud store, as KEY=VALUE (repeatable; wins over the environment), such

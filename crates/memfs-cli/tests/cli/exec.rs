@@ -249,7 +249,7 @@ fn help_exits_zero() {
     assert!(help.contains("\nUsage: memfs exec [OPTIONS]\n"), "{help}");
     assert!(help.contains("--dialect <DIALECT>"), "{help}");
     assert!(help.contains("[default: spec]"), "{help}");
-    assert!(help.contains("--store <URL>"), "{help}");
+    assert!(help.contains("--store <URL|PATH|NAME>"), "{help}");
     assert!(help.contains("--key-file <PATH>"), "{help}");
     assert!(help.contains("--passphrase-file <PATH>"), "{help}");
 }

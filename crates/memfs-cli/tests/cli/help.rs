@@ -49,7 +49,7 @@ fn global_options_have_their_own_heading_after_the_commands_own() {
     for flag in ["--keep-days <N>", "--keep-commits <N>", "--grace <SECONDS>"] {
         assert!(own.contains(flag) && !global.contains(flag), "{flag} is gc's own");
     }
-    for flag in ["--store <URL>", "--key-file <PATH>", "--passphrase-file <PATH>", "--actor <NAME>"] {
+    for flag in ["--store <URL|PATH|NAME>", "--key-file <PATH>", "--passphrase-file <PATH>", "--actor <NAME>"] {
         assert!(global.contains(flag) && !own.contains(flag), "{flag} is global");
         assert_eq!(gc.matches(flag).count(), 1, "{flag} shown once");
     }

@@ -195,11 +195,16 @@ fn a_plain_path_is_a_local_store() {
         s.memfs().current_dir(dir.join("log")).args(["--store", "../../store", "log", "--json"]).output().expect("log");
     assert_eq!(ok("../../store", &up).lines().count(), 1);
     let out = s.memfs().args(["--store", "store", "log"]).output().expect("log");
+    // A bare word is a store's name (`[stores.NAME]` in the config file, which is not there).
     assert_text(
         "a bare word",
         &fails("a bare word", 1, &out),
-        "memfs: unsupported store URL store: expected SCHEME://… or an absolute path, for example \
-         file:///path/to/store, /path/to/store, s3://bucket/prefix or memory://\n",
+        &format!(
+            "memfs: no store named store: {}/config/memfs/config.toml does not exist; a store is a URL \
+             (file:///path/to/store, s3://bucket/prefix, memory://), a path (/path/to/store, ./store) or the name of a \
+             [stores.NAME] table in that file\n",
+            s.root().display()
+        ),
     );
     assert_text("the same store", &s.ok(&["--store", &plain, "show", "HEAD:/memories/a"]), "x");
 }
@@ -383,4 +388,68 @@ fn a_passphrase_command_unlocks_like_a_passphrase() {
         &fails("wrong", 1, &out),
         &format!("memfs: store {}: wrong passphrase or key file\n", s.url()),
     );
+}
+
+/// `--store NAME` takes the URL, key source, actor and dialect of `[stores.NAME]` in the config
+/// file; the command line wins; an unknown name, a file others can write, or a malformed file
+/// is refused with where to look.
+#[test]
+fn a_named_store_comes_from_the_config_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Store::new("named passphrase");
+    let config_dir = s.root().join("config/memfs");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("config.toml");
+    let pass = s.root().join("pass");
+    std::fs::write(&pass, "named passphrase\n").unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[stores.work]\nurl = \"{}\"\npassphrase_file = \"{}\"\nactor = \"named\"\ndialect = \"python-sdk\"\n\n[stores.other]\nurl = \"memory://\"\n",
+            s.dir().display(),
+            pass.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let named = |args: &[&str], input: &str| {
+        let mut cmd = memfs(s.root());
+        cmd.args(["--store", "work"]).args(args);
+        run(cmd, input)
+    };
+    // The dialects word a second create of one file differently.
+    let twice = format!("{}{}", create("a.md"), create("a.md"));
+    let by_config = ok("exec by name", &named(&["exec"], &twice));
+    assert_eq!(by_config.lines().nth(1), Some(r#"{"content":"File /memories/a.md already exists","is_error":true}"#));
+    let spec = ok("--dialect wins", &named(&["exec", "--dialect", "spec"], &create("a.md")));
+    assert_eq!(spec, "{\"content\":\"Error: File /memories/a.md already exists\",\"is_error\":true}\n");
+    let log = ok("log", &named(&["log", "--json"], ""));
+    let newest: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(newest["actor"], "named");
+    let log = ok("--actor wins", &named(&["--actor", "me", "exec"], &create("b.md")));
+    assert!(log.contains("File created successfully"), "{log}");
+
+    let mut cmd = memfs(s.root());
+    cmd.args(["--store", "nope", "log"]);
+    let out = run(cmd, "");
+    assert_text(
+        "unknown name",
+        &fails("unknown", 1, &out),
+        &format!("memfs: no store named nope in {} (it names: other, work)\n", config.display()),
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o620)).unwrap();
+    assert_text(
+        "writable by others",
+        &fails("0620", 1, &named(&["log"], "")),
+        &format!(
+            "memfs: {} can be written by others (mode 0620): it names the commands and keys memfs uses; run chmod go-w {}\n",
+            config.display(),
+            config.display()
+        ),
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(&config, "[stores.work]\nurl = \"x\"\nsecret_thing = \"hunter2\"\n").unwrap();
+    let err = fails("malformed", 1, &named(&["log"], ""));
+    assert_text("malformed", &err, &format!("memfs: {}: not a valid memfs config near line 3\n", config.display()));
+    assert!(!err.contains("hunter2"));
 }
