@@ -272,7 +272,7 @@ fn bad_expire_input_is_refused_and_commits_nothing() {
         "expire without --unused-for",
         &s.fails(2, &["expire", "--dry-run"]),
         "error: the following required arguments were not provided:\n  --unused-for <DAYS>\n\n\
-         Usage: memfs expire --unused-for <DAYS> --dry-run --store <URL>\n\nFor more information, try '--help'.\n",
+         Usage: memfs expire --unused-for <DAYS> --dry-run --store <URL|PATH|NAME>\n\nFor more information, try '--help'.\n",
     );
     // MEMFS_TODAY must be a date.
     for today in ["tomorrow", "2026-02-30", "2026-6-1"] {

@@ -393,7 +393,7 @@ fn argument_errors_never_show_a_value() {
             None,
             format!(
                 "error: unexpected argument '--store-secret' found\n\n  tip: a similar argument exists: '--store'\n\n\
-                 Usage: memfs --store <URL> <COMMAND>\n{tail}"
+                 Usage: memfs --store <URL|PATH|NAME> <COMMAND>\n{tail}"
             ),
         ),
         (
