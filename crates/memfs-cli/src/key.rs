@@ -25,13 +25,8 @@ pub(crate) enum KeyCommand {
     Passwd(KeyPasswdArgs),
 }
 
-/// The passphrase to change. The cost flags are `init`'s, said of "the new passphrase".
+/// The passphrase to change, and the Argon2id cost of the slot re-wrapped under it.
 #[derive(Debug, Args)]
-#[command(
-    mut_arg("kdf_memory_kib", |a| a.help("Argon2id memory cost of the new passphrase, in KiB (default 65536 = 64 MiB)")),
-    mut_arg("kdf_iterations", |a| a.help("Argon2id iterations of the new passphrase")),
-    mut_arg("kdf_parallelism", |a| a.help("Argon2id parallelism of the new passphrase")),
-)]
 pub(crate) struct KeyPasswdArgs {
     /// The passphrase slot to change (default: the one your passphrase opens).
     #[arg(long, value_name = "ID")]

@@ -1,7 +1,7 @@
 //! Key-slot management of a persistent store: list, add, remove. Each change rewrites only
 //! `memfs.keys`; the data stays as it is.
 
-use memfs_crypt::{Credential, KdfParams, SecretString, SlotId, SlotKind};
+use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, SecretString, SlotId, SlotKind};
 use memfs_store::{Backend, EncryptedRepository};
 
 use crate::engine::Memfs;
@@ -41,12 +41,7 @@ impl Memfs {
         new: &Credential,
         kdf: KdfParams,
     ) -> Result<SlotId, Error> {
-        let url = &location.into();
-        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
-            slots.add_slot(master, id, new, kdf)
-        })
-        .await
-        .map_err(store_error(url))
+        edit_slots(&location.into(), unlock, false, |slots, master, id| slots.add_slot(master, id, new, kdf)).await
     }
 
     /// Changes the passphrase of passphrase slot `slot` to `new` (Argon2id costs `kdf`; fresh
@@ -59,12 +54,10 @@ impl Memfs {
         new: &SecretString,
         kdf: KdfParams,
     ) -> Result<(), Error> {
-        let url = &location.into();
-        EncryptedRepository::change_key_slots(backend(url)?, unlock, |slots, master, id| {
+        edit_slots(&location.into(), unlock, false, |slots, master, id| {
             slots.change_passphrase(master, id, slot, new, kdf)
         })
         .await
-        .map_err(store_error(url))
     }
 
     /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed. Returns
@@ -75,13 +68,22 @@ impl Memfs {
         slot: SlotId,
         dry_run: bool,
     ) -> Result<SlotKind, Error> {
-        let url = &location.into();
-        EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, |slots, _, _| {
+        edit_slots(&location.into(), unlock, dry_run, |slots, _, _| {
             let kind = slots.slots().find(|(id, _)| *id == slot).map(|(_, kind)| kind);
             slots.remove_slot(slot)?;
             Ok(kind.expect("remove_slot refuses an unknown slot"))
         })
         .await
-        .map_err(store_error(url))
     }
+}
+
+/// Unlocks the store at `url` with `unlock`, applies `change` to its key slots and (unless
+/// `dry_run`) writes them back: the one path of every key-slot change.
+async fn edit_slots<R>(
+    url: &Location,
+    unlock: &Credential,
+    dry_run: bool,
+    change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
+) -> Result<R, Error> {
+    EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, change).await.map_err(store_error(url))
 }
