@@ -14,7 +14,7 @@ pub(crate) async fn run(store: &StoreArgs, _args: InfoArgs) -> anyhow::Result<()
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
     let info = memfs.info().await?;
     // A persistent store has key slots (reading them needs no key); `memory://` has none.
-    let persistent = info.format.is_some() && !url.url().starts_with("memory:");
+    let persistent = info.format.is_some() && !url.is_memory();
     let slots = if persistent { Some(Memfs::key_slots(&url).await?) } else { None };
     let text = render(&memfs::redact(url.url()), &info, slots.as_deref());
     crate::output::stdout(text.as_bytes())?;

@@ -59,6 +59,11 @@ impl Location {
         &self.url
     }
 
+    /// Whether this is `memory://`: an ephemeral store, with no key slots to list.
+    pub fn is_memory(&self) -> bool {
+        matches!(self.target(), Ok(Target::Memory))
+    }
+
     /// The backend this location names.
     pub(crate) fn target(&self) -> Result<Target, Error> {
         let bad = |reason: &str| Error::StoreUrl { url: redact(&self.url), reason: reason.to_owned() };
