@@ -24,6 +24,7 @@
 //! - `format`: plaintext layouts of the stored objects, before sealing;
 //! - `fuzzing`: hidden entry points for `fuzz/`, not part of the API;
 //! - `head`: the mutable objects (head, gc state, key slots), replaced by compare-and-swap;
+//! - `hooked` (tests only): an in-memory store that runs an action at a chosen operation;
 //! - `local_fs`: files in a store folder opened without following links ([`UnsafePath`]);
 //! - [`log_store`]: [`LogStore`](log_store::LogStore), an `ObjectStore` over an append-only
 //!   log in a local folder;
@@ -50,6 +51,8 @@ mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod head;
+#[cfg(test)]
+mod hooked;
 mod local_fs;
 pub mod log_store;
 mod pages;

@@ -21,10 +21,14 @@ use memfs_crypt::{OVERHEAD, ObjectKind};
 use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH};
 use crate::error::Error;
 use crate::format;
+use crate::head::HeadVersion;
 use crate::progress::Progress;
 
 /// How many objects are read at once.
 const PARALLEL: usize = 16;
+
+/// How many times a check that found problems runs while the head keeps moving under it.
+pub(super) const CHECK_ATTEMPTS: u32 = 3;
 
 /// What `check` verifies.
 #[derive(Debug, Clone, Copy, Default)]
@@ -80,9 +84,37 @@ impl CheckReport {
 impl EncryptedRepository {
     /// Verifies every object reachable from the head. Failures of single objects are listed
     /// in the report; `Err` only when the store cannot be listed at all.
+    ///
+    /// A check that finds problems while the head moved under it (a writer, `gc` or `purge` at
+    /// work) runs again, three times at most: what it calls missing may be what a
+    /// purge took away after the check read the head.
     pub async fn check(&self, options: CheckOptions, progress: &dyn Progress) -> Result<CheckReport, Error> {
+        let mut attempt = 1;
+        loop {
+            let (report, checked) = self.check_once(options, progress).await?;
+            if report.problems.is_empty() || attempt == CHECK_ATTEMPTS {
+                return Ok(report);
+            }
+            let now = self.head.read().await.ok().flatten().map(|(_, version)| version);
+            if now == checked {
+                return Ok(report);
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One pass of [`EncryptedRepository::check`], and the version of the head it checked.
+    ///
+    /// The head is read before the store is listed: every object the head's history uses was
+    /// written before the head named it, so it is in the listing unless it was deleted since.
+    /// (Listed first, a commit landing between the listing and the head read would have its
+    /// new objects reported missing.)
+    async fn check_once(
+        &self,
+        options: CheckOptions,
+        progress: &dyn Progress,
+    ) -> Result<(CheckReport, Option<HeadVersion>), Error> {
         let mut report = CheckReport { read_data: options.read_data, ..CheckReport::default() };
-        let listing = self.list_objects().await?;
         let mut referenced = HashSet::new();
         let head = match self.read_head().await {
             Ok(head) => head,
@@ -108,6 +140,8 @@ impl EncryptedRepository {
                 0
             }
         };
+        let checked = head.as_ref().map(|(_, version)| version.clone());
+        let listing = self.list_objects().await?;
 
         // Commits. The walk reads through the commit cache; empty it so that every commit is
         // read from storage and authenticated again (directories and contents below are read
@@ -283,7 +317,7 @@ impl EncryptedRepository {
             report.unreferenced = listing.keys().filter(|id| !referenced.contains(*id)).count() as u64;
         }
         report.problems.sort_by(|a, b| a.object.cmp(&b.object));
-        Ok(report)
+        Ok((report, checked))
     }
 }
 
@@ -322,8 +356,9 @@ mod tests {
     use object_store::{ObjectStoreExt, PutPayload};
 
     use super::*;
-    use crate::encrypted::history::tests::three_commits;
+    use crate::encrypted::history::tests::{run, three_commits};
     use crate::encrypted::object_path;
+    use crate::hooked::{Action, At, Hooked};
     use crate::repository::Repository;
 
     async fn read(repo: &EncryptedRepository, path: &Path) -> Vec<u8> {
@@ -357,6 +392,60 @@ mod tests {
                 format::object_name(&root)
             )]
         );
+    }
+
+    fn create(path: &str, text: &str) -> serde_json::Value {
+        serde_json::json!({"command": "create", "path": path, "file_text": text})
+    }
+
+    /// A writer commits while the check lists the store, and the check is handed the listing
+    /// from before that commit: the new commit's objects are not in it. The check read the
+    /// head before listing, so it checks the head from before too, and finds nothing wrong.
+    #[tokio::test]
+    async fn a_commit_landing_while_the_store_is_listed_is_not_reported_missing() {
+        let (store, repo) = Hooked::repository().await;
+        run(&repo, create("/memories/a.txt", "one")).await;
+        let action: Action =
+            Box::new(|repo| Box::pin(async move { run(&repo, create("/memories/b.txt", "two")).await }));
+        store.arm(At::ListAfter, action).await;
+        let report = repo.check(CheckOptions { read_data: false }, &()).await.unwrap();
+        assert!(store.fired().await);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        assert_eq!((report.newest, report.files), (1, 1));
+        let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        assert_eq!((report.newest, report.files, report.unreferenced), (2, 2, 0));
+    }
+
+    /// Purges `path`, on a thread of its own: the purge's future is not `Send`, and the hook
+    /// runs inside the store's (`Send`) streams.
+    async fn purge(repo: std::sync::Arc<EncryptedRepository>, path: &'static str) {
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            runtime.block_on(async {
+                let head = repo.head().await.unwrap();
+                let path = memfs_core::MemoryPath::parse(path).unwrap();
+                repo.purge(&head, &path, "eraser", crate::PurgeOptions::default(), &()).await.unwrap();
+            })
+        })
+        .await
+        .unwrap();
+    }
+
+    /// A purge lands after the check read the head and before it lists the store: the
+    /// history the check walks names objects the purge deleted. The head moved, so the check
+    /// runs again, on the purged history, and reports it clean.
+    #[tokio::test]
+    async fn a_check_that_a_purge_overtook_runs_again() {
+        let (store, repo) = Hooked::repository().await;
+        run(&repo, create("/memories/s.md", "secret")).await;
+        run(&repo, create("/memories/keep.md", "keep")).await;
+        let action: Action = Box::new(|repo| Box::pin(purge(repo, "/memories/s.md")));
+        store.arm(At::ListBefore, action).await;
+        let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();
+        assert!(store.fired().await);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        assert_eq!((report.newest, report.commits, report.files, report.unreferenced), (3, 3, 1, 0));
     }
 
     #[tokio::test]

@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use object_store::ObjectStoreExt;
-
 use super::*;
+use crate::hooked::{At, Hooked};
 
 /// A writer on the new head commits, reusing an object the purge is deleting: the fence
 /// sees it and puts the object back.
@@ -118,114 +117,21 @@ async fn purges_while_writers_run_lose_nothing() {
     assert_clean(&repo).await;
 }
 
-/// An object store that, before its first deletion, lets a writer commit through the
-/// repository built on it (holding every deletion back until that commit is in).
-#[derive(Debug)]
-struct WriterAtFirstDelete {
-    inner: object_store::memory::InMemory,
-    repo: std::sync::OnceLock<std::sync::Weak<EncryptedRepository>>,
-    gate: Arc<tokio::sync::Mutex<bool>>,
-}
-
-impl std::fmt::Display for WriterAtFirstDelete {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "WriterAtFirstDelete({})", self.inner)
-    }
-}
-
-#[async_trait::async_trait]
-impl object_store::ObjectStore for WriterAtFirstDelete {
-    async fn put_opts(
-        &self,
-        location: &object_store::path::Path,
-        payload: object_store::PutPayload,
-        opts: object_store::PutOptions,
-    ) -> object_store::Result<object_store::PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        location: &object_store::path::Path,
-        opts: object_store::PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-    async fn get_opts(
-        &self,
-        location: &object_store::path::Path,
-        options: object_store::GetOptions,
-    ) -> object_store::Result<object_store::GetResult> {
-        self.inner.get_opts(location, options).await
-    }
-    fn delete_stream(
-        &self,
-        locations: futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>>,
-    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>> {
-        let (gate, repo, inner) = (self.gate.clone(), self.repo.get().cloned(), self.inner.clone());
-        locations
-            .then(move |location| {
-                let (gate, repo, inner) = (gate.clone(), repo.clone(), inner.clone());
-                async move {
-                    let mut fired = gate.lock().await;
-                    if !*fired {
-                        *fired = true;
-                        let repo = repo.and_then(|r| r.upgrade()).expect("the repository");
-                        run(&repo, create("/memories/w.md", "secret")).await;
-                    }
-                    drop(fired);
-                    let location = location?;
-                    inner.delete(&location).await.map(|()| location)
-                }
-            })
-            .boxed()
-    }
-    fn list(
-        &self,
-        prefix: Option<&object_store::path::Path>,
-    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-    async fn list_with_delimiter(
-        &self,
-        prefix: Option<&object_store::path::Path>,
-    ) -> object_store::Result<object_store::ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-    async fn copy_opts(
-        &self,
-        from: &object_store::path::Path,
-        to: &object_store::path::Path,
-        options: object_store::CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-}
-
 /// A writer on the new head stores the purged content again just before the deletion
 /// starts, finding it still stored (so it does not write it): the fence sees its commit
 /// and keeps the object, which is the writer's now. The purge says where it is, and a
 /// purge of that path takes it.
 #[tokio::test]
 async fn a_writer_reusing_a_doomed_object_keeps_it() {
-    let store = Arc::new(WriterAtFirstDelete {
-        inner: object_store::memory::InMemory::new(),
-        repo: std::sync::OnceLock::new(),
-        gate: Arc::default(),
-    });
-    let key = memfs_crypt::KeyFile::from_bytes([3; 32]);
-    let repo = EncryptedRepository::init(
-        Backend::ObjectStore(store.clone()),
-        |master, id| memfs_crypt::KeySlots::with_key_file(master, id, &key),
-        OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
-    )
-    .await
-    .unwrap();
-    let repo = Arc::new(repo);
-    store.repo.set(Arc::downgrade(&repo)).unwrap();
+    let (store, repo) = Hooked::repository().await;
     run(&repo, create("/memories/s.md", "secret")).await;
     run(&repo, create("/memories/keep.md", "keep")).await;
+    store
+        .arm(At::Delete, Box::new(|repo| Box::pin(async move { run(&repo, create("/memories/w.md", "secret")).await })))
+        .await;
 
     let report = purge(&repo, "/memories/s.md").await.unwrap();
+    assert!(store.fired().await);
     assert_eq!((report.generation, report.remaining, report.remaining_commits), (3, 1, 0));
     assert_eq!(report.stored_again, ["/memories/w.md"]);
     assert_eq!(
