@@ -205,7 +205,7 @@ impl Cli {
     /// Parses the command line and the environment, where an empty `MEMFS_…` variable counts
     /// as unset (`MEMFS_KEY_FILE=` in a script that clears it is no key file, not an error).
     pub(crate) fn try_parse_env() -> Result<Self, clap::Error> {
-        let mut matches: ArgMatches = without_empty_env(Cli::command()).try_get_matches()?;
+        let mut matches: ArgMatches = without_empty_env(globals_once(Cli::command())).try_get_matches()?;
         let dialect_given = matches.subcommand().is_some_and(|(_, sub)| {
             sub.ids().any(|id| id == "dialect")
                 && sub.value_source("dialect").is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
@@ -276,6 +276,33 @@ fn without_empty_env(command: clap::Command) -> clap::Command {
             _ => arg,
         })
         .mut_subcommands(without_empty_env)
+}
+
+/// The global options described once, on `memfs --help`: a subcommand's page shows its own
+/// options, then one line naming the global ones. Every subcommand still takes them: hidden
+/// copies stand where clap would propagate the shown ones. Completions and the man page are
+/// made from the definitions as they are.
+fn globals_once(command: clap::Command) -> clap::Command {
+    let globals: Vec<clap::Arg> = command.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    // Named in lines of at most 100 columns, as clap wraps its own.
+    let mut lines: Vec<String> = Vec::new();
+    for long in globals.iter().filter_map(|a| a.get_long()) {
+        match lines.last_mut() {
+            Some(line) if line.len() + long.len() + 4 <= 100 => line.push_str(&format!(", --{long}")),
+            _ => lines.push(format!("  --{long}")),
+        }
+    }
+    let names = lines.join(",\n");
+    let template = format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n\
+         Global options (described in `memfs --help`):\n{names}{{after-help}}"
+    );
+    command.mut_subcommands(|sub| hide_globals(sub, &globals, &template))
+}
+
+fn hide_globals(sub: clap::Command, globals: &[clap::Arg], template: &str) -> clap::Command {
+    let sub = globals.iter().fold(sub, |sub, arg| sub.arg(arg.clone().hide(true)));
+    sub.help_template(template.to_owned()).mut_subcommands(|sub| hide_globals(sub, globals, template))
 }
 
 /// How revisions are written, shown under `--help` of the commands that take one.

@@ -267,12 +267,13 @@ fn bad_expire_input_is_refused_and_commits_nothing() {
             &bad_days(value),
         );
     }
-    // Clap names the arguments in use in the usage line: MEMFS_STORE counts as `--store`.
+    // Clap names the arguments in use in the usage line (the global ones aside: they are
+    // described on `memfs --help` only).
     assert_text(
         "expire without --unused-for",
         &s.fails(2, &["expire", "--dry-run"]),
         "error: the following required arguments were not provided:\n  --unused-for <DAYS>\n\n\
-         Usage: memfs expire --unused-for <DAYS> --dry-run --store <URL|PATH|NAME>\n\nFor more information, try '--help'.\n",
+         Usage: memfs expire --unused-for <DAYS> --dry-run\n\nFor more information, try '--help'.\n",
     );
     // MEMFS_TODAY must be a date.
     for today in ["tomorrow", "2026-02-30", "2026-6-1"] {

@@ -1,6 +1,6 @@
-//! The command line describing itself: `--help` (global options under their own heading,
-//! after each command's own), `memfs completions SHELL` and `memfs man`, all from the same
-//! definitions.
+//! The command line describing itself: `--help` (the global options described once, under
+//! their own heading on `memfs --help`, and named in one line on each subcommand's page),
+//! `memfs completions SHELL` and `memfs man`, all from the same definitions.
 
 use crate::support::{fails, memfs_no_home, ok, run};
 
@@ -39,23 +39,55 @@ fn headings(page: &str) -> Vec<&str> {
     page.lines().filter(|l| ["Commands:", "Options:", "Global options:"].contains(l)).collect()
 }
 
+/// What each subcommand's page says of the global options, in place of describing them.
+const GLOBALS_LINE: &str = "\n\nGlobal options (described in `memfs --help`):
+  --store, --store-option, --namespace, --max-staleness, --cache-dir, --passphrase-file,
+  --passphrase-command, --key-file, --trust-head, --actor\n";
+
 #[test]
-fn global_options_have_their_own_heading_after_the_commands_own() {
+fn global_options_are_described_once_under_their_own_heading() {
     let top = stdout_of(&["--help"]);
     assert_eq!(headings(&top), ["Commands:", "Options:", "Global options:"]);
-    let gc = stdout_of(&["gc", "--help"]);
-    assert_eq!(headings(&gc), ["Options:", "Global options:"]);
-    let (own, global) = gc.split_once("\nGlobal options:\n").unwrap();
-    for flag in ["--keep-days <N>", "--keep-commits <N>", "--grace <SECONDS>"] {
-        assert!(own.contains(flag) && !global.contains(flag), "{flag} is gc's own");
-    }
+    let global = top.split_once("\nGlobal options:\n").unwrap().1;
     for flag in ["--store <URL|PATH|NAME>", "--key-file <PATH>", "--passphrase-file <PATH>", "--actor <NAME>"] {
-        assert!(global.contains(flag) && !own.contains(flag), "{flag} is global");
-        assert_eq!(gc.matches(flag).count(), 1, "{flag} shown once");
+        assert_eq!(global.matches(flag).count(), 1, "{flag} described on memfs --help");
     }
     for name in SUBCOMMANDS {
         assert!(top.contains(&format!("\n  {name} ")), "memfs --help lists {name}");
     }
+    // A subcommand's page: its own options, then one line naming the global ones, on the
+    // short and the long page, of nested subcommands too.
+    for args in [&["gc", "--help"][..], &["gc", "-h"], &["key", "add", "--help"], &["help", "gc"]] {
+        let page = stdout_of(args);
+        assert_eq!(headings(&page), ["Options:"], "{args:?}");
+        assert!(page.ends_with(GLOBALS_LINE), "{args:?}: {page}");
+        assert!(!page.contains("--store <"), "{args:?}");
+    }
+    let gc = stdout_of(&["gc", "--help"]);
+    for flag in ["--keep-days <N>", "--keep-commits <N>", "--grace <SECONDS>"] {
+        assert!(gc.contains(flag), "{flag} is gc's own");
+    }
+    // Before the revisions' note on the pages that have one.
+    let log = stdout_of(&["log", "--help"]);
+    assert!(log.contains(&format!("{}\nRevisions:\n", GLOBALS_LINE)), "{log}");
+}
+
+/// Hidden from the subcommands' pages, the global options are taken after a subcommand as
+/// before, and a misspelt one is still suggested.
+#[test]
+fn global_options_are_taken_after_any_subcommand() {
+    let mut cmd = memfs_no_home();
+    cmd.args(["ls", "--store", "memory://", "--actor", "me"]);
+    let err = fails("ls --store memory://", 1, &run(cmd, ""));
+    assert_eq!(err, "memfs: store memory://: revision HEAD does not exist: the store has no commits yet\n");
+    let mut cmd = memfs_no_home();
+    cmd.args(["key", "list", "--stor", "memory://"]);
+    let err = fails("key list --stor", 2, &run(cmd, ""));
+    assert_eq!(
+        err,
+        "error: unexpected argument '--stor' found\n\n  tip: a similar argument exists: '--store'\n\nUsage: memfs key list\n\nFor \
+         more information, try '--help'.\n"
+    );
 }
 
 #[test]

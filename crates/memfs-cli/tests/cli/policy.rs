@@ -361,7 +361,7 @@ expire-unused-after  off
         &s.fails(2, &["policy", "set", "max-file-bytes", "-1"]),
         "error: unexpected argument found (not shown: it may be a secret)\n\n  tip: to pass a value that starts with \
          '-', put '--' before it\n\n\
-         Usage: memfs policy set [OPTIONS] <KEY> <VALUE>\n\nFor more information, try '--help'.\n",
+         Usage: memfs policy set <KEY> <VALUE>\n\nFor more information, try '--help'.\n",
     );
     assert_text(
         "negative size after --",
@@ -389,15 +389,15 @@ fn help_names_every_key_and_flag() {
         "  sensitive off|warn|redact|reject  what a write containing a secret gets (default warn)\n",
         "  expire-unused-after Nd|off        expire files unused for N days on their own (default off)\n",
         "  rule.NAME REGEX                   a custom sensitive-data detector, marked [REDACTED:custom:NAME]\n",
-        "\nUsage: memfs policy [OPTIONS] <COMMAND>\n",
+        "\nUsage: memfs policy <COMMAND>\n",
         "  show   Print every setting, one `KEY VALUE` line each\n",
         "  set    Set KEY to VALUE, as a commit\n",
         "  unset  Put KEY back to its default, or remove the custom rule rule.NAME, as a commit\n",
     ] {
         assert!(help.contains(line), "policy --help lacks {line:?}:\n{help}");
     }
-    assert!(s.ok(&["policy", "set", "--help"]).contains("\nUsage: memfs policy set [OPTIONS] <KEY> <VALUE>\n"));
-    assert!(s.ok(&["policy", "unset", "--help"]).contains("\nUsage: memfs policy unset [OPTIONS] <KEY>\n"));
+    assert!(s.ok(&["policy", "set", "--help"]).contains("\nUsage: memfs policy set <KEY> <VALUE>\n"));
+    assert!(s.ok(&["policy", "unset", "--help"]).contains("\nUsage: memfs policy unset <KEY>\n"));
 }
 
 #[test]
