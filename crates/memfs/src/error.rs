@@ -156,6 +156,14 @@ pub enum Error {
         /// The store's answer, as a `create` of the file would get it.
         reason: String,
     },
+    /// Several imported entries refused, each for its own reason (each an
+    /// [`Error::ImportRefused`], [`Error::BadImport`] or a path the rules refuse), in path
+    /// order; nothing was imported. One refusal alone is reported as itself.
+    #[error("nothing was imported: {} entries are refused:{}", refusals.len(), refusal_lines(refusals))]
+    ImportRefusals {
+        /// Each refusal.
+        refusals: Vec<Error>,
+    },
     /// An import whose entries contradict each other.
     #[error("cannot import {path}: {reason}")]
     BadImport {
@@ -189,6 +197,26 @@ fn plural_paths(n: usize) -> String {
         1 => "1 path".to_owned(),
         n => format!("{n} paths"),
     }
+}
+
+/// How many refusals [`Error::ImportRefusals`] lists; it counts the rest.
+const LISTED_REFUSALS: usize = 20;
+
+/// One indented line per refusal (a refused file by the store's answer alone), at most
+/// [`LISTED_REFUSALS`], then how many more.
+fn refusal_lines(refusals: &[Error]) -> String {
+    let mut out: String = refusals
+        .iter()
+        .take(LISTED_REFUSALS)
+        .map(|e| match e {
+            Error::ImportRefused { reason, .. } => format!("\n  {reason}"),
+            e => format!("\n  {e}"),
+        })
+        .collect();
+    if refusals.len() > LISTED_REFUSALS {
+        out.push_str(&format!("\n  … and {} more", refusals.len() - LISTED_REFUSALS));
+    }
+    out
 }
 
 /// One indented line per item.

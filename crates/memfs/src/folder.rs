@@ -141,6 +141,15 @@ pub enum FolderError {
         /// The file.
         path: PathBuf,
     },
+    /// Several entries of the folder being read are refused (each one of the refusals
+    /// above: a link, a name or text that is not UTF-8, something neither a file nor a folder,
+    /// something outside, a file that changed); all of them, in path order. One refusal alone
+    /// is reported as itself.
+    #[error("refusing {} entries of the folder:{}", refusals.len(), listed(refusals))]
+    Refused {
+        /// Each refusal.
+        refusals: Vec<FolderError>,
+    },
     /// A symbolic link where a folder is to be written, or in the way inside it.
     #[error("refusing {}: it is a symbolic link, and memfs export never follows one", path.display())]
     LinkInTarget {
@@ -173,11 +182,24 @@ pub enum FolderError {
     },
 }
 
+/// How many refusals [`FolderError::Refused`] lists; it counts the rest.
+const LISTED_REFUSALS: usize = 20;
+
+/// The refusals as indented lines, at most [`LISTED_REFUSALS`] of them, then how many more.
+fn listed(refusals: &[FolderError]) -> String {
+    let mut out: String = refusals.iter().take(LISTED_REFUSALS).map(|r| format!("\n  {r}")).collect();
+    if refusals.len() > LISTED_REFUSALS {
+        out.push_str(&format!("\n  … and {} more", refusals.len() - LISTED_REFUSALS));
+    }
+    out
+}
+
 /// Every folder and file below `root`, as `/memories` entries, parents first and names in
 /// byte order (the order [`Memfs::export`](crate::Memfs::export) gives). Symbolic links (`root`
 /// included), anything that is neither a folder nor a regular file, anything that resolves
 /// outside `root`, names that are not UTF-8 and files that are not UTF-8 text are refused,
-/// naming the path. `progress` counts the files read.
+/// naming the path: every one of them, read on past each ([`FolderError::Refused`] when there
+/// are several; nothing below a refused entry is read). `progress` counts the files read.
 pub fn read_folder(root: &Path, progress: &dyn Progress) -> Result<Vec<Entry>, FolderError> {
     let meta = fs::symlink_metadata(root).map_err(|source| FolderError::Read { path: root.to_owned(), source })?;
     if meta.file_type().is_symlink() {
@@ -189,42 +211,64 @@ pub fn read_folder(root: &Path, progress: &dyn Progress) -> Result<Vec<Entry>, F
     let resolved = resolve(root)?;
     progress.phase("reading", Some(0));
     let mut entries = Vec::new();
-    walk(root, &resolved, ROOT, &mut entries, progress)?;
-    Ok(entries)
+    let mut refusals = Vec::new();
+    walk(root, &resolved, ROOT, (&mut entries, &mut refusals), progress)?;
+    match refusals.len() {
+        0 => Ok(entries),
+        1 => Err(refusals.remove(0)),
+        _ => Err(FolderError::Refused { refusals }),
+    }
 }
 
 fn resolve(path: &Path) -> Result<PathBuf, FolderError> {
     fs::canonicalize(path).map_err(|source| FolderError::Resolve { path: path.to_owned(), source })
 }
 
-fn walk(dir: &Path, root: &Path, at: &str, out: &mut Vec<Entry>, progress: &dyn Progress) -> Result<(), FolderError> {
+/// Walks `dir` into `out.0`; what is refused goes to `out.1` and the walk goes on. A failure
+/// to read (not a refusal) ends it.
+fn walk(
+    dir: &Path,
+    root: &Path,
+    at: &str,
+    out: (&mut Vec<Entry>, &mut Vec<FolderError>),
+    progress: &dyn Progress,
+) -> Result<(), FolderError> {
+    let (entries, refusals) = out;
     let mut children = fs::read_dir(dir)
         .and_then(|read| read.collect::<Result<Vec<_>, _>>())
         .map_err(|source| FolderError::Read { path: dir.to_owned(), source })?;
     children.sort_by_key(fs::DirEntry::file_name);
     for child in children {
         let path = child.path();
-        let Ok(name) = child.file_name().into_string() else { return Err(FolderError::NameNotUtf8 { path }) };
+        let Ok(name) = child.file_name().into_string() else {
+            refusals.push(FolderError::NameNotUtf8 { path });
+            continue;
+        };
         let memory_path = format!("{at}/{name}");
         let meta = fs::symlink_metadata(&path).map_err(|source| FolderError::Read { path: path.clone(), source })?;
         let kind = meta.file_type();
         if kind.is_symlink() {
-            return Err(FolderError::LinkInSource { path });
+            refusals.push(FolderError::LinkInSource { path });
+            continue;
         }
         let resolved = resolve(&path)?;
         if !resolved.starts_with(root) {
-            return Err(FolderError::Outside { path, resolved, root: root.to_owned() });
+            refusals.push(FolderError::Outside { path, resolved, root: root.to_owned() });
+            continue;
         }
         if kind.is_dir() {
-            out.push(Entry::Dir { path: memory_path.clone() });
-            walk(&path, root, &memory_path, out, progress)?;
+            entries.push(Entry::Dir { path: memory_path.clone() });
+            walk(&path, root, &memory_path, (&mut *entries, &mut *refusals), progress)?;
         } else if kind.is_file() {
             progress.extend(1);
-            let text = read_text(&path, &meta)?;
-            out.push(Entry::File { path: memory_path, text });
+            match read_text(&path, &meta) {
+                Ok(text) => entries.push(Entry::File { path: memory_path, text }),
+                Err(refused @ (FolderError::Changed { .. } | FolderError::NotText { .. })) => refusals.push(refused),
+                Err(e) => return Err(e),
+            }
             progress.advance(1);
         } else {
-            return Err(FolderError::NotPlain { path });
+            refusals.push(FolderError::NotPlain { path });
         }
     }
     Ok(())

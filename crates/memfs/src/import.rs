@@ -92,7 +92,8 @@ impl Memfs {
     /// nothing, when a path is invalid or listed twice, when a path clashes with the store
     /// ([`Error::ImportConflicts`], every clash listed; existing files are replaced with
     /// [`ImportOptions::overwrite`]) or when the store's rules refuse a file
-    /// ([`Error::ImportRefused`]). Files already there with the same content are left alone.
+    /// ([`Error::ImportRefused`]; [`Error::ImportRefusals`] lists every refused entry when there
+    /// are several). Files already there with the same content are left alone.
     pub async fn import(
         &self,
         entries: &[Entry],
@@ -133,6 +134,8 @@ impl Memfs {
                     };
                     let mut blobs = Vec::new();
                     let mut stored = HashSet::new();
+                    // Every file the store's rules refuse, not only the first.
+                    let mut refusals = Vec::new();
                     for (components, text) in plan {
                         let path = normalized(components);
                         let found = self.find(&tree, components, fetched).await?;
@@ -158,7 +161,14 @@ impl Memfs {
                                 let create = Command::Create { path: path.clone(), file_text: (*text).to_owned() };
                                 let outcome = self.run(&create, &base, &context, fetched).await?;
                                 let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
-                                let mutation = succeeded(outcome, &path)?;
+                                let mutation = match succeeded(outcome, &path) {
+                                    Ok(mutation) => mutation,
+                                    Err(refused) => {
+                                        refusals.push(refused);
+                                        progress.advance(1);
+                                        continue;
+                                    }
+                                };
                                 let new_id = mutation.blobs.first().map(|b| b.id);
                                 if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
                                     imported.unchanged += 1;
@@ -180,6 +190,9 @@ impl Memfs {
                             }
                         }
                         progress.advance(1);
+                    }
+                    if let Some(refused) = refused(refusals) {
+                        return Err(refused);
                     }
                     if options.dry_run || (imported.changes.is_empty() && imported.new_dirs == 0) {
                         return Ok(Step::Done(imported));
@@ -262,34 +275,61 @@ fn succeeded(outcome: Outcome, path: &str) -> Result<Mutation, Error> {
     }
 }
 
+/// The refusals as one error: none, the one, or [`Error::ImportRefusals`].
+fn refused(mut refusals: Vec<Error>) -> Option<Error> {
+    match refusals.len() {
+        0 => None,
+        1 => refusals.pop(),
+        _ => Some(Error::ImportRefusals { refusals }),
+    }
+}
+
 /// Validates every path and sorts the entries; a path listed twice, a file listed as a
-/// directory too, or an entry below a listed file is refused.
+/// directory too, or an entry below a listed file is refused: every such entry, not only the
+/// first.
 fn plan(entries: &[Entry]) -> Result<Plan<'_>, Error> {
     let mut plan: Plan<'_> = BTreeMap::new();
+    let mut refusals = Vec::new();
     for entry in entries {
-        let path = MemoryPath::parse(entry.path())?;
+        let path = match MemoryPath::parse(entry.path()) {
+            Ok(path) => path,
+            Err(e) => {
+                refusals.push(e.into());
+                continue;
+            }
+        };
         let bad = |reason: &str| Error::BadImport { path: path.normalized(), reason: reason.to_owned() };
         let text = match entry {
             Entry::Dir { .. } if path.is_root() => continue,
-            Entry::File { .. } if path.is_root() => return Err(bad("/memories itself cannot be a file")),
+            Entry::File { .. } if path.is_root() => {
+                refusals.push(bad("/memories itself cannot be a file"));
+                continue;
+            }
             Entry::Dir { .. } => None,
             Entry::File { text, .. } => Some(text.as_str()),
         };
         match plan.get(path.components()) {
             None => {}
             Some(None) if text.is_none() => continue,
-            Some(Some(_)) if text.is_some() => return Err(bad("it is listed twice")),
-            Some(_) => return Err(bad("it is listed as a file and as a directory")),
+            Some(Some(_)) if text.is_some() => {
+                refusals.push(bad("it is listed twice"));
+                continue;
+            }
+            Some(_) => {
+                refusals.push(bad("it is listed as a file and as a directory"));
+                continue;
+            }
         }
         plan.insert(path.components().to_vec(), text);
     }
     for components in plan.keys() {
-        for n in 1..components.len() {
-            if let Some(Some(_)) = plan.get(&components[..n]) {
-                let reason = format!("{} is listed as a file", normalized(&components[..n]));
-                return Err(Error::BadImport { path: normalized(components), reason });
-            }
+        if let Some(n) = (1..components.len()).find(|n| matches!(plan.get(&components[..*n]), Some(Some(_)))) {
+            let reason = format!("{} is listed as a file", normalized(&components[..n]));
+            refusals.push(Error::BadImport { path: normalized(components), reason });
         }
     }
-    Ok(plan)
+    match refused(refusals) {
+        None => Ok(plan),
+        Some(e) => Err(e),
+    }
 }

@@ -545,3 +545,61 @@ fn importing_the_sdks_base_folder_warns_and_names_the_folder_inside() {
     let out = s.ok(&["import", inner_arg]);
     assert!(out.starts_with(&format!("@1: imported 5 files from {inner_arg}")), "{out}");
 }
+
+/// Every refusal of an import is reported at once, at each of its three stages: the folder's
+/// entries (links, files that are not text, what is neither a file nor a folder), the store's
+/// path rules, and its policy. Nothing is committed.
+#[test]
+fn import_reports_every_refusal_at_once() {
+    let s = Store::new();
+    let work = tempfile::tempdir().expect("temp dir");
+    let before = s.commits();
+
+    let dir = work.path().join("entries");
+    write(&dir.join("a.md"), b"fine\n");
+    write(&dir.join("b.png"), b"\x89PNG\r\n\x1a\n\xff\xfe");
+    symlink(work.path(), dir.join("c-link")).expect("a symlink");
+    write(&dir.join("d/e.bin"), b"\xff");
+    let made = std::process::Command::new("mkfifo").arg(dir.join("d/f-pipe")).status().expect("run mkfifo");
+    assert!(made.success());
+    assert_text(
+        "the folder's entries",
+        &s.fails(1, &["import", dir.to_str().expect("UTF-8")]),
+        &format!(
+            "memfs: refusing 4 entries of the folder:\n  refusing {0}/b.png: it is not UTF-8 text (memory files are \
+             text)\n  refusing {0}/c-link: it is a symbolic link, and memfs import never follows one\n  refusing \
+             {0}/d/e.bin: it is not UTF-8 text (memory files are text)\n  refusing {0}/d/f-pipe: it is neither a \
+             regular file nor a folder\n",
+            dir.display()
+        ),
+    );
+
+    let names = work.path().join("names");
+    write(&names.join("back\\slash.md"), b"x\n");
+    write(&names.join("fine.md"), b"fine\n");
+    write(&names.join("tab\there.md"), b"x\n");
+    assert_text(
+        "the path rules",
+        &s.fails(1, &["import", names.to_str().expect("UTF-8")]),
+        "memfs: nothing was imported: 2 entries are refused:\n  path \"/memories/back\\\\slash.md\" contains a \
+         backslash\n  path \"/memories/tab\\there.md\" contains a control character\n",
+    );
+
+    let policy = work.path().join("policy");
+    write(&policy.join("big.md"), b"0123456789 0123456789\n");
+    write(&policy.join("fine.md"), b"fine\n");
+    write(&policy.join("key.md"), b"deploy key: AKIA2E3MPLZQ7WX4KT5N\n");
+    s.ok(&["policy", "set", "sensitive", "reject"]);
+    s.ok(&["policy", "set", "max-file-bytes", "20"]);
+    let policies = s.commits();
+    assert_text(
+        "the policy",
+        &s.fails(1, &["import", policy.to_str().expect("UTF-8")]),
+        "memfs: nothing was imported: 2 entries are refused:\n  Cannot write /memories/big.md: the file would be 22 \
+         bytes, over this store's limit of 20 bytes per file (max-file-bytes). Nothing was written.\n  Cannot write \
+         /memories/key.md: the text looks like it contains sensitive data (1 finding: aws-access-key (line 1)). This \
+         store's policy rejects it (sensitive = reject), so nothing was written. Remove it and try again.\n",
+    );
+    assert_eq!(s.commits(), policies, "nothing was committed");
+    assert_eq!(policies.len(), before.len() + 2, "only the policy commits");
+}

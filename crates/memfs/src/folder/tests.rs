@@ -132,3 +132,28 @@ fn writes_private_files_and_refuses_what_is_in_the_way() {
     assert!(matches!(FolderTarget::check(&link, true), Err(FolderError::LinkInTarget { .. })));
     assert!(matches!(FolderTarget::check(&secret, true), Err(FolderError::TargetNotAFolder { .. })));
 }
+
+/// Every refused entry is reported, reading on past each; the message lists 20 and counts the
+/// rest.
+#[test]
+fn every_refusal_is_reported_and_the_list_is_bounded() {
+    let (_tmp, root, secret) = setup();
+    for i in 0..25 {
+        symlink(&secret, root.join(format!("link{i:02}.md"))).unwrap();
+    }
+    let e = read_folder(&root, &()).unwrap_err();
+    let FolderError::Refused { refusals } = &e else { panic!("{e:?}") };
+    assert_eq!(refusals.len(), 25);
+    let message = e.to_string();
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), 22, "{message}");
+    assert_eq!(lines[0], "refusing 25 entries of the folder:");
+    assert_eq!(
+        lines[1],
+        format!(
+            "  refusing {}: it is a symbolic link, and memfs import never follows one",
+            root.join("link00.md").display()
+        )
+    );
+    assert_eq!(lines[21], "  … and 5 more");
+}
