@@ -1,9 +1,13 @@
 //! `memfs import`: copy a plain folder of memory files into the store, as one commit.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
+use memfs::history::{Operation, Record};
 use memfs::{ImportOptions, Imported};
+use tokio::sync::Notify;
 
 use crate::output::Bar;
 use crate::store::StoreArgs;
@@ -44,7 +48,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
         );
     }
     let memfs = crate::store::open(store, memfs::Dialect::Spec, false).await?;
-    let options = ImportOptions { overwrite: args.overwrite, source, dry_run: false };
+    // Ctrl-C from here on says what the import left. Not before: the passphrase prompt must
+    // keep the terminal's own handling (and an interrupted read of the folder left nothing).
+    let interrupt = Interrupt::install();
+    let options = ImportOptions { overwrite: args.overwrite, source: source.clone(), dry_run: false };
     let shown = args.dir.display().to_string();
     // Only replacing files is destructive: an import without --overwrite changes no file.
     let yes = args.yes || !args.overwrite;
@@ -56,13 +63,82 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     if !crate::confirm::preview(("import", "Replace these files?"), yes, args.dry_run, plan, render).await? {
         return Ok(());
     }
-    let imported = memfs.import(&entries, &options, &bar).await?;
+    let base = memfs.log(Some(1), None).await?.first().map_or(0, |c| c.generation);
+    interrupt.importing.store(true, Ordering::SeqCst);
+    let imported = tokio::select! {
+        imported = memfs.import(&entries, &options, &bar) => Some(imported),
+        // The import's future is dropped: nothing more of it runs.
+        () = interrupt.notify.notified() => None,
+    };
     drop(bar);
+    if interrupt.caught.load(Ordering::SeqCst) {
+        // Its one commit landed or did not (even if the import finished as the signal came):
+        // the head says which.
+        let landed = memfs.log(Some(8), None).await.ok().and_then(|log| {
+            log.into_iter().find(|c| {
+                c.generation > base
+                    && matches!(Record::parse(&c.command), Record::Memfs(Operation::Import { from, .. }) if from == source)
+            })
+        });
+        match landed {
+            Some(c) => eprintln!(
+                "memfs: interrupted, after the import had landed as @{}: every file is in (see `memfs log`)",
+                c.generation
+            ),
+            None => eprintln!("{NOTHING_IMPORTED}"),
+        }
+        std::process::exit(INTERRUPTED);
+    }
+    let imported = imported.expect("an import stopped by Ctrl-C is answered above")?;
     for (path, note) in &imported.notes {
         eprintln!("memfs: {path}: {note}");
     }
     crate::output::stdout(render_imported(&imported, &shown, false).as_bytes())?;
     Ok(())
+}
+
+/// The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells give.
+const INTERRUPTED: i32 = 130;
+
+/// What an import interrupted before its commit was sent says.
+const NOTHING_IMPORTED: &str = "memfs: interrupted: nothing was imported (an import is one commit, and it had not \
+                                landed); objects it wrote are unreferenced, and `memfs gc` removes them";
+
+/// Ctrl-C during an import: before the import runs, it ends the command at once, saying
+/// nothing was imported; while it runs, the import is stopped and the command says whether
+/// its commit had landed.
+struct Interrupt {
+    /// Set when the import starts: from then on, Ctrl-C is the import's to answer.
+    importing: AtomicBool,
+    /// Set when Ctrl-C came while importing.
+    caught: AtomicBool,
+    notify: Notify,
+}
+
+impl Interrupt {
+    /// Catches Ctrl-C from now on (a task of its own, so that it is caught even while the
+    /// command waits for an answer on the terminal).
+    fn install() -> Arc<Self> {
+        let interrupt = Arc::new(Interrupt {
+            importing: AtomicBool::new(false),
+            caught: AtomicBool::new(false),
+            notify: Notify::new(),
+        });
+        let watcher = interrupt.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return; // no handler: Ctrl-C keeps its default, ending the process
+            }
+            if watcher.importing.load(Ordering::SeqCst) {
+                watcher.caught.store(true, Ordering::SeqCst);
+                watcher.notify.notify_one();
+            } else {
+                eprintln!("{NOTHING_IMPORTED}");
+                std::process::exit(INTERRUPTED);
+            }
+        });
+        interrupt
+    }
 }
 
 /// Whether the folder is what the Python SDK's `BetaLocalFilesystemMemoryTool` calls its base

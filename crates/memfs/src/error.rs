@@ -142,7 +142,7 @@ pub enum Error {
         reason: String,
     },
     /// An import that clashes with the store: every clash, nothing imported.
-    #[error("nothing was imported: {} clash with the store:{}", plural_paths(conflicts.len()), lines(conflicts))]
+    #[error("nothing was imported: {} clash with the store:{}", plural_paths(conflicts.len()), bounded_lines(conflicts))]
     ImportConflicts {
         /// Each clash, in path order.
         conflicts: Vec<crate::conflict::Conflict>,
@@ -199,22 +199,29 @@ fn plural_paths(n: usize) -> String {
     }
 }
 
-/// How many refusals [`Error::ImportRefusals`] lists; it counts the rest.
+/// How many refusals [`Error::ImportRefusals`] (or clashes, [`Error::ImportConflicts`]) lists;
+/// it counts the rest.
 const LISTED_REFUSALS: usize = 20;
 
 /// One indented line per refusal (a refused file by the store's answer alone), at most
 /// [`LISTED_REFUSALS`], then how many more.
 fn refusal_lines(refusals: &[Error]) -> String {
-    let mut out: String = refusals
+    let reasons: Vec<String> = refusals
         .iter()
-        .take(LISTED_REFUSALS)
         .map(|e| match e {
-            Error::ImportRefused { reason, .. } => format!("\n  {reason}"),
-            e => format!("\n  {e}"),
+            Error::ImportRefused { reason, .. } => reason.clone(),
+            e => e.to_string(),
         })
         .collect();
-    if refusals.len() > LISTED_REFUSALS {
-        out.push_str(&format!("\n  … and {} more", refusals.len() - LISTED_REFUSALS));
+    bounded_lines(&reasons)
+}
+
+/// One indented line per item, at most [`LISTED_REFUSALS`], then how many more: an import of
+/// a big folder into a store that holds it already clashes at every path.
+fn bounded_lines<T: std::fmt::Display>(items: &[T]) -> String {
+    let mut out = lines(&items[..items.len().min(LISTED_REFUSALS)]);
+    if items.len() > LISTED_REFUSALS {
+        out.push_str(&format!("\n  … and {} more", items.len() - LISTED_REFUSALS));
     }
     out
 }

@@ -76,6 +76,9 @@ pub struct Imported {
     pub notes: Vec<(String, String)>,
 }
 
+/// How many files an import plans between two yields to the runtime.
+const YIELD_EVERY: usize = 64;
+
 /// The import, checked and sorted: each path once, parents before children.
 type Plan<'a> = BTreeMap<Vec<Name>, Option<&'a str>>;
 
@@ -136,7 +139,12 @@ impl Memfs {
                     let mut stored = HashSet::new();
                     // Every file the store's rules refuse, not only the first.
                     let mut refusals = Vec::new();
-                    for (components, text) in plan {
+                    for (i, (components, text)) in plan.iter().enumerate() {
+                        if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                            // Planning runs from memory once the directories are fetched: let
+                            // the caller's other futures (a Ctrl-C handler) run now and then.
+                            tokio::task::yield_now().await;
+                        }
                         let path = normalized(components);
                         let found = self.find(&tree, components, fetched).await?;
                         match (text, found) {

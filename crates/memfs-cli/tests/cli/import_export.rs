@@ -602,4 +602,86 @@ fn import_reports_every_refusal_at_once() {
     );
     assert_eq!(s.commits(), policies, "nothing was committed");
     assert_eq!(policies.len(), before.len() + 2, "only the policy commits");
+
+    // Clashes are listed up to 20, and the rest counted.
+    let many = work.path().join("many");
+    for i in 0..25 {
+        write(&many.join(format!("n{i:02}.md")), b"n\n");
+    }
+    s.ok(&["import", many.to_str().expect("UTF-8")]);
+    let clashes = s.fails(1, &["import", many.to_str().expect("UTF-8")]);
+    let listed: String = (0..20).map(|i| format!("  /memories/n{i:02}.md already exists\n")).collect();
+    assert_text(
+        "many clashes",
+        &clashes,
+        &format!(
+            "memfs: nothing was imported: 25 paths clash with the store:\n{listed}  … and 5 more\n(pass --overwrite to \
+             replace the files that exist)\n"
+        ),
+    );
+}
+
+/// Ctrl-C during an import stops the command and says what it left, and the store agrees:
+/// the whole import landed, or nothing of it did (and `check` is clean). One SIGINT per run,
+/// sent later in each run than in the one before: a run that the signal ended before memfs
+/// caught it (still reading the folder or opening the store: nothing written), or that
+/// finished first, shows the store whole too; the sweep ends at the first run that memfs's
+/// handler stopped before the commit.
+#[test]
+fn an_interrupted_import_says_what_it_left() {
+    use std::os::unix::process::ExitStatusExt;
+    let s = Store::new();
+    let work = tempfile::tempdir().expect("temp dir");
+    let dir = work.path().join("many");
+    for i in 0..2000 {
+        write(&dir.join(format!("d{:02}/f{i}.md", i % 40)), format!("note {i}\n").repeat(50).as_bytes());
+    }
+    let arg = dir.to_str().expect("UTF-8");
+    let nothing = "memfs: interrupted: nothing was imported (an import is one commit, and it had not landed); \
+                   objects it wrote are unreferenced, and `memfs gc` removes them\n";
+    let mut stopped_before_the_commit = false;
+    for attempt in 0..100u64 {
+        let before = s.commits();
+        let mut child = s
+            .memfs(None)
+            .args(["import", arg])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start memfs import");
+        std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+        let pid = child.id().to_string();
+        std::process::Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+        let out = child.wait_with_output().expect("its output");
+        let stderr = text(&out.stderr);
+        let after = s.commits();
+        if out.status.signal() == Some(2) || out.status.success() {
+            // Ended by the signal's default action, or done before it came.
+            assert!(after.len() == before.len() + usize::from(out.status.success()), "{stderr}");
+        } else {
+            assert_eq!(out.status.code(), Some(130), "{stderr}");
+            if stderr == nothing {
+                assert_eq!(after, before, "nothing was imported");
+                let check = s.ok(&["check"]);
+                assert!(check.ends_with("\nno problems found\n"), "{check}");
+                stopped_before_the_commit = true;
+                break;
+            }
+            // Stopped after its commit was sent: it landed, whole, and the command says so.
+            assert_eq!(after.len(), before.len() + 1, "{stderr}");
+            let generation = after[0]["generation"].as_u64().expect("a generation");
+            assert_eq!(
+                stderr,
+                format!(
+                    "memfs: interrupted, after the import had landed as @{generation}: every file is in (see `memfs \
+                     log`)\n"
+                )
+            );
+        }
+        if after.len() > before.len() {
+            s.ok(&["undo", "--yes"]);
+        }
+    }
+    assert!(stopped_before_the_commit, "no run was stopped by memfs's handler before the commit");
 }
