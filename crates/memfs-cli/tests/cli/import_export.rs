@@ -642,7 +642,7 @@ fn an_interrupted_import_says_what_it_left() {
     let mut stopped_before_the_commit = false;
     for attempt in 0..100u64 {
         let before = s.commits();
-        let mut child = s
+        let child = s
             .memfs(None)
             .args(["import", arg])
             .stdin(std::process::Stdio::null())
