@@ -82,6 +82,9 @@ fn flag(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
     if let Some(memfs::FolderError::NotEmpty { .. }) = cause.downcast_ref() {
         return Some(": pass --force to write into it (files at the same paths are replaced)".to_owned());
     }
+    if let Some(memfs::StoreError::Crypt(memfs::CryptError::OwnSlot { .. })) = cause.downcast_ref() {
+        return Some("; unlock with another slot's credential, or pass --force".to_owned());
+    }
     match cause.downcast_ref::<memfs::Error>()? {
         memfs::Error::ImportConflicts { conflicts } if conflicts.iter().any(|c| c.kind == ConflictKind::FileExists) => {
             Some("\n(pass --overwrite to replace the files that exist)".to_owned())

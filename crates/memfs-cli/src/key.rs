@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use memfs::{Credential, Memfs, SlotId, SlotKind};
+use memfs::{Credential, Memfs, RemoveKey, SlotId, SlotKind};
 
 use crate::credential::{KdfArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
@@ -138,23 +138,14 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         }
         KeyCommand::Remove(remove) => {
             let (unlock, slot) = (unlock()?, SlotId::new(remove.id));
-            // What a removal checks (the slot exists, it is not the last), then that it is not
-            // the caller's own, unless --force: the dry run refuses as the removal would.
-            let plan = async || {
-                let kind = Memfs::remove_key(&url, &unlock, slot, true).await?;
-                if !remove.force && Memfs::key_slot_of(&url, &unlock).await? == slot {
-                    anyhow::bail!(
-                        "key slot {} is the one your credential opens: without it that credential no longer unlocks \
-                         the store; unlock with another slot's credential, or pass --force",
-                        remove.id
-                    );
-                }
-                Ok(kind)
-            };
+            // What a removal checks (the slot exists, it is not the last, it is not the caller's
+            // own unless --force): the dry run refuses as the removal would, in one unlock.
+            let options = RemoveKey { own: remove.force, dry_run: true };
+            let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, options).await?);
             let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
             let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
             if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
-                Memfs::remove_key(&url, &unlock, slot, false).await?;
+                Memfs::remove_key(&url, &unlock, slot, RemoveKey { dry_run: false, ..options }).await?;
                 crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
             }
         }

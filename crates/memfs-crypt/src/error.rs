@@ -78,6 +78,14 @@ pub enum Error {
         kind: SlotKind,
     },
 
+    /// Removing this slot would leave the credential that unlocked the change unable to
+    /// unlock the store (the caller asked to be stopped there).
+    #[error("key slot {slot} is the one your credential opens: without it that credential no longer unlocks the store")]
+    OwnSlot {
+        /// The slot's id.
+        slot: u32,
+    },
+
     /// Removing this slot would leave the store with no way to unlock it.
     #[error("refusing to remove the last key slot: the store could never be unlocked again")]
     LastSlot,

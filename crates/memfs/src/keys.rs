@@ -41,7 +41,7 @@ impl Memfs {
         new: &Credential,
         kdf: KdfParams,
     ) -> Result<SlotId, Error> {
-        edit_slots(&location.into(), unlock, false, |slots, master, id| slots.add_slot(master, id, new, kdf)).await
+        edit_slots(&location.into(), unlock, false, |slots, master, id, _| slots.add_slot(master, id, new, kdf)).await
     }
 
     /// Changes the passphrase of passphrase slot `slot` to `new` (Argon2id costs `kdf`; fresh
@@ -54,27 +54,44 @@ impl Memfs {
         new: &SecretString,
         kdf: KdfParams,
     ) -> Result<(), Error> {
-        edit_slots(&location.into(), unlock, false, |slots, master, id| {
+        edit_slots(&location.into(), unlock, false, |slots, master, id, _| {
             slots.change_passphrase(master, id, slot, new, kdf)
         })
         .await
     }
 
-    /// Removes slot `slot`, unlocking with `unlock`; the last slot is never removed. Returns
-    /// the removed slot's kind. A `dry_run` unlocks and checks the same and writes nothing.
+    /// Removes slot `slot`, unlocking with `unlock` (once: one Argon2 run for a passphrase);
+    /// the last slot is never removed, and the slot `unlock` opens only with
+    /// [`RemoveKey::own`]. Returns the removed slot's kind. A [`RemoveKey::dry_run`] unlocks
+    /// and checks the same and writes nothing.
     pub async fn remove_key(
         location: impl Into<Location>,
         unlock: &Credential,
         slot: SlotId,
-        dry_run: bool,
+        options: RemoveKey,
     ) -> Result<SlotKind, Error> {
-        edit_slots(&location.into(), unlock, dry_run, |slots, _, _| {
+        edit_slots(&location.into(), unlock, options.dry_run, |slots, _, _, opened| {
             let kind = slots.slots().find(|(id, _)| *id == slot).map(|(_, kind)| kind);
+            // First what no option gets past (an unknown slot, the last one); an error leaves
+            // the slots unwritten.
             slots.remove_slot(slot)?;
+            if opened == slot && !options.own {
+                return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() });
+            }
             Ok(kind.expect("remove_slot refuses an unknown slot"))
         })
         .await
     }
+}
+
+/// How [`Memfs::remove_key`] removes a slot.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RemoveKey {
+    /// Also the slot the unlocking credential opens (without it, that is refused with
+    /// `memfs_crypt::Error::OwnSlot`).
+    pub own: bool,
+    /// Check everything a removal checks, and write nothing.
+    pub dry_run: bool,
 }
 
 /// Unlocks the store at `url` with `unlock`, applies `change` to its key slots and (unless
@@ -83,7 +100,7 @@ async fn edit_slots<R>(
     url: &Location,
     unlock: &Credential,
     dry_run: bool,
-    change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
+    change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
 ) -> Result<R, Error> {
     EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, change).await.map_err(store_error(url))
 }

@@ -151,7 +151,11 @@ fn key_remove_previews_and_asks() {
     // Slot 1 is the one the passphrase given opens: refused without --force, dry run or not.
     let own = "key slot 1 is the one your credential opens: without it that credential no longer unlocks the \
                store; unlock with another slot's credential, or pass --force";
-    assert_text("own slot", &s.fails(&["key", "remove", "--dry-run", "1"]), &format!("memfs: {own}\n"));
+    assert_text(
+        "own slot",
+        &s.fails(&["key", "remove", "--dry-run", "1"]),
+        &format!("memfs: store {}: {own}\n", s.url()),
+    );
     assert_text(
         "own slot, forced",
         &s.ok_unchanged(&["key", "remove", "--dry-run", "--force", "1"]),

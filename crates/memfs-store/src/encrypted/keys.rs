@@ -29,12 +29,12 @@ impl EncryptedRepository {
     }
 
     /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots and
-    /// writes them back by compare-and-swap. `change` gets the slots, the master key and the
-    /// store id.
+    /// writes them back by compare-and-swap. `change` gets the slots, the master key, the
+    /// store id and the slot `credential` opened.
     pub async fn change_key_slots<R>(
         backend: Backend,
         credential: &Credential,
-        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
+        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
     ) -> Result<R, Error> {
         Self::plan_key_slots(backend, credential, false, change).await
     }
@@ -46,14 +46,15 @@ impl EncryptedRepository {
         backend: Backend,
         credential: &Credential,
         dry_run: bool,
-        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16]) -> Result<R, memfs_crypt::Error>,
+        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
     ) -> Result<R, Error> {
         let conn = connect(backend)?;
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut keys: KeysObject = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
-        let master = super::unlock::unlock(&keys.slots, credential, id).await?;
-        let result = change(&mut keys.slots, &master, &id)?;
+        // One unlock (one Argon2 run for a passphrase), whatever `change` needs to know.
+        let (opened, master) = super::unlock::unlock_slot(&keys.slots, credential, id).await?;
+        let result = change(&mut keys.slots, &master, &id, opened)?;
         if dry_run {
             return Ok(result);
         }
@@ -120,7 +121,7 @@ mod tests {
         let objects_before = everything(store.as_ref()).await;
 
         let file = Credential::KeyFile(KeyFile::generate().unwrap());
-        let added = EncryptedRepository::change_key_slots(backend(), &pass, |slots, master, id| {
+        let added = EncryptedRepository::change_key_slots(backend(), &pass, |slots, master, id, _| {
             slots.add_slot(master, id, &file, cheap())
         })
         .await
@@ -137,7 +138,7 @@ mod tests {
         )
         .await
         .unwrap();
-        EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _| slots.remove_slot(SlotId::new(1)))
+        EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _, _| slots.remove_slot(SlotId::new(1)))
             .await
             .unwrap();
         let refused = EncryptedRepository::open(
@@ -151,7 +152,7 @@ mod tests {
         assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::NoSlot { .. })), "{refused:?}");
         // The last slot cannot go.
         let last =
-            EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _| slots.remove_slot(added)).await;
+            EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _, _| slots.remove_slot(added)).await;
         assert!(matches!(last, Err(Error::Crypt(memfs_crypt::Error::LastSlot))), "{last:?}");
         // No data object was written or removed.
         let mut objects_after = everything(store.as_ref()).await;
