@@ -115,7 +115,11 @@ impl Memfs {
                     Some(objects) => memfs_store::probe::list_top(objects.as_ref()).await.err(),
                     None => None,
                 };
-                return Err(Error::Store { store, source: source.unwrap_or(StoreError::NotInitialized) });
+                // Nothing there: the same answer with or without a credential.
+                return Err(match source {
+                    Some(source) => Error::Store { store, source },
+                    None => Error::NoStore { store },
+                });
             }
             Err(source) => return Err(Error::Store { store, source }),
         };

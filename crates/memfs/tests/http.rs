@@ -402,10 +402,7 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
             r#"{{"error":"cannot open the store of this token's namespace (request id {id}); the server's log has the detail"}}"#
         ),
     );
-    assert_text(
-        &failures[0].1,
-        &format!("carol: store {url} (namespace carol): no memfs store here (run `memfs init` to create one)"),
-    );
+    assert_text(&failures[0].1, &format!("carol: no memfs store at {url} (namespace carol)"));
     let accesses = log.accesses.lock().unwrap().clone();
     assert_eq!(accesses, ["alice create 200", "bob view 200", "carol view 503"]);
     server.stop().await;

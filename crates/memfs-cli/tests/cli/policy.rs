@@ -522,10 +522,7 @@ fn a_missing_store_is_reported_and_not_created() {
         assert_text(
             "stderr",
             &text(&out.stderr),
-            &format!(
-                "memfs: store file://{}: no memfs store here (run `memfs init` to create one)\n",
-                missing.display()
-            ),
+            &format!("memfs: no memfs store at file://{} yet: create one with `memfs init`\n", missing.display()),
         );
         assert!(!missing.exists(), "{args:?} created {}", missing.display());
     }

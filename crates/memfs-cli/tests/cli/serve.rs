@@ -700,7 +700,7 @@ fn on_s3_a_store_failure_is_coarse_for_the_tenant() {
         "store error",
         &mask(failure),
         &format!(
-            "memfs: store error TIME request=ID namespace=bob: store {url} (namespace bob): no memfs store here (run `memfs init` to create one)"
+            "memfs: store error TIME request=ID namespace=bob: no memfs store at {url} (namespace bob) yet: create one with `memfs init`"
         ),
     );
 }
