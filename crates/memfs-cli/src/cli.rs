@@ -76,11 +76,11 @@ pub(crate) enum Commands {
     /// The store at a glance: where, format, files and bytes, the newest commit, key slots and
     /// the policy settings that differ from the defaults.
     Info(info::InfoArgs),
-    /// List a directory's entries (directories end in `/`), as of HEAD or --at REV.
+    /// List a directory's entries (directories end in `/`), as of HEAD or --at REV|TIME.
     Ls(ls::LsArgs),
-    /// Print a file's content exactly as stored, as of HEAD or --at REV.
+    /// Print a file's content exactly as stored, as of HEAD or --at REV|TIME.
     Cat(cat::CatArgs),
-    /// Draw a directory and everything below it, as of HEAD or --at REV, with a count.
+    /// Draw a directory and everything below it, as of HEAD or --at REV|TIME, with a count.
     Tree(tree::TreeArgs),
     /// List the files that differ between two commits.
     ///
@@ -313,7 +313,7 @@ Revisions:
   @N            the commit of generation N (the first commit is @1; see `memfs log`)
   0a1b2c3d...   the commit whose id starts with these hex digits (at least 8)
 
-Times (restore --at):
+Times (--at of restore, ls, cat, tree and export):
   2025-06-01T12:00:00Z   RFC 3339, any offset (a space may replace the T)
   2025-06-01T12:00       without an offset: UTC
   2025-06-01             a whole day, UTC

@@ -28,9 +28,10 @@ pub(crate) struct ExportArgs {
     /// is synced to one, one of the two would silently replace the other.
     #[arg(long)]
     allow_case_twins: bool,
-    /// Write the tree as it was at this revision (HEAD~N, @N, a commit id prefix) instead of
-    /// the newest.
-    #[arg(long, value_name = "REV")]
+    /// Write the tree as it was at this revision (HEAD~N, @N, a commit id prefix) or time
+    /// (2025-06-01, 2025-06-01T12:00:00Z, unix seconds: the newest commit made by then)
+    /// instead of the newest.
+    #[arg(long, value_name = "REV|TIME")]
     at: Option<String>,
 }
 

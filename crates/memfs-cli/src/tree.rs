@@ -12,8 +12,9 @@ pub(crate) struct TreeArgs {
     #[arg(value_name = "PATH", default_value = "/memories")]
     path: String,
 
-    /// As of this revision (HEAD, HEAD~N, @N, a commit id prefix).
-    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    /// As of this revision (HEAD, HEAD~N, @N, a commit id prefix) or time (2025-06-01,
+    /// 2025-06-01T12:00:00Z, unix seconds: the newest commit made by then).
+    #[arg(long, value_name = "REV|TIME", default_value = "HEAD")]
     at: String,
 }
 

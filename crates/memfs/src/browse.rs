@@ -22,11 +22,11 @@ pub struct Listed {
 }
 
 impl Memfs {
-    /// What `path` holds at revision `rev` (see [`Memfs::resolve`]): a directory's entries in
-    /// tree order, each directory followed by its own when `recursive`; a file lists as itself.
-    /// [`Error::NotFound`] when nothing is there.
+    /// What `path` holds at `rev`, a revision or a time (see [`Memfs::commit_at`]): a
+    /// directory's entries in tree order, each directory followed by its own when `recursive`;
+    /// a file lists as itself. [`Error::NotFound`] when nothing is there.
     pub async fn list(&self, rev: &str, path: &str, recursive: bool) -> Result<Vec<Listed>, Error> {
-        let record = self.resolve(rev).await?;
+        let record = self.commit_at(rev).await?;
         let path = MemoryPath::parse(path)?;
         let not_found = || Error::NotFound { path: path.normalized(), rev: rev.to_owned() };
         let dir = match self.node_at(&record.tree(), path.components()).await?.ok_or_else(not_found)? {

@@ -60,9 +60,10 @@ impl Memfs {
         self.export_tree(&head.tree, head.generation, progress).await
     }
 
-    /// [`Memfs::export`] of the tree as it was at revision `rev` (see [`Memfs::resolve`]).
+    /// [`Memfs::export`] of the tree as it was at `rev`, a revision or a time (see
+    /// [`Memfs::commit_at`]).
     pub async fn export_at(&self, rev: &str, progress: &dyn Progress) -> Result<Exported, Error> {
-        let commit = self.resolve(rev).await?;
+        let commit = self.commit_at(rev).await?;
         self.export_tree(&commit.tree(), commit.generation, progress).await
     }
 

@@ -92,6 +92,14 @@ impl Memfs {
         repo.resolve(&Revision::parse(rev)?).await.map_err(|e| self.store_error(e))
     }
 
+    /// The commit `at` names: a revision, or a time (RFC 3339, a plain date or date and time
+    /// in UTC, unix seconds: the newest commit made at or before it), as every `--at` takes it.
+    pub async fn commit_at(&self, at: &str) -> Result<CommitRecord, Error> {
+        let repo = self.history()?;
+        let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+        self.resolve_at(repo, &head, at).await
+    }
+
     /// `REV` (the commit) or `REV:PATH` (a file's content or a directory's entries then).
     pub async fn show(&self, spec: &str) -> Result<Shown, Error> {
         let (rev, path) = match spec.split_once(':') {
@@ -99,10 +107,24 @@ impl Memfs {
             None => (spec, None),
         };
         let record = self.resolve(rev).await?;
-        let Some(path) = path else { return Ok(Shown::Commit(Box::new(record))) };
+        match path {
+            None => Ok(Shown::Commit(Box::new(record))),
+            Some(path) => self.shown(&record, rev, path).await,
+        }
+    }
+
+    /// What `path` held at `at` (see [`Memfs::commit_at`]): a file's content or a directory's
+    /// entries.
+    pub async fn read_at(&self, at: &str, path: &str) -> Result<Shown, Error> {
+        let record = self.commit_at(at).await?;
+        self.shown(&record, at, path).await
+    }
+
+    /// What `path` holds in commit `record` (which `at` named).
+    async fn shown(&self, record: &CommitRecord, at: &str, path: &str) -> Result<Shown, Error> {
         let p = memfs_core::MemoryPath::parse(path)?;
         match self.node_at(&record.tree(), p.components()).await? {
-            None => Err(Error::NotFound { path: p.normalized(), rev: rev.to_owned() }),
+            None => Err(Error::NotFound { path: p.normalized(), rev: at.to_owned() }),
             Some(Node::File(f)) => {
                 Ok(Shown::File(self.repository().blob(&f.id).await.map_err(|e| self.store_error(e))?))
             }

@@ -111,3 +111,29 @@ fn export_at_writes_the_tree_of_a_past_revision() {
     );
     assert!(!out2.exists(), "nothing written for a revision that does not exist");
 }
+
+/// Every `--at` of the looking commands takes a time as `restore --at` does: a date, a date
+/// and time (its colons are not a `REV:PATH` separator), unix seconds; the newest commit made
+/// by then, or an error naming the time when none was.
+#[test]
+fn every_at_takes_a_time_as_well_as_a_revision() {
+    let s = store();
+    for at in ["2999-01-01", "2999-01-01T12:00:00Z", "2999-01-01 12:00", "32503680000"] {
+        assert_eq!(s.ok(&["cat", "/memories/a.md", "--at", at]), "hello\n", "cat --at {at}");
+        assert_eq!(s.ok(&["ls", "--at", at]), "a.md\nd/\nz.md\n", "ls --at {at}");
+        assert!(s.ok(&["tree", "--at", at]).ends_with("\n2 directories, 4 files (11 bytes)\n"), "tree --at {at}");
+    }
+    for at in ["2000-01-01", "2000-01-01T00:00:00Z"] {
+        let none = format!("memfs: no commit was made at or before {at}\n");
+        assert_eq!(s.fails(&["cat", "/memories/a.md", "--at", at]), none);
+        assert_eq!(s.fails(&["ls", "--at", at]), none);
+        assert_eq!(s.fails(&["tree", "--at", at]), none);
+        let out = s.root().join(format!("out-{}", at.len()));
+        assert_eq!(s.fails(&["export", "--at", at, out.to_str().expect("UTF-8")]), none);
+    }
+    assert_eq!(
+        s.fails(&["ls", "--at", "yesterday"]),
+        "memfs: invalid --at `yesterday`: expected a revision (HEAD, HEAD~N, @GENERATION, a commit id of at least 8 hex \
+         digits) or a time (RFC 3339 such as 2025-06-01T12:00:00Z, a date such as 2025-06-01, or unix seconds)\n"
+    );
+}
