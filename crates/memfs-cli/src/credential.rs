@@ -1,11 +1,11 @@
-//! New credentials: a key file written once, a passphrase asked for twice, and the Argon2id
-//! cost of a new passphrase slot (`memfs init`, `memfs key add`).
+//! New credentials: a key file written once, a passphrase asked for twice, the Argon2id cost
+//! of a new passphrase slot and the note it carries (`memfs init`, `memfs key add`).
 
 use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memfs::{Credential, KdfParams, KeyFile};
+use memfs::{Credential, KdfParams, KeyFile, SlotNote};
 
 /// The Argon2id cost of a new passphrase slot. The help speaks of "a passphrase slot", as
 /// `memfs init --help` says it; `memfs key add` rewords it (`KeyAddArgs`).
@@ -29,6 +29,36 @@ impl KdfArgs {
     pub(crate) fn params(&self) -> anyhow::Result<KdfParams> {
         Ok(KdfParams::new(self.kdf_memory_kib, self.kdf_iterations, self.kdf_parallelism)?)
     }
+}
+
+/// What a new key slot is called, for `memfs key list`.
+#[derive(Debug, Args)]
+pub(crate) struct LabelArgs {
+    /// A label for the new key slot, shown by `memfs key list` with the time and host it was
+    /// added on ("work laptop", "recovery key"; at most 64 bytes, no control characters).
+    #[arg(long, value_name = "TEXT")]
+    label: Option<String>,
+}
+
+impl LabelArgs {
+    /// The new slot's note: the label, now, and this host.
+    pub(crate) fn note(&self) -> anyhow::Result<SlotNote> {
+        let note = slot_note(self.label.clone());
+        note.check()?;
+        Ok(note)
+    }
+}
+
+/// A new slot's note: `label`, now, and this machine's host name (left out if it is one a
+/// note cannot hold).
+pub(crate) fn slot_note(label: Option<String>) -> SlotNote {
+    let created_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_millis()).ok());
+    let host = gethostname::gethostname().into_string().ok().filter(|h| !h.is_empty());
+    let host = host.filter(|h| SlotNote { host: Some(h.clone()), ..SlotNote::default() }.check().is_ok());
+    SlotNote { label, created_ms, host }
 }
 
 /// Writes a new random key file (0600, must not exist).

@@ -31,7 +31,7 @@ pub(crate) async fn run(store: &StoreArgs, _args: InfoArgs) -> anyhow::Result<()
 /// key slots  2: 1 passphrase, 1 key file
 /// policy     the defaults
 /// ```
-fn render(url: &str, info: &Info, slots: Option<&[(memfs::SlotId, SlotKind)]>) -> String {
+fn render(url: &str, info: &Info, slots: Option<&[(memfs::SlotId, SlotKind, memfs::SlotNote)]>) -> String {
     let mut lines = vec![("store", url.to_owned())];
     if let Some((format, id)) = &info.format {
         // An ephemeral store (`memory://`) has no id.
@@ -54,7 +54,7 @@ fn render(url: &str, info: &Info, slots: Option<&[(memfs::SlotId, SlotKind)]>) -
     };
     lines.push(("commits", commits));
     if let Some(slots) = slots {
-        let count = |kind: SlotKind| slots.iter().filter(|(_, k)| *k == kind).count() as u64;
+        let count = |kind: SlotKind| slots.iter().filter(|(_, k, _)| *k == kind).count() as u64;
         let (phrases, files) = (count(SlotKind::Passphrase), count(SlotKind::KeyFile));
         let mut kinds = Vec::new();
         if phrases > 0 {

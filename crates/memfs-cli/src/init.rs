@@ -4,13 +4,16 @@ use anyhow::bail;
 use clap::Args;
 use memfs::{Credential, Memfs};
 
-use crate::credential::{KdfArgs, new_key_file, prompt_twice};
+use crate::credential::{KdfArgs, LabelArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct InitArgs {
     #[command(flatten)]
     kdf: KdfArgs,
+
+    #[command(flatten)]
+    label: LabelArgs,
 }
 
 pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> {
@@ -19,6 +22,7 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
         bail!("a memfs store already exists at {url}");
     }
     let kdf = init.kdf.params()?;
+    let note = init.label.note()?;
     let credential = match &args.key_file {
         Some(path) => Credential::KeyFile(new_key_file(path)?),
         None => match store::passphrase(args)? {
@@ -26,7 +30,7 @@ pub(crate) async fn run(args: &StoreArgs, init: InitArgs) -> anyhow::Result<()> 
             None => prompt_twice()?,
         },
     };
-    if let Err(e) = Memfs::init(&url, &credential, kdf).await {
+    if let Err(e) = Memfs::init_with_note(&url, &credential, kdf, note).await {
         // A key file for a store that was never created would only mislead.
         if let Some(path) = &args.key_file {
             let _ = std::fs::remove_file(path);

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use memfs::{Credential, Memfs, RemoveKey, SlotId, SlotKind};
+use memfs::{Credential, Memfs, RemoveKey, SlotId, SlotKind, SlotNote};
 
-use crate::credential::{KdfArgs, new_key_file, prompt_twice};
+use crate::credential::{KdfArgs, LabelArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +78,9 @@ pub(crate) struct KeyAddArgs {
 
     #[command(flatten)]
     kdf: KdfArgs,
+
+    #[command(flatten)]
+    label: LabelArgs,
 }
 
 pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result<()> {
@@ -96,18 +99,21 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 None => None,
             };
             let mut out = String::new();
-            for (id, kind) in slots {
+            for (id, kind, note) in slots {
                 // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
                 let mark = if Some(id) == in_use { " (in use)" } else { "" };
-                out.push_str(&format!("{} {}{mark}\n", id.get(), kind.to_string().replace(' ', "-")));
+                let kind = kind.to_string().replace(' ', "-");
+                out.push_str(&format!("{} {kind}{}{mark}\n", id.get(), note_words(&note)));
             }
             crate::output::stdout(out.as_bytes())?;
         }
         KeyCommand::Add(add) => {
             let unlock = unlock()?;
-            let (new, what) = new_credential(&add)?;
+            // Everything refusable before a new key file is written.
             let kdf = add.kdf.params()?;
-            let id = match Memfs::add_key(&url, &unlock, &new, kdf).await {
+            let note = add.label.note()?;
+            let (new, what) = new_credential(&add)?;
+            let id = match Memfs::add_key(&url, &unlock, &new, kdf, note).await {
                 Ok(id) => id,
                 Err(e) => {
                     // A key file for a slot that was never added would only mislead.
@@ -151,6 +157,23 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         }
     }
     Ok(())
+}
+
+/// A slot's note as `key list` shows it: ` "LABEL" added TIME on HOST`, each part only when
+/// known. The label is quoted with its quotes and backslashes escaped (it holds no control
+/// character: the library refuses those).
+fn note_words(note: &SlotNote) -> String {
+    let mut out = String::new();
+    if let Some(label) = &note.label {
+        out.push_str(&format!(" {label:?}"));
+    }
+    if let Some(ms) = note.created_ms {
+        out.push_str(&format!(" added {}", crate::words::format_time(ms)));
+    }
+    if let Some(host) = &note.host {
+        out.push_str(&format!(" on {host}"));
+    }
+    out
 }
 
 /// The credential a new slot is for, and how to describe it.

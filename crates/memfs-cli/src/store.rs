@@ -270,7 +270,8 @@ async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Resul
         true => credential(args, true)?.context("a credential was given")?,
         false => Credential::KeyFile(default_key()?),
     };
-    match Memfs::init(url, &credential, memfs::KdfParams::DEFAULT).await {
+    let note = crate::credential::slot_note(Some("the default key file".to_owned()));
+    match Memfs::init_with_note(url, &credential, memfs::KdfParams::DEFAULT, note).await {
         Ok(()) => eprintln!("memfs: created a new encrypted store at {url}"),
         // Another process made it first, with this key: open it.
         Err(memfs::Error::Store { source: memfs::StoreError::AlreadyInitialized, .. }) => {}

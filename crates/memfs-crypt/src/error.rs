@@ -86,6 +86,15 @@ pub enum Error {
         slot: u32,
     },
 
+    /// A key slot's note (its label or host) that is too long or holds a control character.
+    #[error("a key slot's {what} is refused: {reason}")]
+    BadSlotNote {
+        /// `label` or `host`.
+        what: &'static str,
+        /// Why.
+        reason: &'static str,
+    },
+
     /// Removing this slot would leave the store with no way to unlock it.
     #[error("refusing to remove the last key slot: the store could never be unlocked again")]
     LastSlot,

@@ -60,6 +60,7 @@ mod seal;
 mod secret;
 mod slot;
 mod slot_id;
+mod slot_note;
 
 pub use credential::Credential;
 pub use derive::KdfParams;
@@ -70,3 +71,4 @@ pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKey, ObjectKin
 pub use secrecy::SecretString;
 pub use slot::KeySlots;
 pub use slot_id::{SlotId, SlotKind};
+pub use slot_note::SlotNote;

@@ -52,6 +52,7 @@ use crate::hex;
 use crate::key::MasterKey;
 use crate::keyfile::KeyFile;
 use crate::slot_id::{SlotId, SlotKind};
+use crate::slot_note::SlotNote;
 
 /// Domain label that starts the associated data of every slot.
 const AAD_LABEL: &[u8; 16] = b"memfs keyslot v1";
@@ -95,6 +96,9 @@ struct Slot {
     nonce: [u8; NONCE_LEN],
     #[serde(with = "hex::array")]
     wrapped: [u8; WRAPPED_LEN],
+    /// Shown to people, not authenticated (see [`SlotNote`]); absent in slots made before.
+    #[serde(flatten)]
+    note: SlotNote,
 }
 
 impl KekSource {
@@ -126,7 +130,7 @@ impl Slot {
         let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
         aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(store_id, kind, id), master.expose(), &mut out)?;
         let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
-        Ok(Slot { id, source, nonce, wrapped })
+        Ok(Slot { id, source, nonce, wrapped, note: SlotNote::default() })
     }
 
     /// This slot's KEK from `credential`, if the kinds match. Runs Argon2 (once) for a
@@ -343,8 +347,23 @@ impl KeySlots {
             return Err(Error::WrongSlotKind { id, kind });
         }
         check_work(self.passphrase_work(Some(id)) + work(params))?;
-        self.slots[index] = self.passphrase_slot(id, master, store_id, new, params)?;
+        let note = std::mem::take(&mut self.slots[index].note);
+        self.slots[index] = Slot { note, ..self.passphrase_slot(id, master, store_id, new, params)? };
         Ok(())
+    }
+
+    /// Sets slot `id`'s note. [`Error::BadSlotNote`] if its text is refused (see
+    /// [`SlotNote::check`]); [`Error::NoSuchSlot`] if there is no slot `id`.
+    pub fn set_note(&mut self, id: SlotId, note: SlotNote) -> Result<(), Error> {
+        note.check()?;
+        let index = self.index(id)?;
+        self.slots[index].note = note;
+        Ok(())
+    }
+
+    /// The slots' ids, kinds and notes, in order.
+    pub fn notes(&self) -> impl ExactSizeIterator<Item = (SlotId, SlotKind, &SlotNote)> + '_ {
+        self.slots.iter().map(|s| (s.id, s.kind(), &s.note))
     }
 
     /// Removes slot `id`. [`Error::LastSlot`] if it is the only one; [`Error::NoSuchSlot`] if
@@ -471,6 +490,9 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
         if !slots.iter().all(|s| seen.insert(s.id)) {
             return Err("two key slots have the same id".into());
         }
+        if let Some(Err(e)) = slots.iter().map(|s| s.note.check()).find(Result::is_err) {
+            return Err(e.to_string());
+        }
         Ok(KeySlots { version, key_check, slots })
     }
 }
@@ -486,6 +508,36 @@ mod tests {
 
     fn phrase(s: &str) -> Credential {
         Credential::Passphrase(SecretString::from(s))
+    }
+
+    /// A note is stored with its slot, kept by a passphrase change, absent from slots made
+    /// without one (as in sets written before notes, which still parse), and refused when
+    /// written or read with text a terminal would act on.
+    #[test]
+    fn notes_round_trip_and_hostile_ones_are_refused() {
+        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_slot(&master, &store, &phrase("a"), cheap()).unwrap();
+        let plain = serde_json::to_string(&slots).unwrap();
+        assert!(!plain.contains("label") && !plain.contains("created_ms") && !plain.contains("host"), "{plain}");
+        let note = SlotNote {
+            label: Some("work \"laptop\"".into()),
+            created_ms: Some(1_764_000_000_000),
+            host: Some("h1".into()),
+        };
+        slots.set_note(SlotId::new(1), note.clone()).unwrap();
+        slots.change_passphrase(&master, &store, SlotId::new(1), &SecretString::from("b"), cheap()).unwrap();
+        let json = serde_json::to_string(&slots).unwrap();
+        let back: KeySlots = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.notes().map(|(id, _, n)| (id, n.clone())).collect::<Vec<_>>(), [(SlotId::new(1), note)]);
+        assert!(back.unlock(&phrase("b"), &store).is_ok());
+        assert!(serde_json::from_str::<KeySlots>(&plain).unwrap().notes().all(|(_, _, n)| n.is_empty()));
+
+        let bad = SlotNote { label: Some("\u{1b}]0;owned\u{7}".into()), ..SlotNote::default() };
+        assert!(matches!(slots.set_note(SlotId::new(1), bad), Err(Error::BadSlotNote { what: "label", .. })));
+        let hostile = json.replace("\"host\":\"h1\"", "\"host\":\"h\\u001b[2J\"");
+        assert_ne!(hostile, json);
+        let err = serde_json::from_str::<KeySlots>(&hostile).err().unwrap().to_string();
+        assert!(err.starts_with("a key slot's host is refused: it holds a control character"), "{err}");
     }
 
     #[test]

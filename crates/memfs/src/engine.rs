@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
-use memfs_crypt::{Credential, KdfParams, KeySlots};
+use memfs_crypt::{Credential, KdfParams, KeySlots, SlotNote};
 use memfs_store::{
     Backend, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository, StateDir,
 };
@@ -133,6 +133,17 @@ impl Memfs {
     /// and refuses an object store that does not honour conditional writes
     /// ([`memfs_store::probe`]).
     pub async fn init(location: impl Into<Location>, credential: &Credential, kdf: KdfParams) -> Result<(), Error> {
+        Self::init_with_note(location, credential, kdf, SlotNote::default()).await
+    }
+
+    /// [`Memfs::init`], the slot carrying `note` (its label, creation time and host).
+    pub async fn init_with_note(
+        location: impl Into<Location>,
+        credential: &Credential,
+        kdf: KdfParams,
+        note: SlotNote,
+    ) -> Result<(), Error> {
+        note.check()?;
         let location = location.into();
         let store = location.to_string();
         let backend = match location.target()? {
@@ -149,9 +160,13 @@ impl Memfs {
         }
         // Nothing to remember yet: the store has no head until its first commit.
         let options = StoreOpenOptions { state_dir: StateDir::Off, display: store.clone(), ..Default::default() };
-        EncryptedRepository::init(backend, |master, id| KeySlots::with_slot(master, id, credential, kdf), options)
-            .await
-            .map_err(|source| Error::Store { store, source })?;
+        let slots = |master: &_, id: &_| {
+            let mut slots = KeySlots::with_slot(master, id, credential, kdf)?;
+            let (first, _) = slots.slots().next().expect("a new set has its one slot");
+            slots.set_note(first, note)?;
+            Ok(slots)
+        };
+        EncryptedRepository::init(backend, slots, options).await.map_err(|source| Error::Store { store, source })?;
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Key-slot management of a persistent store: list, add, remove. Each change rewrites only
 //! `memfs.keys`; the data stays as it is.
 
-use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, SecretString, SlotId, SlotKind};
+use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, SecretString, SlotId, SlotKind, SlotNote};
 use memfs_store::{Backend, EncryptedRepository};
 
 use crate::engine::Memfs;
@@ -22,8 +22,9 @@ fn store_error(location: &Location) -> impl FnOnce(memfs_store::Error) -> Error 
 }
 
 impl Memfs {
-    /// The key slots of the store at `location`: id and kind.
-    pub async fn key_slots(location: impl Into<Location>) -> Result<Vec<(SlotId, SlotKind)>, Error> {
+    /// The key slots of the store at `location`: id, kind and note (shown, not authenticated:
+    /// see [`SlotNote`]).
+    pub async fn key_slots(location: impl Into<Location>) -> Result<Vec<(SlotId, SlotKind, SlotNote)>, Error> {
         let url = &location.into();
         EncryptedRepository::key_slots(backend(url)?).await.map_err(store_error(url))
     }
@@ -34,14 +35,22 @@ impl Memfs {
         EncryptedRepository::slot_of(backend(url)?, credential).await.map_err(store_error(url))
     }
 
-    /// Adds a slot for `new` (a passphrase slot uses `kdf`), unlocking with `unlock`.
+    /// Adds a slot for `new` (a passphrase slot uses `kdf`) with `note`, unlocking with
+    /// `unlock`.
     pub async fn add_key(
         location: impl Into<Location>,
         unlock: &Credential,
         new: &Credential,
         kdf: KdfParams,
+        note: SlotNote,
     ) -> Result<SlotId, Error> {
-        edit_slots(&location.into(), unlock, false, |slots, master, id, _| slots.add_slot(master, id, new, kdf)).await
+        note.check()?;
+        edit_slots(&location.into(), unlock, false, |slots, master, id, _| {
+            let added = slots.add_slot(master, id, new, kdf)?;
+            slots.set_note(added, note)?;
+            Ok(added)
+        })
+        .await
     }
 
     /// Changes the passphrase of passphrase slot `slot` to `new` (Argon2id costs `kdf`; fresh

@@ -206,7 +206,7 @@ pub use info::Info;
 pub use keys::RemoveKey;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
-pub use memfs_crypt::{Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind};
+pub use memfs_crypt::{Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote};
 pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, StateDir};
 pub use policy::PolicyChanged;
 pub use transaction::Stats;

@@ -65,7 +65,8 @@ fn slots_are_added_and_removed_without_touching_data() {
 
     let mut list = memfs(root);
     list.args(["key", "list"]);
-    assert_text("key list", &text(&run(list, "").stdout), "1 passphrase\n2 key-file\n");
+    let listed = masked(&text(&run(list, "").stdout));
+    assert_text("key list", &listed, "1 passphrase added TIME on HOST\n2 key-file added TIME on HOST\n");
 
     // Remove the passphrase slot with the key file; the passphrase no longer opens the store.
     let mut remove = memfs(root);
@@ -147,7 +148,11 @@ fn key_remove_previews_and_asks() {
         &s.ok_unchanged(&["key", "remove", "2", "--dry-run"]),
         "would remove key slot 2 (key file)\n",
     );
-    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase (in use)\n2 key-file\n");
+    assert_text(
+        "key list",
+        &masked(&s.ok(&["key", "list"])),
+        "1 passphrase added TIME on HOST (in use)\n2 key-file added TIME on HOST\n",
+    );
     // Slot 1 is the one the passphrase given opens: refused without --force, dry run or not.
     let own = "key slot 1 is the one your credential opens: without it that credential no longer unlocks the \
                store; unlock with another slot's credential, or pass --force";
@@ -180,7 +185,7 @@ fn key_remove_previews_and_asks() {
     let (code, screen) = s.on_terminal(&["key", "remove", "--yes", "2"], "");
     assert_eq!(code, Some(0), "{screen}");
     assert_text("--yes", &screen, "removed key slot 2\n");
-    assert_text("key list", &s.ok(&["key", "list"]), "1 passphrase (in use)\n");
+    assert_text("key list", &masked(&s.ok(&["key", "list"])), "1 passphrase added TIME on HOST (in use)\n");
     // The last slot is refused by the dry run as by the removal.
     assert_text(
         "last slot",
@@ -218,7 +223,10 @@ fn key_passwd_changes_the_passphrase_of_a_slot() {
         &format!("memfs: store {}: wrong passphrase or key file\n", s.url()),
     );
     assert_eq!(support::ok("new", &with("a new passphrase", &["cat", "/memories/a.md"])), "kept");
-    assert_eq!(support::ok("list", &with("a new passphrase", &["key", "list"])), "1 passphrase (in use)\n2 key-file\n");
+    assert_eq!(
+        masked(&support::ok("list", &with("a new passphrase", &["key", "list"]))),
+        "1 passphrase added TIME on HOST (in use)\n2 key-file added TIME on HOST\n"
+    );
     // A key-file slot has no passphrase to change; with a key file, the slot must be named.
     let mut cmd = s.memfs();
     cmd.env_remove("MEMFS_PASSPHRASE").arg("--key-file").arg(&key).args(["key", "passwd"]);
@@ -234,4 +242,56 @@ fn key_passwd_changes_the_passphrase_of_a_slot() {
         &support::fails("passwd --slot 2", 1, &with("a new passphrase", &args)),
         &format!("memfs: store {}: key slot 2 is a key file slot\n", s.url()),
     );
+}
+
+/// `memfs key list` with each slot's creation time and host replaced by `TIME` and `HOST`
+/// (the label, the id, the kind and the marker kept).
+fn masked(list: &str) -> String {
+    let mut out = String::new();
+    for line in list.lines() {
+        let mut line = line.to_owned();
+        if let Some(at) = line.find(" added ") {
+            let start = at + " added ".len();
+            assert_eq!(line.as_bytes()[start + 19], b'Z', "a UTC time: {line}");
+            line.replace_range(start..start + 20, "TIME");
+        }
+        if let Some(at) = line.find(" on ") {
+            let start = at + " on ".len();
+            let end = line[start..].find(" (").map_or(line.len(), |e| start + e);
+            line.replace_range(start..end, "HOST");
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A slot's label, creation time and host are shown by `key list`, the label quoted; a label
+/// a terminal would act on (or too long) is refused before anything is written, a new key
+/// file included. The host is this machine's name.
+#[test]
+fn key_slots_carry_a_label_a_time_and_a_host() {
+    let s = support::Store::new(PASSPHRASE);
+    let key = s.root().join("laptop.key");
+    let key_arg = key.to_str().expect("UTF-8");
+    s.ok(&["key", "add", "--new-key-file", key_arg, "--label", "work \"laptop\""]);
+    let listed = s.ok(&["key", "list"]);
+    assert_text(
+        "key list",
+        &masked(&listed),
+        "1 passphrase added TIME on HOST (in use)\n2 key-file \"work \\\"laptop\\\"\" added TIME on HOST\n",
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("the host name");
+    assert!(
+        listed.lines().all(|l| l.contains(&format!(" on {} ", host.trim())) || l.ends_with(host.trim())),
+        "{listed}"
+    );
+    let before = s.state();
+    for (label, why) in [("a\u{1b}[2Jb", "it holds a control character"), (&"x".repeat(65), "it is over 64 bytes")] {
+        let other = s.root().join("other.key");
+        let err = s.fails(&["key", "add", "--new-key-file", other.to_str().expect("UTF-8"), "--label", label]);
+        assert_text("bad label", &err, &format!("memfs: a key slot's label is refused: {why}\n"));
+        assert!(!other.exists(), "no key file is left for a slot that was refused");
+    }
+    assert!(s.state() == before, "a refused label changed the store");
 }

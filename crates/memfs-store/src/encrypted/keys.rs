@@ -6,17 +6,18 @@
 //! stays as it was.
 
 use bytes::Bytes;
-use memfs_crypt::{Credential, KeySlots, MasterKey, SlotId, SlotKind};
+use memfs_crypt::{Credential, KeySlots, MasterKey, SlotId, SlotKind, SlotNote};
 
 use super::{Backend, EncryptedRepository, KEYS_PATH, KeysObject, connect, decode_store_id, parse_keys};
 use crate::error::Error;
 
 impl EncryptedRepository {
-    /// The key slots of the store at `backend`: their ids and kinds (no credential needed).
-    pub async fn key_slots(backend: Backend) -> Result<Vec<(SlotId, SlotKind)>, Error> {
+    /// The key slots of the store at `backend`: their ids, kinds and notes (no credential
+    /// needed; a note is not authenticated, see [`SlotNote`]).
+    pub async fn key_slots(backend: Backend) -> Result<Vec<(SlotId, SlotKind, SlotNote)>, Error> {
         let conn = connect(backend)?;
         let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        Ok(parse_keys(&bytes)?.slots.slots().collect())
+        Ok(parse_keys(&bytes)?.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
     }
 
     /// The slot `credential` opens in the store at `backend` (a passphrase runs its Argon2).
@@ -128,7 +129,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             EncryptedRepository::key_slots(backend()).await.unwrap(),
-            vec![(SlotId::new(1), SlotKind::Passphrase), (added, SlotKind::KeyFile)]
+            vec![
+                (SlotId::new(1), SlotKind::Passphrase, SlotNote::default()),
+                (added, SlotKind::KeyFile, SlotNote::default())
+            ]
         );
         // The key file opens the same store; then the passphrase slot goes.
         EncryptedRepository::open(
