@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use clap::Args;
 use memfs::history::{Operation, Record};
@@ -64,7 +64,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
         return Ok(());
     }
     let base = memfs.log(Some(1), None).await?.first().map_or(0, |c| c.generation);
-    interrupt.importing.store(true, Ordering::SeqCst);
+    if !interrupt.start_importing() {
+        // Ctrl-C came first: its task is ending the process, saying nothing was imported.
+        std::future::pending::<()>().await;
+    }
     let imported = tokio::select! {
         imported = memfs.import(&entries, &options, &bar) => Some(imported),
         // The import's future is dropped: nothing more of it runs.
@@ -108,36 +111,49 @@ const NOTHING_IMPORTED: &str = "memfs: interrupted: nothing was imported (an imp
 /// nothing was imported; while it runs, the import is stopped and the command says whether
 /// its commit had landed.
 struct Interrupt {
-    /// Set when the import starts: from then on, Ctrl-C is the import's to answer.
-    importing: AtomicBool,
+    /// [`BEFORE`], [`IMPORTING`] or [`STOPPED`]: moved on by compare-and-swap, so the import
+    /// starts only if Ctrl-C has not ended the command already.
+    stage: AtomicU8,
     /// Set when Ctrl-C came while importing.
     caught: AtomicBool,
     notify: Notify,
 }
 
+/// The import has not started: Ctrl-C ends the command.
+const BEFORE: u8 = 0;
+/// The import runs: Ctrl-C stops it.
+const IMPORTING: u8 = 1;
+/// Ctrl-C came before the import started, and is ending the command.
+const STOPPED: u8 = 2;
+
 impl Interrupt {
     /// Catches Ctrl-C from now on (a task of its own, so that it is caught even while the
     /// command waits for an answer on the terminal).
     fn install() -> Arc<Self> {
-        let interrupt = Arc::new(Interrupt {
-            importing: AtomicBool::new(false),
-            caught: AtomicBool::new(false),
-            notify: Notify::new(),
-        });
+        let interrupt =
+            Arc::new(Interrupt { stage: AtomicU8::new(BEFORE), caught: AtomicBool::new(false), notify: Notify::new() });
         let watcher = interrupt.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_err() {
                 return; // no handler: Ctrl-C keeps its default, ending the process
             }
-            if watcher.importing.load(Ordering::SeqCst) {
-                watcher.caught.store(true, Ordering::SeqCst);
-                watcher.notify.notify_one();
-            } else {
-                eprintln!("{NOTHING_IMPORTED}");
-                std::process::exit(INTERRUPTED);
+            match watcher.stage.compare_exchange(BEFORE, STOPPED, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    eprintln!("{NOTHING_IMPORTED}");
+                    std::process::exit(INTERRUPTED);
+                }
+                Err(_) => {
+                    watcher.caught.store(true, Ordering::SeqCst);
+                    watcher.notify.notify_one();
+                }
             }
         });
         interrupt
+    }
+
+    /// Moves on to importing; `false` if Ctrl-C came first.
+    fn start_importing(&self) -> bool {
+        self.stage.compare_exchange(BEFORE, IMPORTING, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 }
 
