@@ -28,7 +28,7 @@ use crate::progress::Progress;
 const PARALLEL: usize = 16;
 
 /// How many times a check that found problems runs while the head keeps moving under it.
-pub(super) const CHECK_ATTEMPTS: u32 = 3;
+const CHECK_ATTEMPTS: u32 = 3;
 
 /// What `check` verifies.
 #[derive(Debug, Clone, Copy, Default)]
