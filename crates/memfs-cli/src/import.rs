@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use clap::Args;
-use memfs::history::{Operation, Record};
 use memfs::{ImportOptions, Imported};
-use tokio::sync::Notify;
 
 use crate::output::Bar;
 use crate::store::StoreArgs;
@@ -51,7 +49,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     // Ctrl-C from here on says what the import left. Not before: the passphrase prompt must
     // keep the terminal's own handling (and an interrupted read of the folder left nothing).
     let interrupt = Interrupt::install();
-    let options = ImportOptions { overwrite: args.overwrite, source: source.clone(), dry_run: false };
+    let options = ImportOptions { overwrite: args.overwrite, source, dry_run: false };
     let shown = args.dir.display().to_string();
     // Only replacing files is destructive: an import without --overwrite changes no file.
     let yes = args.yes || !args.overwrite;
@@ -63,36 +61,29 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
     if !crate::confirm::preview(("import", "Replace these files?"), yes, args.dry_run, plan, render).await? {
         return Ok(());
     }
-    let base = memfs.log(Some(1), None).await?.first().map_or(0, |c| c.generation);
     if !interrupt.start_importing() {
         // Ctrl-C came first: its task is ending the process, saying nothing was imported.
         std::future::pending::<()>().await;
     }
-    let imported = tokio::select! {
-        imported = memfs.import(&entries, &options, &bar) => Some(imported),
-        // The import's future is dropped: nothing more of it runs.
-        () = interrupt.notify.notified() => None,
-    };
+    // Ctrl-C from now on sets `stop`: the import stops before its commit, or (if its commit is
+    // under way) goes to the end, and its answer says which.
+    let imported = memfs.import_until(&entries, &options, &interrupt.stop, &bar).await;
     drop(bar);
-    if interrupt.caught.load(Ordering::SeqCst) {
-        // Its one commit landed or did not (even if the import finished as the signal came):
-        // the head says which.
-        let landed = memfs.log(Some(8), None).await.ok().and_then(|log| {
-            log.into_iter().find(|c| {
-                c.generation > base
-                    && matches!(Record::parse(&c.command), Record::Memfs(Operation::Import { from, .. }) if from == source)
-            })
-        });
-        match landed {
-            Some(c) => eprintln!(
-                "memfs: interrupted, after the import had landed as @{}: every file is in (see `memfs log`)",
-                c.generation
+    if interrupt.stop.load(Ordering::SeqCst) {
+        let said = match &imported {
+            Err(memfs::Error::ImportStopped) | Ok(Imported { generation: None, .. }) => NOTHING_IMPORTED.to_owned(),
+            Ok(Imported { generation: Some(generation), .. }) => format!(
+                "memfs: interrupted, after the import had landed as @{generation}: every file is in (see `memfs log`)"
             ),
-            None => eprintln!("{NOTHING_IMPORTED}"),
+            // Failed on its own: said as any failure is.
+            Err(_) => String::new(),
+        };
+        if !said.is_empty() {
+            eprintln!("{said}");
+            std::process::exit(INTERRUPTED);
         }
-        std::process::exit(INTERRUPTED);
     }
-    let imported = imported.expect("an import stopped by Ctrl-C is answered above")?;
+    let imported = imported?;
     for (path, note) in &imported.notes {
         eprintln!("memfs: {path}: {note}");
     }
@@ -103,20 +94,20 @@ pub(crate) async fn run(store: &StoreArgs, args: ImportArgs) -> anyhow::Result<(
 /// The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells give.
 const INTERRUPTED: i32 = 130;
 
-/// What an import interrupted before its commit was sent says.
-const NOTHING_IMPORTED: &str = "memfs: interrupted: nothing was imported (an import is one commit, and it had not \
-                                landed); objects it wrote are unreferenced, and `memfs gc` removes them";
+/// What an import stopped before its commit says (planning writes nothing: the objects are
+/// written with the commit).
+const NOTHING_IMPORTED: &str = "memfs: interrupted: nothing was imported (an import is one commit, and it was \
+                                stopped before it)";
 
 /// Ctrl-C during an import: before the import runs, it ends the command at once, saying
-/// nothing was imported; while it runs, the import is stopped and the command says whether
-/// its commit had landed.
+/// nothing was imported; while it plans, it stops the import before its commit; once the
+/// commit is under way, the import goes to the end and the command says it landed.
 struct Interrupt {
-    /// [`BEFORE`], [`IMPORTING`] or [`STOPPED`]: moved on by compare-and-swap, so the import
-    /// starts only if Ctrl-C has not ended the command already.
+    /// [`BEFORE`] or [`IMPORTING`], or [`STOPPED`] when Ctrl-C came before the import: moved
+    /// on by compare-and-swap, so the import starts only if Ctrl-C has not ended the command.
     stage: AtomicU8,
-    /// Set when Ctrl-C came while importing.
-    caught: AtomicBool,
-    notify: Notify,
+    /// Set by Ctrl-C while importing: the import stops before its commit.
+    stop: AtomicBool,
 }
 
 /// The import has not started: Ctrl-C ends the command.
@@ -130,8 +121,7 @@ impl Interrupt {
     /// Catches Ctrl-C from now on (a task of its own, so that it is caught even while the
     /// command waits for an answer on the terminal).
     fn install() -> Arc<Self> {
-        let interrupt =
-            Arc::new(Interrupt { stage: AtomicU8::new(BEFORE), caught: AtomicBool::new(false), notify: Notify::new() });
+        let interrupt = Arc::new(Interrupt { stage: AtomicU8::new(BEFORE), stop: AtomicBool::new(false) });
         let watcher = interrupt.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_err() {
@@ -142,10 +132,7 @@ impl Interrupt {
                     eprintln!("{NOTHING_IMPORTED}");
                     std::process::exit(INTERRUPTED);
                 }
-                Err(_) => {
-                    watcher.caught.store(true, Ordering::SeqCst);
-                    watcher.notify.notify_one();
-                }
+                Err(_) => watcher.stop.store(true, Ordering::SeqCst),
             }
         });
         interrupt

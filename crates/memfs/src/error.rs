@@ -164,6 +164,10 @@ pub enum Error {
         /// Each refusal.
         refusals: Vec<Error>,
     },
+    /// An import stopped while it planned ([`Memfs::import_until`](crate::Memfs::import_until)):
+    /// nothing was written.
+    #[error("the import was stopped before its commit: nothing was imported")]
+    ImportStopped,
     /// An import whose entries contradict each other.
     #[error("cannot import {path}: {reason}")]
     BadImport {

@@ -7,6 +7,7 @@
 //! commit, by compare-and-swap like any command, re-planned against the new head on a lost race.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use memfs_core::{
     Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
@@ -76,9 +77,6 @@ pub struct Imported {
     pub notes: Vec<(String, String)>,
 }
 
-/// How many files an import plans between two yields to the runtime.
-const YIELD_EVERY: usize = 64;
-
 /// The import, checked and sorted: each path once, parents before children.
 type Plan<'a> = BTreeMap<Vec<Name>, Option<&'a str>>;
 
@@ -103,6 +101,20 @@ impl Memfs {
         options: &ImportOptions,
         progress: &dyn Progress,
     ) -> Result<Imported, Error> {
+        self.import_until(entries, options, &AtomicBool::new(false), progress).await
+    }
+
+    /// [`Memfs::import`], stopped if `stop` is set while it plans: [`Error::ImportStopped`],
+    /// nothing written. Once its commit is under way it goes to the end (a Ctrl-C handler sets
+    /// `stop` and awaits the answer, which says whether the commit landed).
+    pub async fn import_until(
+        &self,
+        entries: &[Entry],
+        options: &ImportOptions,
+        stop: &AtomicBool,
+        progress: &dyn Progress,
+    ) -> Result<Imported, Error> {
+        let stopped = || stop.load(Ordering::SeqCst);
         let plan = plan(entries)?;
         let files = plan.values().filter(|text| text.is_some()).count();
         let record = Record::from(Operation::Import { files: files as u64, from: options.source.clone() });
@@ -139,11 +151,9 @@ impl Memfs {
                     let mut stored = HashSet::new();
                     // Every file the store's rules refuse, not only the first.
                     let mut refusals = Vec::new();
-                    for (i, (components, text)) in plan.iter().enumerate() {
-                        if i % YIELD_EVERY == YIELD_EVERY - 1 {
-                            // Planning runs from memory once the directories are fetched: let
-                            // the caller's other futures (a Ctrl-C handler) run now and then.
-                            tokio::task::yield_now().await;
+                    for (components, text) in plan {
+                        if stopped() {
+                            return Err(Error::ImportStopped);
                         }
                         let path = normalized(components);
                         let found = self.find(&tree, components, fetched).await?;
@@ -201,6 +211,9 @@ impl Memfs {
                     }
                     if let Some(refused) = refused(refusals) {
                         return Err(refused);
+                    }
+                    if stopped() {
+                        return Err(Error::ImportStopped);
                     }
                     if options.dry_run || (imported.changes.is_empty() && imported.new_dirs == 0) {
                         return Ok(Step::Done(imported));

@@ -637,8 +637,7 @@ fn an_interrupted_import_says_what_it_left() {
         write(&dir.join(format!("d{:02}/f{i}.md", i % 40)), format!("note {i}\n").repeat(50).as_bytes());
     }
     let arg = dir.to_str().expect("UTF-8");
-    let nothing = "memfs: interrupted: nothing was imported (an import is one commit, and it had not landed); \
-                   objects it wrote are unreferenced, and `memfs gc` removes them\n";
+    let nothing = "memfs: interrupted: nothing was imported (an import is one commit, and it was stopped before it)\n";
     let mut stopped_before_the_commit = false;
     for attempt in 0..100u64 {
         let before = s.commits();
@@ -668,7 +667,7 @@ fn an_interrupted_import_says_what_it_left() {
                 stopped_before_the_commit = true;
                 break;
             }
-            // Stopped after its commit was sent: it landed, whole, and the command says so.
+            // Interrupted once its commit was under way: it landed, whole, and the command says so.
             assert_eq!(after.len(), before.len() + 1, "{stderr}");
             let generation = after[0]["generation"].as_u64().expect("a generation");
             assert_eq!(

@@ -236,3 +236,19 @@ async fn the_policy_applies_to_imported_files() {
     )
     .await;
 }
+
+/// An import told to stop while it plans stops before its commit: `ImportStopped`, and the
+/// store as it was; not told, it lands.
+#[tokio::test]
+async fn an_import_told_to_stop_writes_nothing() {
+    let s = Store::new(Dialect::Spec);
+    let before = s.state().await;
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let e = s.fs.import_until(&sample(), &from("memories"), &stop, &()).await.expect_err("stopped");
+    assert!(matches!(e, Error::ImportStopped), "{e:?}");
+    check_text("message", &e.to_string(), "the import was stopped before its commit: nothing was imported");
+    check_text("state after a stopped import", &s.state().await, &before);
+    stop.store(false, std::sync::atomic::Ordering::SeqCst);
+    let imported = s.fs.import_until(&sample(), &from("memories"), &stop, &()).await.expect("import");
+    assert_eq!(imported.generation, Some(1));
+}
