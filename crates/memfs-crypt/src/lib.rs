@@ -44,7 +44,9 @@
 //! - `secret`: 32 secret bytes zeroized on drop, the body of a master key and of a key file;
 //! - `slot`: [`KeySlots`], the master key wrapped once per credential, bounded work;
 //! - `slot_id`: [`SlotId`] and [`SlotKind`], a slot's name (a leaf: errors and credentials
-//!   name slots without depending on the slot set).
+//!   name slots without depending on the slot set);
+//! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people and
+//!   not authenticated.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
