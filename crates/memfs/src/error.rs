@@ -203,8 +203,8 @@ fn plural_paths(n: usize) -> String {
     }
 }
 
-/// How many refusals [`Error::ImportRefusals`] (or clashes, [`Error::ImportConflicts`]) lists;
-/// it counts the rest.
+/// How many refusals [`Error::ImportRefusals`] (or clashes, [`Error::ImportConflicts`], or a
+/// folder's refused entries, `FolderError::Refused`) lists; it counts the rest.
 const LISTED_REFUSALS: usize = 20;
 
 /// One indented line per refusal (a refused file by the store's answer alone), at most
@@ -222,7 +222,7 @@ fn refusal_lines(refusals: &[Error]) -> String {
 
 /// One indented line per item, at most [`LISTED_REFUSALS`], then how many more: an import of
 /// a big folder into a store that holds it already clashes at every path.
-fn bounded_lines<T: std::fmt::Display>(items: &[T]) -> String {
+pub(crate) fn bounded_lines<T: std::fmt::Display>(items: &[T]) -> String {
     let mut out = lines(&items[..items.len().min(LISTED_REFUSALS)]);
     if items.len() > LISTED_REFUSALS {
         out.push_str(&format!("\n  … and {} more", items.len() - LISTED_REFUSALS));

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use memfs_store::Progress;
 
+use crate::error::bounded_lines;
 use crate::import::Entry;
 
 /// What the folder stands for.
@@ -145,7 +146,7 @@ pub enum FolderError {
     /// above: a link, a name or text that is not UTF-8, something neither a file nor a folder,
     /// something outside, a file that changed); all of them, in path order. One refusal alone
     /// is reported as itself.
-    #[error("refusing {} entries of the folder:{}", refusals.len(), listed(refusals))]
+    #[error("refusing {} entries of the folder:{}", refusals.len(), bounded_lines(refusals))]
     Refused {
         /// Each refusal.
         refusals: Vec<FolderError>,
@@ -180,18 +181,6 @@ pub enum FolderError {
         /// What is there.
         path: PathBuf,
     },
-}
-
-/// How many refusals [`FolderError::Refused`] lists; it counts the rest.
-const LISTED_REFUSALS: usize = 20;
-
-/// The refusals as indented lines, at most [`LISTED_REFUSALS`] of them, then how many more.
-fn listed(refusals: &[FolderError]) -> String {
-    let mut out: String = refusals.iter().take(LISTED_REFUSALS).map(|r| format!("\n  {r}")).collect();
-    if refusals.len() > LISTED_REFUSALS {
-        out.push_str(&format!("\n  … and {} more", refusals.len() - LISTED_REFUSALS));
-    }
-    out
 }
 
 /// Every folder and file below `root`, as `/memories` entries, parents first and names in
