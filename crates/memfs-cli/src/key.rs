@@ -90,6 +90,8 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             "unlock the store first: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)",
         )
     };
+    // The change is recorded in a commit: opened as every command opens the store.
+    let open = |unlock: Credential| store::options(args, memfs::Dialect::default(), Some(unlock));
     match command {
         KeyCommand::List => {
             let slots = Memfs::key_slots(&url).await?;
@@ -108,7 +110,7 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             crate::output::stdout(out.as_bytes())?;
         }
         KeyCommand::Add(add) => {
-            let unlock = unlock()?;
+            let unlock = open(unlock()?)?;
             // Everything refusable before a new key file is written.
             let kdf = add.kdf.params()?;
             let note = add.label.note()?;
@@ -139,11 +141,11 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 None => prompt_twice()?,
             };
             let Credential::Passphrase(new) = new else { unreachable!("a passphrase was read") };
-            Memfs::change_passphrase(&url, &unlock, slot, &new, passwd.kdf.params()?).await?;
+            Memfs::change_passphrase(&url, &open(unlock)?, slot, &new, passwd.kdf.params()?).await?;
             crate::output::stdout(format!("changed the passphrase of key slot {}\n", slot.get()).as_bytes())?;
         }
         KeyCommand::Remove(remove) => {
-            let (unlock, slot) = (unlock()?, SlotId::new(remove.id));
+            let (unlock, slot) = (open(unlock()?)?, SlotId::new(remove.id));
             // What a removal checks (the slot exists, it is not the last, it is not the caller's
             // own unless --force): the dry run refuses as the removal would, in one unlock.
             let options = RemoveKey { own: remove.force, dry_run: true };

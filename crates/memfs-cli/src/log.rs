@@ -95,6 +95,8 @@ pub(crate) fn summary(record: &Record) -> String {
             Operation::Import { files: n, from } => format!("import {from} ({})", files(*n)),
             Operation::Purge { path, .. } => format!("purge {path}"),
             Operation::Purged => "purged".to_owned(),
+            Operation::Keys { change, slot: Some(slot), .. } => format!("key {change} slot {slot}"),
+            Operation::Keys { change, slot: None, .. } => format!("key {change}"),
             _ => unknown(&record.to_json()),
         },
         Record::Unknown(text) => unknown(text),

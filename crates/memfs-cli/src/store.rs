@@ -228,14 +228,13 @@ fn parse_day(s: &str) -> Option<memfs::Day> {
     memfs::Day::try_from(days).ok()
 }
 
-/// Opens the store for a command; for `exec` on the default store, creates it on first use.
-pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_default: bool) -> anyhow::Result<Memfs> {
-    let (url, is_default) = url(args)?;
-    if is_default && create_default && !Memfs::exists(&url).await? {
-        create_default_store(args, &url).await?;
-    }
-    let credential = credential(args, is_default)?;
-    let mut options = OpenOptions {
+/// The options every command opens a store with (the global options), with `credential`.
+pub(crate) fn options(
+    args: &StoreArgs,
+    dialect: memfs::Dialect,
+    credential: Option<memfs::Credential>,
+) -> anyhow::Result<OpenOptions> {
+    Ok(OpenOptions {
         dialect,
         credential,
         state_dir: state_dir(),
@@ -244,7 +243,16 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         today: today()?,
         max_staleness: args.max_staleness,
         cache_dir: args.cache_dir.clone(),
-    };
+    })
+}
+
+/// Opens the store for a command; for `exec` on the default store, creates it on first use.
+pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_default: bool) -> anyhow::Result<Memfs> {
+    let (url, is_default) = url(args)?;
+    if is_default && create_default && !Memfs::exists(&url).await? {
+        create_default_store(args, &url).await?;
+    }
+    let mut options = options(args, dialect, credential(args, is_default)?)?;
     match Memfs::open_with(&url, &options).await {
         Ok(memfs) => Ok(memfs),
         // An encrypted store and no credential: on a terminal, ask for the passphrase, as

@@ -33,6 +33,43 @@ pub(crate) const KEY_FILE_CONTEXT: &str = "memfs v1 2026-11-21 key file key-encr
 /// Context for the public check value that tells whether a master key belongs to a key-slot set.
 pub(crate) const KEY_CHECK_CONTEXT: &str = "memfs v1 2026-11-21 master key check";
 
+/// Format 7 (the key hierarchy, docs/FORMAT.md "Keys"). The data key of one sealed object:
+/// `derive_key(this, epoch key || 16-byte salt)`.
+pub(crate) const DATA_CONTEXT: &str = "memfs v7 2026-11-26 object data key";
+
+/// The public check value of a root key (`key_check` of a format-7 slot set).
+pub(crate) const ROOT_CHECK_CONTEXT: &str = "memfs v7 2026-11-26 root key check";
+
+/// The key that authenticates `memfs.keys` (keyed BLAKE3 over its body).
+pub(crate) const KEYS_MAC_CONTEXT: &str = "memfs v7 2026-11-26 key set authentication key";
+
+/// The key that wraps each epoch key under the root.
+pub(crate) const EPOCH_WRAP_CONTEXT: &str = "memfs v7 2026-11-26 epoch key wrapping key";
+
+/// The key that wraps the two address keys under the root.
+pub(crate) const ADDRESS_WRAP_CONTEXT: &str = "memfs v7 2026-11-26 address key wrapping key";
+
+/// The key that wraps the root to one slot: `derive_key(this, X25519 shared secret ||
+/// ephemeral public key || slot public key)`.
+pub(crate) const SLOT_ROOT_CONTEXT: &str = "memfs v7 2026-11-26 root wrapped to a slot";
+
+/// The key, derived from a format-6 master key, that wraps the root for slots made before
+/// format 7 (until each is used once and carried over).
+pub(crate) const BRIDGE_CONTEXT: &str = "memfs v7 2026-11-26 bridge from a format 6 master key";
+
+/// A 32-byte key for `context` from any number of input bytes (for inputs that are not one
+/// 32-byte key: a key and a salt, a shared secret and public keys).
+pub(crate) fn derive(context: &'static str, material: &[&[u8]]) -> Zeroizing<[u8; 32]> {
+    let mut hasher = blake3::Hasher::new_derive_key(context);
+    for part in material {
+        hasher.update(part);
+    }
+    let key = Zeroizing::new(*hasher.finalize().as_bytes());
+    // The hasher's state holds the input (key material): wipe it (blake3's `zeroize` feature).
+    zeroize::Zeroize::zeroize(&mut hasher);
+    key
+}
+
 /// Derives the 32-byte subkey for `context` from `master`.
 pub(crate) fn subkey(context: &'static str, master: &[u8; 32]) -> Zeroizing<[u8; 32]> {
     Zeroizing::new(blake3::derive_key(context, master))

@@ -99,6 +99,20 @@ pub enum Error {
     #[error("refusing to remove the last key slot: the store could never be unlocked again")]
     LastSlot,
 
+    /// `memfs.keys` does not carry the tag its root key gives it: it was changed by someone
+    /// who does not hold the root (a slot added, a note or a counter edited, an epoch dropped).
+    #[error("the key slots fail their authentication: memfs.keys was changed by someone without the store's key")]
+    KeysTampered,
+
+    /// The operation needs every key slot to hold a public key (format 7), and these slots
+    /// were made before format 7 and have not been used since (each is carried over the first
+    /// time it unlocks the store).
+    #[error("key slots {} were made before format 7 and have not been used since", crate::slot_id::join(.slots))]
+    LegacySlots {
+        /// The slots' ids.
+        slots: Vec<SlotId>,
+    },
+
     /// The master key given does not belong to this set of key slots (it would wrap a key
     /// that cannot read the store).
     #[error("the master key does not belong to this store's key slots")]

@@ -64,6 +64,23 @@ pub(crate) mod array {
     }
 }
 
+/// Serde for `Option<[u8; N]>` as a lower-case hex string, absent when `None` (with
+/// `#[serde(default, skip_serializing_if = "Option::is_none")]`).
+pub(crate) mod option_array {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer, const N: usize>(bytes: &Option<[u8; N]>, s: S) -> Result<S::Ok, S::Error> {
+        match bytes {
+            Some(b) => array::serialize(b, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<Option<[u8; N]>, D::Error> {
+        array::deserialize(d).map(Some)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,16 +39,6 @@ impl MasterKey {
         ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, self.0.expose()))
     }
 
-    /// A key copied from `bytes` straight into its final place, if they are 32 bytes.
-    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != 32 {
-            return None;
-        }
-        let mut key = MasterKey(Secret32::zeroed());
-        key.0.expose_mut().copy_from_slice(bytes);
-        Some(key)
-    }
-
     /// The key bytes, for wrapping in a key slot and for derivations. Never leaves the crate.
     pub(crate) fn expose(&self) -> &[u8; 32] {
         self.0.expose()
@@ -67,6 +57,20 @@ impl AddressKey {
     /// The id of `content`.
     pub fn address(&self, content: &[u8]) -> ObjectId {
         ObjectId::from_bytes(*blake3::keyed_hash(&self.0, content).as_bytes())
+    }
+}
+
+impl AddressKey {
+    /// A key copied from 32 bytes (the caller checked the length).
+    pub(crate) fn from_slice(bytes: &[u8]) -> Self {
+        let mut key = AddressKey([0; 32]);
+        key.0.copy_from_slice(bytes);
+        key
+    }
+
+    /// The key bytes, for wrapping under the root. Never leaves the crate.
+    pub(crate) fn expose(&self) -> &[u8; 32] {
+        &self.0
     }
 }
 

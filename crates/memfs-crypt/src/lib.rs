@@ -1,52 +1,72 @@
-//! Cryptography for memfs, format v1.
+//! Cryptography for memfs: the key hierarchy of format 7 (docs/FORMAT.md, "Keys").
 //!
-//! - [`MasterKey`]: a store's random 256-bit key. Every other key is derived from it with
-//!   labelled BLAKE3 `derive_key` contexts (all in `derive.rs`);
+//! ```text
+//! credential ─▶ slot (X25519 key pair) ─▶ RootKey ─▶ address keys (name objects)
+//!                                                 └─▶ epoch keys ─▶ one data key per object
+//! ```
+//!
+//! - [`KeySlots`]: one slot per [`Credential`] (a passphrase through Argon2id with bounded
+//!   [`KdfParams`], or a [`KeyFile`]); each holds an X25519 key pair and the [`RootKey`]
+//!   wrapped to it, so a new root can reach every slot without their credentials;
+//! - [`RootKey`]: unwraps the [`Keyring`] and authenticates `memfs.keys` ([`RootKey::mac`]);
+//! - [`Keyring`]: the address keys and the epoch keys wrapped under the root, and the
+//!   counter that every change of `memfs.keys` raises; [`Keyring::open`] gives the
+//!   [`StoreKeys`] a store works with;
 //! - [`AddressKey`]: names objects by a keyed BLAKE3 hash of their plaintext (one key for
 //!   blobs, another for directories and commits);
-//! - [`ObjectKey`]: seals and opens objects with AES-256-GCM, binding each to its
-//!   [`ObjectKind`] and [`ObjectId`](memfs_core::ObjectId) (layout: [`MAGIC`], version byte
-//!   [`FORMAT_VERSION`], 12-byte nonce, ciphertext, 16-byte tag);
-//! - [`KeySlots`]: the master key wrapped once per [`Credential`], a passphrase (Argon2id with
-//!   bounded [`KdfParams`]) or a [`KeyFile`], and bound to the store's 16-byte random id;
+//! - [`ObjectKeys`]: seals each object under its own data key, derived from the newest epoch
+//!   key and a fresh salt (envelope version 2: [`MAGIC`], [`FORMAT_VERSION`], epoch, salt,
+//!   ciphertext, tag), binding it to its [`ObjectKind`] and [`ObjectId`](memfs_core::ObjectId),
+//!   and opens objects of every epoch it holds, and those of formats 2 to 6 ([`ObjectKey`],
+//!   envelope version 1, under epoch 0: the [`MasterKey`] of those formats);
 //! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
 //!
 //! ```
-//! use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, ObjectKind};
+//! use memfs_crypt::{Credential, KdfParams, KeySlots, Keyring, MasterKey, ObjectKind, RootKey};
 //!
-//! // Creating a store: a random master key and a random 16-byte store id.
+//! // Creating a store: a random root, epoch key and store id.
 //! let store = [0x5a; 16];
-//! let master = MasterKey::generate()?;
+//! let (root, epoch0) = (RootKey::generate()?, MasterKey::generate()?);
 //! let params = KdfParams::new(8, 1, 1)?; // a real store uses KdfParams::DEFAULT
-//! let slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("correct horse".into()), params)?;
+//! let slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("correct horse".into()), params)?;
+//! let keyring = Keyring::new(&root, &store, &epoch0)?;
 //!
 //! // Writing an object.
-//! let id = master.address_key().address(b"# notes\n");
-//! let sealed = master.object_key().seal(ObjectKind::Blob, &id, b"# notes\n")?;
+//! let keys = keyring.open(&root, &store)?;
+//! let id = keys.blob_address.address(b"# notes\n");
+//! let sealed = keys.objects.seal(ObjectKind::Blob, &id, b"# notes\n")?;
 //!
 //! // Opening the store again and reading it back.
-//! let master = slots.unlock(&Credential::Passphrase("correct horse".into()), &store)?;
-//! assert_eq!(master.object_key().open(ObjectKind::Blob, &id, &sealed)?, b"# notes\n");
+//! let opened = slots.unlock(&Credential::Passphrase("correct horse".into()), &store)?;
+//! let keys = keyring.open(opened.root().expect("a format-7 set"), &store)?;
+//! assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &sealed)?, b"# notes\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 //! # Modules
 //!
-//! - `aead`: AES-256-GCM behind two thin functions that sealed objects and key slots share;
+//! - `aead`: AES-256-GCM behind two thin functions that sealed objects, slots and wrapped keys
+//!   share;
 //! - `credential`: [`Credential`], what the user offers to unlock a store;
 //! - `derive`: every key derivation in one place: labelled BLAKE3 contexts, Argon2id
 //!   ([`KdfParams`]);
+//! - `epoch`: [`ObjectKeys`], the epoch keys that seal and open objects;
 //! - `error`: [`Error`] and the crate's error rules (coarse where a secret is involved);
 //! - `hex`: lower-case hex for key-slot JSON, and a constant-time decoder;
-//! - `key`: [`MasterKey`] and the keys derived from it ([`AddressKey`]);
+//! - `key`: [`MasterKey`] (formats 2 to 6, and epoch 0) and [`AddressKey`];
 //! - `keyfile`: [`KeyFile`], 32 random bytes in a file (raw or hex);
-//! - `seal`: [`ObjectKey`] and the sealed-object layout ([`ObjectKind`], [`MAGIC`]);
-//! - `secret`: 32 secret bytes zeroized on drop, the body of a master key and of a key file;
-//! - `slot`: [`KeySlots`], the master key wrapped once per credential, bounded work;
+//! - `keyring`: [`Keyring`] and [`StoreKeys`], what the root unwraps;
+//! - `root`: [`RootKey`], and the tag that authenticates `memfs.keys`;
+//! - `seal`: the sealed-object envelope ([`ObjectKind`], [`MAGIC`]), and [`ObjectKey`], the
+//!   key of envelope version 1;
+//! - `secret`: 32 secret bytes zeroized on drop, the body of every key;
+//! - `slot`: [`KeySlots`], one X25519 key pair per credential, bounded work, and the carrying
+//!   over of sets of formats 2 to 6 ([`Opened`], [`Unlocked`]);
 //! - `slot_id`: [`SlotId`] and [`SlotKind`], a slot's name (a leaf: errors and credentials
 //!   name slots without depending on the slot set);
-//! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people and
-//!   not authenticated.
+//! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people
+//!   (authenticated with the rest of `memfs.keys` in format 7);
+//! - `wrap`: a key wrapped under another, with associated data.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
@@ -54,23 +74,30 @@
 mod aead;
 mod credential;
 mod derive;
+mod epoch;
 mod error;
 mod hex;
 mod key;
 mod keyfile;
+mod keyring;
+mod root;
 mod seal;
 mod secret;
 mod slot;
 mod slot_id;
 mod slot_note;
+mod wrap;
 
 pub use credential::Credential;
 pub use derive::KdfParams;
+pub use epoch::ObjectKeys;
 pub use error::Error;
 pub use key::{AddressKey, MasterKey};
 pub use keyfile::KeyFile;
-pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKey, ObjectKind};
+pub use keyring::{Keyring, StoreKeys};
+pub use root::RootKey;
+pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, OVERHEAD_V1, ObjectKey, ObjectKind};
 pub use secrecy::SecretString;
-pub use slot::KeySlots;
+pub use slot::{KeySlots, Opened, Unlocked};
 pub use slot_id::{SlotId, SlotKind};
 pub use slot_note::SlotNote;

@@ -1,23 +1,36 @@
-//! Sealed objects: format v1.
+//! Sealed objects: the envelope, versions 1 and 2.
+//!
+//! Version 2 (format 7 stores write it): every object is sealed under its own data key.
 //!
 //! ```text
 //! offset  length  field
 //! 0       3       magic "MFS"
-//! 3       1       format version, 1
-//! 4       12      nonce, fresh from the OS RNG for every seal
-//! 16      n       AES-256-GCM ciphertext of the n-byte plaintext
-//! 16+n    16      GCM tag
+//! 3       1       envelope version, 2
+//! 4       4       key epoch (big-endian): which epoch key the data key comes from
+//! 8       16      salt, fresh from the OS RNG for every seal
+//! 24      n       AES-256-GCM ciphertext of the n-byte plaintext, nonce all zeros
+//! 24+n    16      GCM tag
 //! ```
+//!
+//! The data key is `BLAKE3 derive_key("memfs v7 2026-11-26 object data key", epoch key ||
+//! salt)`. Each seal draws a new salt, so each data key encrypts exactly one plaintext, and one
+//! fixed nonce is safe: no (key, nonce) pair is ever used twice unless two 128-bit salts
+//! collide (after some 2^64 seals of one epoch), where random 96-bit nonces under one key were
+//! safe to about 2^32 seals (NIST SP 800-38D §8.3).
+//!
+//! Version 1 (formats 2 to 6 wrote it, and it is still read): `MFS`, 1, a 12-byte random nonce,
+//! ciphertext and tag, all under one key derived from the store's master key; in a format-7
+//! store that master key is epoch 0's key.
 //!
 //! The associated data, never stored, binds the object to where it belongs:
 //!
 //! ```text
-//! "memfs object" (12 bytes) || version (1) || kind (1) || object id (32)
+//! "memfs object" (12 bytes) || envelope version (1) || kind (1) || object id (32)
 //! ```
 //!
 //! so an object moved to another id, or read as another kind, fails to open just as a modified
 //! one does. The header bytes are authenticated too: magic and version through the check below
-//! and the AAD, the nonce through GCM itself.
+//! and the AAD, the epoch and salt because they choose the key, the nonce through GCM itself.
 
 use std::fmt;
 
@@ -25,16 +38,29 @@ use memfs_core::ObjectId;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::aead::{self, Cipher, NONCE_LEN, TAG_LEN};
+use crate::derive;
 use crate::error::Error;
 
 /// The first three bytes of every sealed object.
 pub const MAGIC: [u8; 3] = *b"MFS";
-/// The object format this build writes (and the only one it reads).
-pub const FORMAT_VERSION: u8 = 1;
-/// Bytes before the ciphertext: magic, version, nonce.
-pub const HEADER_LEN: usize = MAGIC.len() + 1 + NONCE_LEN;
+/// The envelope version this build writes; it reads this one and version 1.
+pub const FORMAT_VERSION: u8 = 2;
+/// Bytes before the ciphertext: magic, version, epoch, salt.
+pub const HEADER_LEN: usize = MAGIC.len() + 1 + 4 + SALT_LEN;
 /// How many bytes sealing adds to a plaintext: the header and the tag.
 pub const OVERHEAD: usize = HEADER_LEN + TAG_LEN;
+
+/// How many bytes envelope version 1 (formats 2 to 6) added to a plaintext.
+pub const OVERHEAD_V1: usize = V1_HEADER_LEN + TAG_LEN;
+
+/// Envelope version 1 (formats 2 to 6).
+const V1: u8 = 1;
+/// Version 1's header: magic, version, nonce.
+const V1_HEADER_LEN: usize = MAGIC.len() + 1 + NONCE_LEN;
+/// Bytes of the per-object salt of version 2.
+const SALT_LEN: usize = 16;
+/// Version 2's nonce: each data key seals one plaintext (see the module's documentation).
+const V2_NONCE: [u8; NONCE_LEN] = [0; NONCE_LEN];
 
 /// Domain label that starts the associated data of every object.
 const AAD_LABEL: &[u8; 12] = b"memfs object";
@@ -74,7 +100,9 @@ impl ObjectKind {
     }
 }
 
-/// The key that seals and opens a store's objects, from [`MasterKey::object_key`].
+/// An envelope-version-1 key (formats 2 to 6): one AES-256-GCM key for every object, from
+/// [`MasterKey::object_key`]. A format-7 store opens its version-1 objects with epoch 0's (see
+/// [`ObjectKeys`](crate::ObjectKeys)) and never writes version 1 again.
 ///
 /// Holds the expanded AES-256 key, wiped on drop. `Debug` prints no key material. Not `Clone`:
 /// share it with an `Arc`.
@@ -106,7 +134,8 @@ impl ObjectKey {
         ObjectKey { cipher: Cipher::new(key) }
     }
 
-    /// Encrypts `plaintext` as object `id` of kind `kind`, under a fresh random nonce.
+    /// Encrypts `plaintext` as object `id` of kind `kind` in envelope version 1, under a fresh
+    /// random nonce: what formats 2 to 6 wrote (tests and fixtures build such objects).
     ///
     /// Fails only if the OS RNG fails ([`Error::Random`]) or the plaintext is over 64 GiB
     /// ([`Error::TooLarge`]).
@@ -122,35 +151,29 @@ impl ObjectKey {
         plaintext: &[u8],
         nonce: &[u8; NONCE_LEN],
     ) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::with_capacity(plaintext.len() + OVERHEAD);
+        let mut out = Vec::with_capacity(plaintext.len() + V1_HEADER_LEN + TAG_LEN);
         out.extend_from_slice(&MAGIC);
-        out.push(FORMAT_VERSION);
+        out.push(V1);
         out.extend_from_slice(nonce);
-        aead::seal_into(&self.cipher, nonce, &associated_data(kind, id), plaintext, &mut out)?;
+        aead::seal_into(&self.cipher, nonce, &associated_data(V1, kind, id), plaintext, &mut out)?;
         Ok(out)
     }
 
-    /// Decrypts and authenticates object `id` of kind `kind`.
+    /// Decrypts and authenticates version-1 object `id` of kind `kind`.
     ///
     /// Any modification, truncation, swap, wrong kind, wrong id or wrong key gives the same
-    /// [`Error::Decrypt`]. The one exception is an object whose magic matches but whose format
-    /// version is unknown: [`Error::UnknownFormat`].
+    /// [`Error::Decrypt`]; so does a version-2 object. The one exception is an object whose
+    /// magic matches but whose version is unknown: [`Error::UnknownFormat`].
     pub fn open(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
-        if let [m0, m1, m2, version, ..] = *sealed
-            && [m0, m1, m2] == MAGIC
-            && version != FORMAT_VERSION
-        {
-            return Err(Error::UnknownFormat { version });
+        match Envelope::parse(sealed)? {
+            Envelope::V1 { nonce, body } => {
+                let mut buf = body.to_vec();
+                let len = aead::open_in_place(&self.cipher, nonce, &associated_data(V1, kind, id), &mut buf)?;
+                buf.truncate(len);
+                Ok(buf)
+            }
+            Envelope::V2 { .. } => Err(Error::Decrypt),
         }
-        if sealed.len() < OVERHEAD || sealed[..MAGIC.len()] != MAGIC {
-            return Err(Error::Decrypt);
-        }
-        let (header, body) = sealed.split_at(HEADER_LEN);
-        let nonce: &[u8; NONCE_LEN] = header[MAGIC.len() + 1..].try_into().map_err(|_| Error::Decrypt)?;
-        let mut buf = body.to_vec();
-        let len = aead::open_in_place(&self.cipher, nonce, &associated_data(kind, id), &mut buf)?;
-        buf.truncate(len);
-        Ok(buf)
     }
 }
 
@@ -161,12 +184,94 @@ impl fmt::Debug for ObjectKey {
     }
 }
 
+/// A sealed object's header, parsed: which envelope, and what its key depends on.
+pub(crate) enum Envelope<'a> {
+    /// Version 1: one key for every object.
+    V1 { nonce: &'a [u8; NONCE_LEN], body: &'a [u8] },
+    /// Version 2: a data key per object, from an epoch key and a salt.
+    V2 { epoch: u32, salt: &'a [u8; SALT_LEN], body: &'a [u8] },
+}
+
+impl<'a> Envelope<'a> {
+    /// The header of `sealed`. [`Error::UnknownFormat`] for an object with memfs's magic and
+    /// an unknown version; [`Error::Decrypt`] for anything else that is not an envelope.
+    pub(crate) fn parse(sealed: &'a [u8]) -> Result<Self, Error> {
+        let [m0, m1, m2, version, ..] = *sealed else { return Err(Error::Decrypt) };
+        if [m0, m1, m2] != MAGIC {
+            return Err(Error::Decrypt);
+        }
+        match version {
+            V1 if sealed.len() >= V1_HEADER_LEN + TAG_LEN => {
+                let (header, body) = sealed.split_at(V1_HEADER_LEN);
+                let nonce = header[4..].try_into().map_err(|_| Error::Decrypt)?;
+                Ok(Envelope::V1 { nonce, body })
+            }
+            FORMAT_VERSION if sealed.len() >= OVERHEAD => {
+                let (header, body) = sealed.split_at(HEADER_LEN);
+                let epoch = u32::from_be_bytes(header[4..8].try_into().map_err(|_| Error::Decrypt)?);
+                let salt = header[8..].try_into().map_err(|_| Error::Decrypt)?;
+                Ok(Envelope::V2 { epoch, salt, body })
+            }
+            V1 | FORMAT_VERSION => Err(Error::Decrypt),
+            version => Err(Error::UnknownFormat { version }),
+        }
+    }
+}
+
+/// Seals `plaintext` as object `id` of kind `kind` in envelope version 2, under epoch `epoch`
+/// whose key is `epoch_key`, with a fresh salt.
+pub(crate) fn seal_v2(
+    epoch: u32,
+    epoch_key: &[u8; 32],
+    kind: ObjectKind,
+    id: &ObjectId,
+    plaintext: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let mut salt = [0u8; SALT_LEN];
+    getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+    seal_v2_with_salt(epoch, epoch_key, kind, id, plaintext, &salt)
+}
+
+/// [`seal_v2`] with a given salt: the format's fixed point, for tests.
+pub(crate) fn seal_v2_with_salt(
+    epoch: u32,
+    epoch_key: &[u8; 32],
+    kind: ObjectKind,
+    id: &ObjectId,
+    plaintext: &[u8],
+    salt: &[u8; SALT_LEN],
+) -> Result<Vec<u8>, Error> {
+    let cipher = Cipher::new(&derive::derive(derive::DATA_CONTEXT, &[epoch_key, salt]));
+    let mut out = Vec::with_capacity(plaintext.len() + OVERHEAD);
+    out.extend_from_slice(&MAGIC);
+    out.push(FORMAT_VERSION);
+    out.extend_from_slice(&epoch.to_be_bytes());
+    out.extend_from_slice(salt);
+    aead::seal_into(&cipher, &V2_NONCE, &associated_data(FORMAT_VERSION, kind, id), plaintext, &mut out)?;
+    Ok(out)
+}
+
+/// Opens a version-2 body sealed under `epoch_key` with `salt`.
+pub(crate) fn open_v2(
+    epoch_key: &[u8; 32],
+    salt: &[u8; SALT_LEN],
+    kind: ObjectKind,
+    id: &ObjectId,
+    body: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let cipher = Cipher::new(&derive::derive(derive::DATA_CONTEXT, &[epoch_key, salt]));
+    let mut buf = body.to_vec();
+    let len = aead::open_in_place(&cipher, &V2_NONCE, &associated_data(FORMAT_VERSION, kind, id), &mut buf)?;
+    buf.truncate(len);
+    Ok(buf)
+}
+
 /// `"memfs object" || version || kind || id`: 46 bytes, fixed length, so no field can run
 /// into the next.
-fn associated_data(kind: ObjectKind, id: &ObjectId) -> [u8; 46] {
+fn associated_data(version: u8, kind: ObjectKind, id: &ObjectId) -> [u8; 46] {
     let mut aad = [0u8; 46];
     aad[..12].copy_from_slice(AAD_LABEL);
-    aad[12] = FORMAT_VERSION;
+    aad[12] = version;
     aad[13] = kind.to_u8();
     aad[14..].copy_from_slice(&id.to_bytes());
     aad
@@ -189,7 +294,7 @@ mod tests {
         let sealed = key().seal_with_nonce(ObjectKind::Dir, &id, b"memfs", &[0x24; 12]).unwrap();
         assert_eq!(&sealed[..4], b"MFS\x01");
         assert_eq!(&sealed[4..16], &[0x24; 12]);
-        assert_eq!(sealed.len(), 5 + OVERHEAD);
+        assert_eq!(sealed.len(), 5 + V1_HEADER_LEN + TAG_LEN);
         assert_eq!(hex::encode(&sealed[16..]), FROZEN);
         assert_eq!(key().open(ObjectKind::Dir, &id, &sealed).unwrap(), b"memfs");
     }
@@ -200,7 +305,7 @@ mod tests {
 
     #[test]
     fn associated_data_layout() {
-        let aad = associated_data(ObjectKind::Head, &ObjectId::from_bytes([0xee; 32]));
+        let aad = associated_data(V1, ObjectKind::Head, &ObjectId::from_bytes([0xee; 32]));
         assert_eq!(&aad[..14], b"memfs object\x01\x04");
         assert_eq!(aad[14..], [0xee; 32]);
     }

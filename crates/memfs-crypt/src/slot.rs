@@ -1,40 +1,53 @@
-//! Key slots: the master key, wrapped once per way of unlocking the store.
+//! Key slots: every way to unlock a store, one slot per credential.
 //!
-//! Each slot holds the 32-byte master key encrypted with AES-256-GCM under a key-encryption
-//! key (KEK): Argon2id of a passphrase (see `derive.rs`), or a BLAKE3 derivation of a key
-//! file's 32 random bytes. Adding, removing or re-keying a slot rewrites only the slot set:
-//! the master key, and so every object, stays the same.
+//! Format 7 (a slot set of version 2): each slot holds an X25519 key pair. Its secret key is
+//! encrypted with AES-256-GCM under a key-encryption key (KEK): Argon2id of a passphrase (see
+//! `derive.rs`), or a BLAKE3 derivation of a key file's 32 random bytes. Its public key is
+//! stored in the clear, and the store's root key is wrapped to it (an ephemeral X25519 key,
+//! as age does for its recipients). So the root can be replaced (`memfs key rotate`) and
+//! wrapped to every remaining slot without any of their credentials, and a removed slot never
+//! receives the new one.
+//!
+//! Formats 2 to 6 (a set of version 1): each slot wraps the store's master key directly under
+//! its KEK. Such a set is carried over to version 2 by the first unlock of a format-7 memfs
+//! ([`KeySlots::carry_over`]): the slot that unlocked becomes a version-2 slot, and the others
+//! (whose credentials are not at hand) stay as they were, reaching the root through a *bridge*,
+//! the root wrapped under a key derived from the old master key, until each is used once. The
+//! bridge gives nothing that a format-6 credential did not already give (the master key is
+//! epoch 0's key), and it is gone when the last such slot is carried over or removed.
 //!
 //! The associated data of a slot, never stored, binds it to its store and its place:
 //!
 //! ```text
-//! "memfs keyslot v1" (16 bytes) || store id (16) || slot kind (1: passphrase 1, key file 2)
-//!     || slot id (4, big-endian)
+//! "memfs keyslot v2" (16 bytes; "memfs keyslot v1" for a slot of formats 2 to 6)
+//!     || store id (16) || slot kind (1: passphrase 1, key file 2) || slot id (4, big-endian)
 //! ```
 //!
-//! Serialized (format v1) with serde; every byte string is lower-case hex:
+//! Serialized with serde; every byte string is lower-case hex:
 //!
 //! ```json
 //! {
-//!   "version": 1,
-//!   "key_check": "<64 hex: BLAKE3 derive_key(\"memfs v1 2026-11-21 master key check\", master)>",
+//!   "version": 2,
+//!   "key_check": "<64 hex: BLAKE3 derive_key(\"memfs v7 2026-11-26 root key check\", root)>",
 //!   "slots": [
 //!     { "id": 1, "kind": "passphrase",
 //!       "argon2id": { "m_cost": 65536, "t_cost": 3, "p_cost": 4 },
-//!       "salt": "<32 hex>", "nonce": "<24 hex>", "wrapped": "<96 hex: ciphertext || tag>" },
-//!     { "id": 2, "kind": "key-file", "nonce": "<24 hex>", "wrapped": "<96 hex>" }
+//!       "salt": "<32 hex>", "nonce": "<24 hex>", "wrapped": "<96 hex: the slot's X25519 secret>",
+//!       "public": "<64 hex: the slot's X25519 public key>",
+//!       "root": "<184 hex: ephemeral public key || nonce || the root wrapped>" },
+//!     { "id": 2, "kind": "key-file", "nonce": "<24 hex>", "wrapped": "<96 hex>", "public": "…", "root": "…" }
 //!   ]
 //! }
 //! ```
 //!
 //! `m_cost` is in KiB; Argon2id is version 0x13 with a 32-byte output. Nothing in the JSON is
-//! secret; the costs are not authenticated, but changing them (or the salt) only yields a
-//! wrong KEK, and [`KdfParams::new`] bounds each slot's before Argon2 runs. Whoever can write
-//! `memfs.keys` can still add slots, so the set is bounded too: at most
-//! [`KeySlots::MAX_SLOTS`] slots, and at most [`KeySlots::MAX_UNLOCK_WORK_KIB`] of Argon2id
-//! work (memory × passes) summed over the passphrase slots one unlock may try, checked before
-//! the first Argon2 run. `key_check` is a public
-//! PRF output of the master key: it tells whether a master key given to `add_*` or
+//! secret. In a format-7 store the whole of `memfs.keys` is authenticated under the root (see
+//! `root.rs`), but only after a slot has unlocked it, so what a slot asks of the machine is
+//! bounded before that: [`KdfParams::new`] bounds each slot's costs before Argon2 runs, a set
+//! holds at most [`KeySlots::MAX_SLOTS`] slots, and at most [`KeySlots::MAX_UNLOCK_WORK_KIB`]
+//! of Argon2id work (memory × passes) is summed over the passphrase slots one unlock may try,
+//! checked before the first Argon2 run. `key_check` is a public PRF output of the root (of the
+//! master key in a version-1 set): it tells whether a key given to `add_*` or
 //! `change_passphrase` belongs to this set, so a slot can never wrap a stranger's key.
 
 use std::collections::HashSet;
@@ -42,6 +55,7 @@ use std::fmt;
 
 use secrecy::SecretString;
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
 use crate::aead::{self, Cipher, NONCE_LEN, TAG_LEN};
@@ -51,14 +65,24 @@ use crate::error::Error;
 use crate::hex;
 use crate::key::MasterKey;
 use crate::keyfile::KeyFile;
+use crate::root::RootKey;
 use crate::slot_id::{SlotId, SlotKind};
 use crate::slot_note::SlotNote;
+use crate::wrap::{self, WRAPPED_32};
 
-/// Domain label that starts the associated data of every slot.
-const AAD_LABEL: &[u8; 16] = b"memfs keyslot v1";
+/// Domain label that starts the associated data of a slot of formats 2 to 6.
+const AAD_LABEL_V1: &[u8; 16] = b"memfs keyslot v1";
+/// Domain label that starts the associated data of a format-7 slot.
+const AAD_LABEL_V2: &[u8; 16] = b"memfs keyslot v2";
+/// Domain label of the root wrapped to a slot.
+const ROOT_AAD: &[u8; 10] = b"memfs root";
+/// Domain label of the bridge.
+const BRIDGE_AAD: &[u8; 12] = b"memfs bridge";
 
-/// A wrapped master key: ciphertext and tag.
+/// A wrapped 32-byte secret (master key, or a slot's X25519 secret): ciphertext and tag.
 const WRAPPED_LEN: usize = 32 + TAG_LEN;
+/// The root wrapped to a slot: ephemeral public key, nonce, ciphertext and tag.
+const SLOT_ROOT_LEN: usize = 32 + WRAPPED_32;
 
 /// Argon2id costs as read from JSON: unchecked until [`KdfParams::new`] bounds them.
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -86,7 +110,7 @@ enum KekSource {
     KeyFile,
 }
 
-/// One wrapped copy of the master key.
+/// One way in.
 #[derive(Clone, Serialize, Deserialize)]
 struct Slot {
     id: SlotId,
@@ -94,9 +118,16 @@ struct Slot {
     source: KekSource,
     #[serde(with = "hex::array")]
     nonce: [u8; NONCE_LEN],
+    /// Format 7: the slot's X25519 secret key; before: the master key.
     #[serde(with = "hex::array")]
     wrapped: [u8; WRAPPED_LEN],
-    /// Shown to people, not authenticated (see [`SlotNote`]); absent in slots made before.
+    /// Format 7: the slot's X25519 public key; absent in a slot of formats 2 to 6.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    public: Option<[u8; 32]>,
+    /// Format 7: the root, wrapped to `public`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    root: Option<[u8; SLOT_ROOT_LEN]>,
+    /// Shown to people (see [`SlotNote`]); absent in slots made before notes.
     #[serde(flatten)]
     note: SlotNote,
 }
@@ -115,8 +146,27 @@ impl Slot {
         self.source.kind()
     }
 
-    /// Wraps `master` under `kek` as slot `id`.
-    fn wrap(
+    /// Whether this slot was made before format 7 (it wraps the master key).
+    fn is_legacy(&self) -> bool {
+        self.public.is_none()
+    }
+
+    /// A format-7 slot `id` under `kek`: a fresh X25519 key pair, its secret wrapped under
+    /// `kek`, and `root` wrapped to its public key.
+    fn new(id: SlotId, source: KekSource, kek: &[u8; 32], root: &RootKey, store_id: &[u8; 16]) -> Result<Self, Error> {
+        let secret = random_secret()?;
+        let public = PublicKey::from(&secret).to_bytes();
+        let nonce = aead::random_nonce()?;
+        let aad = associated_data(AAD_LABEL_V2, store_id, source.kind(), id);
+        let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
+        aead::seal_into(&Cipher::new(kek), &nonce, &aad, secret.as_bytes(), &mut out)?;
+        let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
+        let root = Some(wrap_root(&public, root, store_id, id)?);
+        Ok(Slot { id, source, nonce, wrapped, public: Some(public), root, note: SlotNote::default() })
+    }
+
+    /// A slot of formats 2 to 6, wrapping `master` (tests build such sets).
+    fn legacy(
         id: SlotId,
         source: KekSource,
         kek: &[u8; 32],
@@ -124,13 +174,11 @@ impl Slot {
         store_id: &[u8; 16],
     ) -> Result<Self, Error> {
         let nonce = aead::random_nonce()?;
-        let kind = source.kind();
-        // `seal_into` copies the plaintext into `out` before encrypting it there: wipe it, and
-        // size it exactly so it never reallocates.
+        let aad = associated_data(AAD_LABEL_V1, store_id, source.kind(), id);
         let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
-        aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(store_id, kind, id), master.expose(), &mut out)?;
+        aead::seal_into(&Cipher::new(kek), &nonce, &aad, master.expose(), &mut out)?;
         let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
-        Ok(Slot { id, source, nonce, wrapped, note: SlotNote::default() })
+        Ok(Slot { id, source, nonce, wrapped, public: None, root: None, note: SlotNote::default() })
     }
 
     /// This slot's KEK from `credential`, if the kinds match. Runs Argon2 (once) for a
@@ -145,13 +193,81 @@ impl Slot {
         }
     }
 
-    /// The master key, if `kek` is this slot's KEK and the slot belongs to store `store_id`.
-    fn unwrap(&self, kek: &[u8; 32], store_id: &[u8; 16]) -> Result<MasterKey, Error> {
+    /// The 32 bytes this slot wraps under `kek`: the X25519 secret of a format-7 slot, the
+    /// master key of an older one.
+    fn unwrap(&self, kek: &[u8; 32], store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, Error> {
+        let label = if self.is_legacy() { AAD_LABEL_V1 } else { AAD_LABEL_V2 };
         let mut buf = Zeroizing::new(self.wrapped);
-        let aad = associated_data(store_id, self.kind(), self.id);
+        let aad = associated_data(label, store_id, self.kind(), self.id);
         let len = aead::open_in_place(&Cipher::new(kek), &self.nonce, &aad, &mut buf[..])?;
-        MasterKey::from_slice(&buf[..len]).ok_or(Error::Decrypt)
+        let mut out = Zeroizing::new([0u8; 32]);
+        if len != 32 {
+            return Err(Error::Decrypt);
+        }
+        out.copy_from_slice(&buf[..32]);
+        Ok(out)
     }
+
+    /// The root of a format-7 slot, given its X25519 secret.
+    fn open_root(&self, secret: &Zeroizing<[u8; 32]>, store_id: &[u8; 16]) -> Result<RootKey, Error> {
+        let (Some(public), Some(sealed)) = (&self.public, &self.root) else { return Err(Error::Decrypt) };
+        let secret = StaticSecret::from(**secret);
+        if PublicKey::from(&secret).as_bytes() != public {
+            return Err(Error::Decrypt);
+        }
+        let (ephemeral, wrapped) = sealed.split_at(32);
+        let ephemeral: [u8; 32] = ephemeral.try_into().map_err(|_| Error::Decrypt)?;
+        let wrapped: &[u8; WRAPPED_32] = wrapped.try_into().map_err(|_| Error::Decrypt)?;
+        let shared = secret.diffie_hellman(&PublicKey::from(ephemeral));
+        if !shared.was_contributory() {
+            return Err(Error::Decrypt);
+        }
+        let key = derive::derive(derive::SLOT_ROOT_CONTEXT, &[shared.as_bytes(), &ephemeral, public]);
+        let root: Zeroizing<[u8; 32]> = wrap::unwrap(&key, &root_aad(store_id, self.id), wrapped)?;
+        Ok(RootKey::from_bytes(*root))
+    }
+}
+
+/// A fresh X25519 secret from the operating system's RNG.
+fn random_secret() -> Result<StaticSecret, Error> {
+    let mut bytes = Zeroizing::new([0u8; 32]);
+    getrandom::fill(&mut bytes[..]).map_err(|_| Error::Random)?;
+    Ok(StaticSecret::from(*bytes))
+}
+
+/// `root` wrapped to the slot whose public key is `public`: a fresh ephemeral key pair, the
+/// shared secret through BLAKE3, AES-256-GCM. `ephemeral public key || nonce || sealed root`.
+fn wrap_root(public: &[u8; 32], root: &RootKey, store_id: &[u8; 16], id: SlotId) -> Result<[u8; SLOT_ROOT_LEN], Error> {
+    let ephemeral = random_secret()?;
+    let ephemeral_public = PublicKey::from(&ephemeral).to_bytes();
+    let shared = ephemeral.diffie_hellman(&PublicKey::from(*public));
+    // A low-order point planted as a slot's public key would make the shared secret public.
+    if !shared.was_contributory() {
+        return Err(Error::Decrypt);
+    }
+    let key = derive::derive(derive::SLOT_ROOT_CONTEXT, &[shared.as_bytes(), &ephemeral_public, public]);
+    let wrapped: [u8; WRAPPED_32] = wrap::wrap(&key, &root_aad(store_id, id), root.expose())?;
+    let mut out = [0u8; SLOT_ROOT_LEN];
+    out[..32].copy_from_slice(&ephemeral_public);
+    out[32..].copy_from_slice(&wrapped);
+    Ok(out)
+}
+
+/// `"memfs root" || store id || slot id (4, big-endian)`.
+fn root_aad(store_id: &[u8; 16], id: SlotId) -> [u8; 30] {
+    let mut aad = [0u8; 30];
+    aad[..10].copy_from_slice(ROOT_AAD);
+    aad[10..26].copy_from_slice(store_id);
+    aad[26..].copy_from_slice(&id.get().to_be_bytes());
+    aad
+}
+
+/// `"memfs bridge" || store id`.
+fn bridge_aad(store_id: &[u8; 16]) -> [u8; 28] {
+    let mut aad = [0u8; 28];
+    aad[..12].copy_from_slice(BRIDGE_AAD);
+    aad[12..].copy_from_slice(store_id);
+    aad
 }
 
 /// Argon2id work of one run, in KiB × passes; at most 2^21 × 64 = 2^27 for a bounded slot,
@@ -169,41 +285,103 @@ fn check_work(total: u64) -> Result<(), Error> {
     }
 }
 
-/// `"memfs keyslot v1" || store id || kind || id`: 37 bytes, fixed length.
-fn associated_data(store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
+/// `label || store id || kind || id`: 37 bytes, fixed length.
+fn associated_data(label: &[u8; 16], store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
     let mut aad = [0u8; 37];
-    aad[..16].copy_from_slice(AAD_LABEL);
+    aad[..16].copy_from_slice(label);
     aad[16..32].copy_from_slice(store_id);
     aad[32] = kind.to_u8();
     aad[33..].copy_from_slice(&id.get().to_be_bytes());
     aad
 }
 
-/// A store's key slots: every way to unlock its master key. Always holds at least one slot.
+/// What a credential unlocked.
+pub enum Unlocked {
+    /// The master key of a store of formats 2 to 6 (a slot set of version 1).
+    Master(MasterKey),
+    /// The root key of a format-7 store, and, if the slot that opened it was made before
+    /// format 7, the old master key it wrapped.
+    Root(RootKey),
+}
+
+/// A slot opened by a credential: which one, and what it unlocked. Keeps the slot's KEK (wiped
+/// on drop) so that the slot can be carried over to format 7 without a second Argon2 run.
+pub struct Opened {
+    slot: SlotId,
+    key: Unlocked,
+    kek: Zeroizing<[u8; 32]>,
+}
+
+impl Opened {
+    /// The slot the credential opened.
+    pub fn slot(&self) -> SlotId {
+        self.slot
+    }
+
+    /// What it unlocked.
+    pub fn key(&self) -> &Unlocked {
+        &self.key
+    }
+
+    /// The root, in a format-7 set.
+    pub fn root(&self) -> Option<&RootKey> {
+        match &self.key {
+            Unlocked::Root(root) => Some(root),
+            Unlocked::Master(_) => None,
+        }
+    }
+
+    /// The slot and what it unlocked, by value.
+    pub fn into_parts(self) -> (SlotId, Unlocked) {
+        let Opened { slot, key, kek: _ } = self;
+        (slot, key)
+    }
+
+    /// The master key of a set of formats 2 to 6 (to build the keyring that migrates it).
+    pub fn master(&self) -> Option<&MasterKey> {
+        match &self.key {
+            Unlocked::Master(master) => Some(master),
+            Unlocked::Root(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for Opened {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opened").field("slot", &self.slot).finish_non_exhaustive()
+    }
+}
+
+/// A store's key slots: every way to unlock it. Always holds at least one slot.
 ///
 /// ```
-/// use memfs_crypt::{Credential, KdfParams, KeyFile, KeySlots, MasterKey};
+/// use memfs_crypt::{Credential, KdfParams, KeyFile, KeySlots, RootKey};
 ///
 /// let store_id = [7u8; 16]; // the store id: 16 random bytes chosen when the store was created
-/// let master = MasterKey::generate()?;
+/// let root = RootKey::generate()?;
 /// let cheap = KdfParams::new(8, 1, 1)?; // tests only: use KdfParams::DEFAULT
-/// let mut slots = KeySlots::with_slot(&master, &store_id, &Credential::Passphrase("hunter2".into()), cheap)?;
+/// let mut slots = KeySlots::with_slot(&root, &store_id, &Credential::Passphrase("hunter2".into()), cheap)?;
 /// let file = KeyFile::generate()?;
-/// assert_eq!(slots.add_key_file_slot(&master, &store_id, &file)?.get(), 2);
+/// assert_eq!(slots.add_key_file_slot(&root, &store_id, &file)?.get(), 2);
 ///
 /// let json = serde_json::to_string(&slots)?;
 /// let slots: KeySlots = serde_json::from_str(&json)?;
-/// let again = slots.unlock(&Credential::KeyFile(file), &store_id)?;
-/// assert_eq!(again.address_key().address(b"x"), master.address_key().address(b"x"));
+/// let opened = slots.unlock(&Credential::KeyFile(file), &store_id)?;
+/// assert_eq!(opened.slot().get(), 2);
+/// assert!(opened.root().is_some());
 /// assert!(slots.unlock(&Credential::Passphrase("hunter3".into()), &store_id).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "UncheckedKeySlots")]
 pub struct KeySlots {
-    version: Version1,
+    version: SetVersion,
     #[serde(with = "hex::array")]
     key_check: [u8; 32],
+    /// Format 7 while slots of formats 2 to 6 remain: the root wrapped under a key derived
+    /// from the old master key.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    bridge: Option<[u8; WRAPPED_32]>,
     slots: Vec<Slot>,
 }
 
@@ -225,39 +403,69 @@ impl KeySlots {
     /// added or changed, so every set memfs writes can be opened.
     pub const MAX_UNLOCK_WORK_KIB: u64 = 8 * 1024 * 1024;
 
-    /// A new set whose one slot opens `master` with `key_file`.
-    pub fn with_key_file(master: &MasterKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
-        Self::one_slot(master, |slots| slots.add_key_file_slot(master, store_id, key_file))
+    /// A new format-7 set whose one slot opens `root` with `key_file`.
+    pub fn with_key_file(root: &RootKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
+        Self::one_slot(root, |slots| slots.add_key_file_slot(root, store_id, key_file))
     }
 
-    /// A new set whose one slot opens `master` with `credential`; `params` are the Argon2id
-    /// costs if it is a passphrase (ignored for a key file).
+    /// A new format-7 set whose one slot opens `root` with `credential`; `params` are the
+    /// Argon2id costs if it is a passphrase (ignored for a key file).
     pub fn with_slot(
+        root: &RootKey,
+        store_id: &[u8; 16],
+        credential: &Credential,
+        params: KdfParams,
+    ) -> Result<Self, Error> {
+        Self::one_slot(root, |slots| slots.add_slot(root, store_id, credential, params))
+    }
+
+    /// A set of formats 2 to 6 whose one slot wraps `master` under `credential`: what those
+    /// formats wrote, for tests of migration.
+    #[doc(hidden)]
+    pub fn legacy_with_slot(
         master: &MasterKey,
         store_id: &[u8; 16],
         credential: &Credential,
         params: KdfParams,
     ) -> Result<Self, Error> {
-        Self::one_slot(master, |slots| slots.add_slot(master, store_id, credential, params))
+        let id = SlotId::new(1);
+        let (source, kek) = match credential {
+            Credential::KeyFile(file) => (KekSource::KeyFile, file.kek()),
+            Credential::Passphrase(passphrase) => {
+                let mut salt = [0u8; 16];
+                getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+                let kek = derive::passphrase_kek(passphrase, &salt, params)?;
+                (KekSource::Passphrase { argon2id: params.into(), salt }, kek)
+            }
+        };
+        Ok(KeySlots {
+            version: SetVersion::V1,
+            key_check: *derive::key_check(master.expose()).as_bytes(),
+            bridge: None,
+            slots: vec![Slot::legacy(id, source, &kek, master, store_id)?],
+        })
     }
 
-    /// A new set for `master` holding the one slot `add` puts in it.
-    fn one_slot(master: &MasterKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
-        let mut slots = KeySlots {
-            version: Version1,
-            key_check: *derive::key_check(master.expose()).as_bytes(),
-            slots: Vec::new(),
-        };
+    /// A new set for `root` holding the one slot `add` puts in it.
+    fn one_slot(root: &RootKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
+        let mut slots =
+            KeySlots { version: SetVersion::V2, key_check: *root.check().as_bytes(), bridge: None, slots: Vec::new() };
         add(&mut slots)?;
         Ok(slots)
     }
 
-    /// The master key, unlocked with `credential`. See [`unlock_slot`](Self::unlock_slot).
-    pub fn unlock(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<MasterKey, Error> {
-        self.unlock_slot(credential, store_id).map(|(_, master)| master)
+    /// Whether `root` is this format-7 set's root (its public check value matches).
+    pub fn belongs_to(&self, root: &RootKey) -> bool {
+        self.check_root(root).is_ok()
     }
 
-    /// The master key and the id of the slot that opened it.
+    /// Whether this is a format-7 set (version 2), whose slots reach a root.
+    pub fn has_root(&self) -> bool {
+        self.version == SetVersion::V2
+    }
+
+    /// The slot `credential` opens, and what it unlocks: the root of a format-7 set, the
+    /// master key of an older one.
     ///
     /// Tries only the slots of the credential's kind, in order, so with one passphrase slot
     /// this costs exactly one Argon2 run. Errors: [`Error::WrongKey`] if the credential opens
@@ -267,7 +475,7 @@ impl KeySlots {
     /// A passphrase first checks that the slots' summed Argon2id work is within
     /// [`MAX_UNLOCK_WORK_KIB`](Self::MAX_UNLOCK_WORK_KIB): [`Error::UnlockWork`] otherwise,
     /// with no Argon2 run. A key file runs no Argon2, so no such check.
-    pub fn unlock_slot(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<(SlotId, MasterKey), Error> {
+    pub fn unlock(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<Opened, Error> {
         let kind = credential.kind();
         if kind == SlotKind::Passphrase {
             check_work(self.passphrase_work(None))?;
@@ -283,59 +491,109 @@ impl KeySlots {
                     continue;
                 }
             };
-            match slot.unwrap(&kek, store_id) {
-                Ok(master) if self.owns(&master) => return Ok((slot.id, master)),
-                // Authentic but not this set's key: the set was assembled wrongly.
-                Ok(_) => return Err(Error::KeyMismatch),
-                Err(_) => failure = Error::WrongKey,
+            let Ok(inner) = slot.unwrap(&kek, store_id) else {
+                failure = Error::WrongKey;
+                continue;
+            };
+            let key = match (self.version, slot.is_legacy()) {
+                (SetVersion::V1, _) => Unlocked::Master(MasterKey::from_bytes(*inner)),
+                (SetVersion::V2, false) => Unlocked::Root(slot.open_root(&inner, store_id)?),
+                (SetVersion::V2, true) => Unlocked::Root(self.cross_bridge(&MasterKey::from_bytes(*inner), store_id)?),
+            };
+            // Authentic but not this set's key: the set was assembled wrongly.
+            if !self.owns(&key) {
+                return Err(Error::KeyMismatch);
             }
+            return Ok(Opened { slot: slot.id, key, kek });
         }
         Err(failure)
     }
 
-    /// Adds a slot that opens `master` with `credential` (Argon2id costs `params` if it is a
+    /// The root a slot of formats 2 to 6 reaches through the bridge.
+    fn cross_bridge(&self, master: &MasterKey, store_id: &[u8; 16]) -> Result<RootKey, Error> {
+        let bridge = self.bridge.as_ref().ok_or(Error::Decrypt)?;
+        let key = derive::subkey(derive::BRIDGE_CONTEXT, master.expose());
+        let root: Zeroizing<[u8; 32]> = wrap::unwrap(&key, &bridge_aad(store_id), bridge)?;
+        Ok(RootKey::from_bytes(*root))
+    }
+
+    /// Carries this set over to format 7 as far as `opened` allows: a version-1 set becomes a
+    /// version-2 set for `root`, with a bridge for its other slots; the opened slot, if it was
+    /// made before format 7, becomes a format-7 slot (same id, kind, KEK and note). The bridge
+    /// goes when no slot needs it. Returns whether anything changed.
+    pub fn carry_over(&mut self, opened: &Opened, root: &RootKey, store_id: &[u8; 16]) -> Result<bool, Error> {
+        let index = self.index(opened.slot)?;
+        if !self.slots[index].is_legacy() {
+            return Ok(false);
+        }
+        self.check_owns(&opened.key)?;
+        if self.version == SetVersion::V1 {
+            let Unlocked::Master(master) = &opened.key else { return Err(Error::KeyMismatch) };
+            let key = derive::subkey(derive::BRIDGE_CONTEXT, master.expose());
+            self.bridge = Some(wrap::wrap(&key, &bridge_aad(store_id), root.expose())?);
+            self.version = SetVersion::V2;
+            self.key_check = *root.check().as_bytes();
+        } else {
+            self.check_root(root)?;
+        }
+        let old = &self.slots[index];
+        let slot =
+            Slot { note: old.note.clone(), ..Slot::new(old.id, old.source.clone(), &opened.kek, root, store_id)? };
+        self.slots[index] = slot;
+        if self.slots.iter().all(|s| !s.is_legacy()) {
+            self.bridge = None;
+        }
+        Ok(true)
+    }
+
+    /// The slots made before format 7 and not carried over yet.
+    pub fn legacy_slots(&self) -> Vec<SlotId> {
+        self.slots.iter().filter(|s| s.is_legacy()).map(|s| s.id).collect()
+    }
+
+    /// Adds a slot that opens `root` with `credential` (Argon2id costs `params` if it is a
     /// passphrase, run once; ignored for a key file); returns its id. [`Error::KeyMismatch`] if
-    /// `master` is not this set's key.
+    /// `root` is not this set's.
     pub fn add_slot(
         &mut self,
-        master: &MasterKey,
+        root: &RootKey,
         store_id: &[u8; 16],
         credential: &Credential,
         params: KdfParams,
     ) -> Result<SlotId, Error> {
         match credential {
-            Credential::KeyFile(key_file) => self.add_key_file_slot(master, store_id, key_file),
+            Credential::KeyFile(key_file) => self.add_key_file_slot(root, store_id, key_file),
             Credential::Passphrase(passphrase) => {
                 self.check_room()?;
                 check_work(self.passphrase_work(None) + work(params))?;
                 let id = self.next_id();
-                let slot = self.passphrase_slot(id, master, store_id, passphrase, params)?;
+                let slot = self.passphrase_slot(id, root, store_id, passphrase, params)?;
                 self.slots.push(slot);
                 Ok(id)
             }
         }
     }
 
-    /// Adds a slot that opens `master` with `key_file`; returns its id.
-    /// [`Error::KeyMismatch`] if `master` is not this set's key.
+    /// Adds a slot that opens `root` with `key_file`; returns its id.
+    /// [`Error::KeyMismatch`] if `root` is not this set's.
     pub fn add_key_file_slot(
         &mut self,
-        master: &MasterKey,
+        root: &RootKey,
         store_id: &[u8; 16],
         key_file: &KeyFile,
     ) -> Result<SlotId, Error> {
-        self.check_owns(master)?;
+        self.check_root(root)?;
         self.check_room()?;
         let id = self.next_id();
-        self.slots.push(Slot::wrap(id, KekSource::KeyFile, &key_file.kek(), master, store_id)?);
+        self.slots.push(Slot::new(id, KekSource::KeyFile, &key_file.kek(), root, store_id)?);
         Ok(id)
     }
 
-    /// Re-wraps passphrase slot `id` under `new` (fresh salt, fresh nonce, costs `params`),
-    /// keeping its id. The old passphrase no longer opens it; the master key is unchanged.
+    /// Re-wraps passphrase slot `id` under `new` (fresh salt, fresh key pair, costs `params`),
+    /// keeping its id and note. The old passphrase no longer opens it; the root is unchanged.
     pub fn change_passphrase(
         &mut self,
-        master: &MasterKey,
+        root: &RootKey,
         store_id: &[u8; 16],
         id: SlotId,
         new: &SecretString,
@@ -348,7 +606,27 @@ impl KeySlots {
         }
         check_work(self.passphrase_work(Some(id)) + work(params))?;
         let note = std::mem::take(&mut self.slots[index].note);
-        self.slots[index] = Slot { note, ..self.passphrase_slot(id, master, store_id, new, params)? };
+        self.slots[index] = Slot { note, ..self.passphrase_slot(id, root, store_id, new, params)? };
+        if self.slots.iter().all(|s| !s.is_legacy()) {
+            self.bridge = None;
+        }
+        Ok(())
+    }
+
+    /// Wraps `new_root` to every slot (by its public key: no credential needed) in place of
+    /// the root they held, for `memfs key rotate`. [`Error::LegacySlots`] if some slots were
+    /// made before format 7 and never used since: they have no public key to wrap to.
+    pub fn rewrap_root(&mut self, new_root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
+        let legacy = self.legacy_slots();
+        if !legacy.is_empty() {
+            return Err(Error::LegacySlots { slots: legacy });
+        }
+        for slot in &mut self.slots {
+            let public = slot.public.ok_or(Error::Decrypt)?;
+            slot.root = Some(wrap_root(&public, new_root, store_id, slot.id)?);
+        }
+        self.key_check = *new_root.check().as_bytes();
+        self.bridge = None;
         Ok(())
     }
 
@@ -374,6 +652,9 @@ impl KeySlots {
             return Err(Error::LastSlot);
         }
         self.slots.remove(index);
+        if self.slots.iter().all(|s| !s.is_legacy()) {
+            self.bridge = None;
+        }
         Ok(())
     }
 
@@ -385,16 +666,16 @@ impl KeySlots {
     fn passphrase_slot(
         &self,
         id: SlotId,
-        master: &MasterKey,
+        root: &RootKey,
         store_id: &[u8; 16],
         passphrase: &SecretString,
         params: KdfParams,
     ) -> Result<Slot, Error> {
-        self.check_owns(master)?;
+        self.check_root(root)?;
         let mut salt = [0u8; 16];
         getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
         let kek = derive::passphrase_kek(passphrase, &salt, params)?;
-        Slot::wrap(id, KekSource::Passphrase { argon2id: params.into(), salt }, &kek, master, store_id)
+        Slot::new(id, KekSource::Passphrase { argon2id: params.into(), salt }, &kek, root, store_id)
     }
 
     /// [`Error::TooManySlots`] if the set is full.
@@ -413,13 +694,28 @@ impl KeySlots {
         costs.map(work).sum()
     }
 
-    /// Whether `master` is this set's key; constant-time (`blake3::Hash` equality).
-    fn owns(&self, master: &MasterKey) -> bool {
-        derive::key_check(master.expose()) == blake3::Hash::from(self.key_check)
+    /// Whether `key` is this set's; constant-time (`blake3::Hash` equality).
+    fn owns(&self, key: &Unlocked) -> bool {
+        let check = match (self.version, key) {
+            (SetVersion::V1, Unlocked::Master(master)) => derive::key_check(master.expose()),
+            (SetVersion::V2, Unlocked::Root(root)) => root.check(),
+            _ => return false,
+        };
+        check == blake3::Hash::from(self.key_check)
     }
 
-    fn check_owns(&self, master: &MasterKey) -> Result<(), Error> {
-        if self.owns(master) { Ok(()) } else { Err(Error::KeyMismatch) }
+    fn check_owns(&self, key: &Unlocked) -> Result<(), Error> {
+        if self.owns(key) { Ok(()) } else { Err(Error::KeyMismatch) }
+    }
+
+    /// [`Error::KeyMismatch`] unless this is a format-7 set of `root`: slots are only ever
+    /// added to, or changed in, a format-7 set (an older one is carried over first).
+    fn check_root(&self, root: &RootKey) -> Result<(), Error> {
+        if self.version == SetVersion::V2 && root.check() == blake3::Hash::from(self.key_check) {
+            Ok(())
+        } else {
+            Err(Error::KeyMismatch)
+        }
     }
 
     fn index(&self, id: SlotId) -> Result<usize, Error> {
@@ -440,38 +736,49 @@ impl KeySlots {
 impl fmt::Debug for KeySlots {
     /// Ids and kinds only: the rest is opaque bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let KeySlots { version: _, key_check: _, slots } = self;
+        let KeySlots { version: _, key_check: _, bridge: _, slots } = self;
         f.debug_struct("KeySlots").field("slots", &slots.iter().map(|s| (s.id, s.kind())).collect::<Vec<_>>()).finish()
     }
 }
 
-/// The `version` field: serializes as 1 and refuses to deserialize anything else.
-#[derive(Clone, Copy)]
-struct Version1;
+/// The `version` field: 1 (formats 2 to 6: slots wrap the master key) or 2 (format 7: slots
+/// reach a root); anything else is refused.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetVersion {
+    V1,
+    V2,
+}
 
-impl Serialize for Version1 {
+impl Serialize for SetVersion {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u8(1)
+        s.serialize_u8(match self {
+            SetVersion::V1 => 1,
+            SetVersion::V2 => 2,
+        })
     }
 }
 
-impl<'de> Deserialize<'de> for Version1 {
+impl<'de> Deserialize<'de> for SetVersion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match u64::deserialize(d)? {
-            1 => Ok(Version1),
+            1 => Ok(SetVersion::V1),
+            2 => Ok(SetVersion::V2),
             v => Err(de::Error::custom(format_args!("unsupported key slot format version {v}"))),
         }
     }
 }
 
-/// [`KeySlots`] as read, before checking that it has one to [`KeySlots::MAX_SLOTS`] slots and
-/// that their ids are distinct. (The summed Argon2id work is checked when a passphrase
-/// unlocks, not here: a key file still opens a store whose passphrase slots are too costly.)
+/// [`KeySlots`] as read, before checking that it has one to [`KeySlots::MAX_SLOTS`] slots,
+/// that their ids are distinct, and that their versions agree with the set's. (The summed
+/// Argon2id work is checked when a passphrase unlocks, not here: a key file still opens a
+/// store whose passphrase slots are too costly.)
 #[derive(Deserialize)]
 struct UncheckedKeySlots {
-    version: Version1,
+    version: SetVersion,
     #[serde(with = "hex::array")]
     key_check: [u8; 32],
+    #[serde(default, with = "hex::option_array")]
+    bridge: Option<[u8; WRAPPED_32]>,
     slots: Vec<Slot>,
 }
 
@@ -479,7 +786,7 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
     type Error = String;
 
     fn try_from(u: UncheckedKeySlots) -> Result<Self, Self::Error> {
-        let UncheckedKeySlots { version, key_check, slots } = u;
+        let UncheckedKeySlots { version, key_check, bridge, slots } = u;
         if slots.is_empty() {
             return Err("a key slot set needs at least one slot".into());
         }
@@ -493,7 +800,13 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
         if let Some(Err(e)) = slots.iter().map(|s| s.note.check()).find(Result::is_err) {
             return Err(e.to_string());
         }
-        Ok(KeySlots { version, key_check, slots })
+        if slots.iter().any(|s| s.public.is_some() != s.root.is_some()) {
+            return Err("a key slot has a public key without a root, or a root without a public key".into());
+        }
+        if version == SetVersion::V1 && (bridge.is_some() || slots.iter().any(|s| !s.is_legacy())) {
+            return Err("a key slot set of version 1 holds a slot or bridge of version 2".into());
+        }
+        Ok(KeySlots { version, key_check, bridge, slots })
     }
 }
 
@@ -515,8 +828,8 @@ mod tests {
     /// written or read with text a terminal would act on.
     #[test]
     fn notes_round_trip_and_hostile_ones_are_refused() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_slot(&master, &store, &phrase("a"), cheap()).unwrap();
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_slot(&root, &store, &phrase("a"), cheap()).unwrap();
         let plain = serde_json::to_string(&slots).unwrap();
         assert!(!plain.contains("label") && !plain.contains("created_ms") && !plain.contains("host"), "{plain}");
         let note = SlotNote {
@@ -525,7 +838,7 @@ mod tests {
             host: Some("h1".into()),
         };
         slots.set_note(SlotId::new(1), note.clone()).unwrap();
-        slots.change_passphrase(&master, &store, SlotId::new(1), &SecretString::from("b"), cheap()).unwrap();
+        slots.change_passphrase(&root, &store, SlotId::new(1), &SecretString::from("b"), cheap()).unwrap();
         let json = serde_json::to_string(&slots).unwrap();
         let back: KeySlots = serde_json::from_str(&json).unwrap();
         assert_eq!(back.notes().map(|(id, _, n)| (id, n.clone())).collect::<Vec<_>>(), [(SlotId::new(1), note)]);
@@ -542,10 +855,10 @@ mod tests {
 
     #[test]
     fn one_passphrase_slot_costs_one_argon2_run() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         let file = KeyFile::from_bytes([3; 32]);
-        slots.add_key_file_slot(&master, &store, &file).unwrap();
+        slots.add_key_file_slot(&root, &store, &file).unwrap();
 
         let before = argon2_runs();
         assert!(slots.unlock(&phrase("a"), &store).is_ok());
@@ -559,9 +872,9 @@ mod tests {
 
     #[test]
     fn hostile_costs_are_refused_before_argon2() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         for (m, t, p) in [(u32::MAX, 3, 4), (65536, 1_000_000, 4), (65536, 3, 1 << 20), (0, 0, 0)] {
-            let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+            let mut slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
             let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
             *argon2id = Argon2Costs { m_cost: m, t_cost: t, p_cost: p };
             let before = argon2_runs();
@@ -575,12 +888,12 @@ mod tests {
 
     #[test]
     fn a_hostile_slot_does_not_hide_a_good_one() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
-        slots.add_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+        slots.add_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[0].source else { unreachable!() };
         argon2id.m_cost = u32::MAX;
-        let (id, _) = slots.unlock_slot(&phrase("a"), &store).unwrap();
+        let id = slots.unlock(&phrase("a"), &store).unwrap().slot();
         assert_eq!(id, SlotId::new(2));
         // With a wrong passphrase the tried slot decides: WrongKey.
         assert!(matches!(slots.unlock(&phrase("b"), &store), Err(Error::WrongKey)));
@@ -588,16 +901,16 @@ mod tests {
 
     #[test]
     fn at_most_16_slots() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         let file = KeyFile::from_bytes([3; 32]);
-        let mut slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
+        let mut slots = KeySlots::with_key_file(&root, &store, &file).unwrap();
         for _ in 1..KeySlots::MAX_SLOTS {
-            slots.add_key_file_slot(&master, &store, &file).unwrap();
+            slots.add_key_file_slot(&root, &store, &file).unwrap();
         }
-        assert!(matches!(slots.add_key_file_slot(&master, &store, &file), Err(Error::TooManySlots)));
+        assert!(matches!(slots.add_key_file_slot(&root, &store, &file), Err(Error::TooManySlots)));
         let before = argon2_runs();
         assert!(matches!(
-            slots.add_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()),
+            slots.add_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()),
             Err(Error::TooManySlots)
         ));
         assert_eq!(argon2_runs(), before);
@@ -617,8 +930,8 @@ mod tests {
 
     #[test]
     fn summed_work_is_bounded_before_argon2() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
-        let mut slots = KeySlots::with_slot(&master, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("a".into()), cheap()).unwrap();
         // Three slots of 1 GiB x 3 passes (each within the per-slot bounds): 9 GiB-passes.
         for i in 0..3 {
             slots.slots.push(Slot { id: SlotId::new(i + 2), ..slots.slots[0].clone() });
@@ -640,7 +953,7 @@ mod tests {
         // A key file runs no Argon2, so the same passphrase slots do not stop it.
         let file = KeyFile::from_bytes([3; 32]);
         slots.slots.truncate(1);
-        slots.add_key_file_slot(&master, &store, &file).unwrap();
+        slots.add_key_file_slot(&root, &store, &file).unwrap();
         for i in 0..3 {
             slots.slots.push(Slot { id: SlotId::new(i + 3), ..slots.slots[0].clone() });
             let KekSource::Passphrase { argon2id, .. } = &mut slots.slots[i as usize + 2].source else {
@@ -653,7 +966,7 @@ mod tests {
         slots.slots.truncate(2);
         let two_gib_four = KdfParams::new(2 << 20, 4, 4).unwrap();
         let before = argon2_runs();
-        let err = slots.add_slot(&master, &store, &Credential::Passphrase("b".into()), two_gib_four).err().unwrap();
+        let err = slots.add_slot(&root, &store, &Credential::Passphrase("b".into()), two_gib_four).err().unwrap();
         assert!(matches!(err, Error::UnlockWork { mib_passes: 8193 }), "{err:?}");
         assert_eq!(argon2_runs(), before);
         // The defaults, sixteen times, fit.
@@ -663,8 +976,8 @@ mod tests {
 
     #[test]
     fn associated_data_layout() {
-        let aad = associated_data(&[0xaa; 16], SlotKind::KeyFile, SlotId::new(0x01020304));
-        assert_eq!(&aad[..16], b"memfs keyslot v1");
+        let aad = associated_data(AAD_LABEL_V2, &[0xaa; 16], SlotKind::KeyFile, SlotId::new(0x01020304));
+        assert_eq!(&aad[..16], b"memfs keyslot v2");
         assert_eq!(aad[16..32], [0xaa; 16]);
         assert_eq!(aad[32..], [2, 1, 2, 3, 4]);
     }
@@ -673,9 +986,9 @@ mod tests {
     fn kind_and_id_are_authenticated() {
         // Even with the right KEK, a slot read as another kind or id does not open (the KEKs
         // of different kinds never match in practice: this is defence in depth).
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         let file = KeyFile::from_bytes([3; 32]);
-        let slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
+        let slots = KeySlots::with_key_file(&root, &store, &file).unwrap();
         let good = &slots.slots[0];
         assert!(good.unwrap(&file.kek(), &store).is_ok());
         let mut relabelled = good.clone();
@@ -688,16 +1001,77 @@ mod tests {
 
     #[test]
     fn ids_grow_past_removed_ones() {
-        let (store, master) = ([1u8; 16], MasterKey::from_bytes([2; 32]));
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         let file = KeyFile::from_bytes([3; 32]);
-        let mut slots = KeySlots::with_key_file(&master, &store, &file).unwrap();
-        let two = slots.add_key_file_slot(&master, &store, &file).unwrap();
-        let three = slots.add_key_file_slot(&master, &store, &file).unwrap();
+        let mut slots = KeySlots::with_key_file(&root, &store, &file).unwrap();
+        let two = slots.add_key_file_slot(&root, &store, &file).unwrap();
+        let three = slots.add_key_file_slot(&root, &store, &file).unwrap();
         assert_eq!((two.get(), three.get()), (2, 3));
         slots.remove_slot(two).unwrap();
-        assert_eq!(slots.add_key_file_slot(&master, &store, &file).unwrap().get(), 4);
+        assert_eq!(slots.add_key_file_slot(&root, &store, &file).unwrap().get(), 4);
         // Ids are now 1, 3, 4; with u32::MAX taken, the lowest free id is next.
         slots.slots[2].id = SlotId::new(u32::MAX);
         assert_eq!(slots.next_id(), SlotId::new(2));
+    }
+
+    /// A set of formats 2 to 6 with two slots: the first unlock carries over its own slot and
+    /// leaves a bridge for the other, which still opens the store and is carried over in turn;
+    /// then the bridge is gone. The master key never changes on the way: old objects stay
+    /// readable (the keyring's epoch 0).
+    #[test]
+    fn an_old_set_is_carried_over_slot_by_slot() {
+        let (store, master, root) = ([1u8; 16], MasterKey::from_bytes([2; 32]), RootKey::from_bytes([5; 32]));
+        let file = KeyFile::from_bytes([3; 32]);
+        let mut slots = KeySlots::legacy_with_slot(&master, &store, &phrase("a"), cheap()).unwrap();
+        slots.slots.push(Slot::legacy(SlotId::new(2), KekSource::KeyFile, &file.kek(), &master, &store).unwrap());
+        let opened = slots.unlock(&phrase("a"), &store).unwrap();
+        assert_eq!(opened.master().map(|m| *m.expose()), Some([2; 32]));
+        assert!(slots.carry_over(&opened, &root, &store).unwrap());
+        assert!(slots.has_root() && slots.bridge.is_some());
+        assert_eq!(slots.legacy_slots(), [SlotId::new(2)]);
+        let slots: KeySlots = serde_json::from_str(&serde_json::to_string(&slots).unwrap()).unwrap();
+        // Both open the root now, the second through the bridge.
+        let mut slots = slots;
+        for credential in [phrase("a"), Credential::KeyFile(KeyFile::from_bytes([3; 32]))] {
+            let opened = slots.unlock(&credential, &store).unwrap();
+            assert_eq!(opened.root().map(|r| *r.expose()), Some([5; 32]));
+        }
+        // Rotation needs every slot's public key.
+        let err = slots.clone().rewrap_root(&RootKey::from_bytes([6; 32]), &store).err().unwrap();
+        assert_eq!(err.to_string(), "key slots 2 were made before format 7 and have not been used since");
+        let opened = slots.unlock(&Credential::KeyFile(file), &store).unwrap();
+        assert!(slots.carry_over(&opened, &root, &store).unwrap());
+        assert!(slots.legacy_slots().is_empty() && slots.bridge.is_none());
+        assert!(!slots.carry_over(&opened, &root, &store).unwrap(), "nothing left to carry over");
+    }
+
+    /// A new root reaches every slot through its public key, with no credential at hand; a
+    /// removed slot, which kept its secret, opens only the old root.
+    #[test]
+    fn a_new_root_reaches_the_remaining_slots_only() {
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let (kept, removed) = (KeyFile::from_bytes([3; 32]), KeyFile::from_bytes([4; 32]));
+        let mut slots = KeySlots::with_key_file(&root, &store, &kept).unwrap();
+        let gone = slots.add_key_file_slot(&root, &store, &removed).unwrap();
+        let before = slots.clone();
+        slots.remove_slot(gone).unwrap();
+        let new_root = RootKey::from_bytes([9; 32]);
+        slots.rewrap_root(&new_root, &store).unwrap();
+        let opened = slots.unlock(&Credential::KeyFile(kept), &store).unwrap();
+        assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
+        // The removed credential still opens its copy of the old set, and only the old root.
+        let old = before.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
+        assert_eq!(old.root().map(|r| *r.expose()), Some([2; 32]));
+        assert!(matches!(slots.unlock(&Credential::KeyFile(removed), &store), Err(Error::WrongKey)));
+    }
+
+    /// A public key replaced by a low-order point would make the wrapping key public: such a
+    /// slot is never wrapped to, and a root sealed with it never opens.
+    #[test]
+    fn a_low_order_public_key_is_refused() {
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_key_file(&root, &store, &KeyFile::from_bytes([3; 32])).unwrap();
+        slots.slots[0].public = Some([0; 32]);
+        assert!(matches!(slots.rewrap_root(&root, &store), Err(Error::Decrypt)));
     }
 }

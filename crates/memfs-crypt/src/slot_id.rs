@@ -59,3 +59,12 @@ impl fmt::Display for SlotKind {
         })
     }
 }
+
+/// `1, 2 and 3`: slot ids for a message.
+pub(crate) fn join(ids: &[SlotId]) -> String {
+    let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}

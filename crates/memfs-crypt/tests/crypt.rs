@@ -9,7 +9,7 @@ mod seal;
 #[path = "crypt/slots.rs"]
 mod slots;
 
-use memfs_crypt::{KdfParams, MasterKey};
+use memfs_crypt::{Credential, Error, KdfParams, KeySlots, MasterKey, Opened, RootKey, SlotId, Unlocked};
 
 /// Argon2id costs small enough for tests (8 KiB, one pass, one lane).
 fn cheap() -> KdfParams {
@@ -20,7 +20,38 @@ fn store() -> [u8; 16] {
     *b"store-id-0123456"
 }
 
-/// A fingerprint of a master key that needs no access to its bytes.
-fn fingerprint(master: &MasterKey) -> String {
-    master.address_key().address(b"x").to_hex()
+/// A fingerprint of a key that needs no access to its bytes.
+trait Fingerprint {
+    fn fingerprint(&self) -> String;
+}
+
+impl Fingerprint for MasterKey {
+    fn fingerprint(&self) -> String {
+        self.address_key().address(b"x").to_hex()
+    }
+}
+
+impl Fingerprint for RootKey {
+    fn fingerprint(&self) -> String {
+        self.mac(b"x").iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl Fingerprint for Opened {
+    fn fingerprint(&self) -> String {
+        self.root().expect("a format-7 set").fingerprint()
+    }
+}
+
+fn fingerprint(key: &impl Fingerprint) -> String {
+    key.fingerprint()
+}
+
+/// The slot `credential` opens and the root it unlocks.
+fn unlock_slot(slots: &KeySlots, credential: &Credential, store: &[u8; 16]) -> Result<(SlotId, RootKey), Error> {
+    let (id, key) = slots.unlock(credential, store)?.into_parts();
+    match key {
+        Unlocked::Root(root) => Ok((id, root)),
+        Unlocked::Master(_) => panic!("a set of formats 2 to 6"),
+    }
 }

@@ -36,11 +36,10 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use futures::future::try_join_all;
 use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Policy, Totals, Tree};
-use memfs_crypt::{AddressKey, Credential, KeySlots, MasterKey, ObjectKey, ObjectKind};
+use memfs_crypt::{Credential, KeySlots, Keyring, MasterKey, ObjectKind, RootKey, StoreKeys};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode};
-use serde::{Deserialize, Serialize};
 
 use crate::disk_cache::DiskCache;
 use crate::error::Error;
@@ -57,6 +56,7 @@ mod commit;
 pub(crate) mod fuzzing;
 mod gc;
 mod history;
+mod key_set;
 mod keys;
 mod objects;
 mod purge;
@@ -67,10 +67,12 @@ pub(crate) use crate::rollback::Mark;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
+use key_set::{KeySet, KeysObject, parse_keys};
+pub use keys::KeyChange;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 6;
+pub const FORMAT_VERSION: u64 = 7;
 
 /// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
 /// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").
@@ -97,18 +99,6 @@ pub enum Backend {
     Memory,
     /// Any object store with conditional puts (`PutMode::Create` and `PutMode::Update`).
     ObjectStore(Arc<dyn ObjectStore>),
-}
-
-/// The unsealed key object, `memfs.keys`.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KeysObject {
-    format: String,
-    version: u64,
-    /// Random, chosen at creation: 32 lowercase hex digits, and no other spelling (the key
-    /// slots bind the bytes, and the rollback state is named by this string).
-    store_id: String,
-    slots: KeySlots,
 }
 
 /// Where a client keeps what it remembers of each store (the newest commit seen, for
@@ -173,11 +163,7 @@ pub struct OpenOptions {
 }
 
 /// Keys of an open store. Zeroized on drop (each field is).
-struct Keys {
-    objects: ObjectKey,
-    blob_address: AddressKey,
-    tree_address: AddressKey,
-}
+type Keys = StoreKeys;
 
 /// An open encrypted repository.
 pub struct EncryptedRepository {
@@ -185,6 +171,12 @@ pub struct EncryptedRepository {
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
     keys: Keys,
+    /// The root key (format 7; `None` for an ephemeral store): authenticates `memfs.keys`
+    /// when the head names a newer one.
+    root: Option<RootKey>,
+    /// The change counter of the `memfs.keys` this client holds: every head it writes names
+    /// it, and a head naming a higher one makes it read `memfs.keys` again.
+    keys_counter: std::sync::atomic::AtomicU64,
     store_id: String,
     watermark: Option<Watermark>,
     /// See [`OpenOptions::trust_head`].
@@ -302,65 +294,77 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), Error> {
 }
 
 impl EncryptedRepository {
-    /// Creates a new store: a fresh master key wrapped by `slots` (built by the caller from the
-    /// master key and the new store id), an empty tree, and the first commit.
+    /// Creates a new store: a fresh root wrapped by `slots` (built by the caller from the root
+    /// and the new store id), a keyring with a fresh epoch-0 key, and no commit yet.
     pub async fn init(
         backend: Backend,
-        make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
         Self::init_with_master(backend, MasterKey::generate()?, make_slots, options).await
     }
 
-    /// [`EncryptedRepository::init`] with a given master key instead of a random one: for
-    /// tests that need reproducible ids (and so reproducible directory pages).
+    /// [`EncryptedRepository::init`] with a given epoch-0 key (and so given address keys)
+    /// instead of a random one: for tests that need reproducible ids (and so reproducible
+    /// directory pages).
     #[doc(hidden)]
     pub async fn init_with_master(
         backend: Backend,
         master: MasterKey,
-        make_slots: impl FnOnce(&MasterKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
         let conn = connect(backend)?;
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
-        let keys = KeysObject {
-            format: "memfs".into(),
-            version: FORMAT_VERSION,
-            store_id: hex::encode(id),
-            slots: make_slots(&master, &id)?,
-        };
-        let bytes = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
-        match conn.store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
+        let root = RootKey::generate()?;
+        let keyring = Keyring::new(&root, &id, &master)?;
+        let keys = KeysObject::new(&id, make_slots(&root, &id)?, keyring, &root);
+        match conn.store.put_opts(&Path::from(KEYS_PATH), keys.to_bytes().into(), PutMode::Create.into()).await {
             Ok(_) => {}
             Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
             Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
         }
-        Self::assemble(conn, &master, keys.store_id, options)
+        let counter = keys.keyring.as_ref().map_or(0, Keyring::counter);
+        let store_keys = keys.keyring.as_ref().expect("just made").open(&root, &id)?;
+        Self::assemble(conn, store_keys, Some((root, counter)), keys.store_id, options)
     }
 
     /// An ephemeral store in process memory with a random key and no key slots.
     pub fn ephemeral() -> Result<Self, Error> {
         let conn = connect(Backend::Memory)?;
-        let master = MasterKey::generate()?;
+        let keys = StoreKeys::from_master(&MasterKey::generate()?);
         let options = OpenOptions { display: "memory://".into(), state_dir: StateDir::Off, ..Default::default() };
-        Self::assemble(conn, &master, String::new(), options)
+        Self::assemble(conn, keys, None, String::new(), options)
     }
 
     /// Opens an existing store with a passphrase or key file.
+    ///
+    /// A store of formats 5 and 6 is migrated to format 7 here, once (docs/FORMAT.md,
+    /// "Versioning"): `memfs.keys` is rewritten by compare-and-swap; no other object changes.
+    /// So is a slot made before format 7 the first time it opens a format-7 store. If another
+    /// client changed `memfs.keys` meanwhile, it is read and unlocked again.
     pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
         if !local_log_exists(&backend) {
             return Err(Error::NotInitialized);
         }
         let conn = connect(backend)?;
-        let Some((bytes, keys_version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let mut keys = parse_keys(&bytes)?;
-        let id = decode_store_id(&keys.store_id)?;
-        let master = unlock::unlock(&keys.slots, credential, id).await?;
-        if keys.version < FORMAT_VERSION {
-            migrate(&conn, &mut keys, &keys_version).await?;
-        }
-        Self::assemble(conn, &master, keys.store_id, options)
+        let mut attempts = 0;
+        let set = loop {
+            let mut set = KeySet::unlock(&conn, credential).await?;
+            if !set.changed {
+                break set;
+            }
+            match set.write(&conn).await {
+                Ok(()) => break set,
+                Err(Error::Conflict) if attempts < 8 => attempts += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        let keys = set.store_keys()?;
+        let counter = set.keyring().counter();
+        let KeySet { object, root, .. } = set;
+        Self::assemble(conn, keys, Some((root, counter)), object.store_id, options)
     }
 
     /// Whether a store exists at this backend.
@@ -376,11 +380,16 @@ impl EncryptedRepository {
         }
     }
 
-    fn assemble(conn: Connection, master: &MasterKey, store_id: String, options: OpenOptions) -> Result<Self, Error> {
-        let keys = Keys {
-            objects: master.object_key(),
-            blob_address: master.address_key(),
-            tree_address: master.tree_address_key(),
+    fn assemble(
+        conn: Connection,
+        keys: Keys,
+        root: Option<(RootKey, u64)>,
+        store_id: String,
+        options: OpenOptions,
+    ) -> Result<Self, Error> {
+        let (root, counter) = match root {
+            Some((root, counter)) => (Some(root), counter),
+            None => (None, 0),
         };
         // `store_id` is canonical (decoded and checked, or just made): the names derived from
         // it are the same for every spelling an attacker could write in `memfs.keys`.
@@ -394,6 +403,8 @@ impl EncryptedRepository {
             head: conn.head,
             gc_state: conn.gc_state,
             keys,
+            root,
+            keys_counter: std::sync::atomic::AtomicU64::new(counter),
             store_id,
             watermark,
             trust_head: options.trust_head,
@@ -430,52 +441,6 @@ fn local_log_exists(backend: &Backend) -> bool {
         Backend::Local(dir) => dir.join("log").is_dir(),
         _ => true,
     }
-}
-
-/// Rewrites a format-5 `memfs.keys` as format 6, by compare-and-swap (docs/FORMAT.md,
-/// "Versioning"): only the version changes. Heads written from now on carry the store id. If
-/// another client changed the file meanwhile, it is read again: migrated by that client, it
-/// is left as it is; otherwise the change (a key slot) is kept and the version bumped again.
-async fn migrate(conn: &Connection, keys: &mut KeysObject, version: &HeadVersion) -> Result<(), Error> {
-    let mut version = version.clone();
-    for _ in 0..8 {
-        keys.version = FORMAT_VERSION;
-        let bytes = serde_json::to_vec_pretty(&*keys).expect("key slots serialize");
-        match conn.keys.swap(&version, Bytes::from(bytes)).await {
-            Ok(()) => return Ok(()),
-            Err(Error::Conflict) => {}
-            Err(e) => return Err(e),
-        }
-        let Some((bytes, now)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let again = parse_keys(&bytes)?;
-        if again.store_id != keys.store_id {
-            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
-        }
-        if again.version == FORMAT_VERSION {
-            return Ok(());
-        }
-        *keys = again;
-        version = now;
-    }
-    Err(Error::Conflict)
-}
-
-/// Parses `memfs.keys`, refusing another format or version.
-fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
-    #[derive(Deserialize)]
-    struct Version {
-        format: String,
-        version: u64,
-    }
-    let corrupt = |e: serde_json::Error| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() };
-    let v: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
-    if v.format != "memfs" {
-        return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
-    }
-    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&v.version) {
-        return Err(Error::UnsupportedFormat { version: v.version });
-    }
-    serde_json::from_slice(bytes).map_err(corrupt)
 }
 
 /// A sealed object that does not open: written by a newer memfs, or tampered with.
@@ -595,7 +560,7 @@ mod tests {
     async fn a_head_from_another_store_is_refused() {
         let off = || OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
         let key = || memfs_crypt::KeyFile::from_bytes([9; 32]);
-        let slots = |m: &MasterKey, id: &[u8; 16]| KeySlots::with_key_file(m, id, &key());
+        let slots = |r: &RootKey, id: &[u8; 16]| KeySlots::with_key_file(r, id, &key());
         let (a, b): (Arc<dyn ObjectStore>, Arc<dyn ObjectStore>) =
             (Arc::new(InMemory::new()), Arc::new(InMemory::new()));
         let master = || MasterKey::from_bytes([7; 32]);

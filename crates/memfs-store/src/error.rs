@@ -67,6 +67,20 @@ pub enum Error {
         /// Its generation.
         served_generation: u64,
     },
+    /// `memfs.keys` is older than the head says it is: an older copy of the key slots was put
+    /// back (which could bring back a removed slot).
+    #[error(
+        "rollback detected: memfs.keys is at change {counter}, older than change {head} that the head names (an old copy of the key slots was put back?)"
+    )]
+    KeysRollback {
+        /// The change counter of the `memfs.keys` served.
+        counter: u64,
+        /// The counter the head names.
+        head: u64,
+    },
+    /// The store's root key changed (`memfs key rotate`) since this client opened it.
+    #[error("the store's keys were rotated since this client opened it: open it again")]
+    KeysRotated,
     /// Rollback and fork detection is on by default, and the platform has no state folder.
     #[error(
         "cannot find the platform's state folder to remember this store's newest commit in; set one (or turn detection off)"

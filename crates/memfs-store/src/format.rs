@@ -218,6 +218,11 @@ pub(crate) struct HeadObject {
     /// from another store is refused. Absent in a head written before format 6.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) store_id: Option<String>,
+    /// The change counter of the `memfs.keys` its writer held (format 7): a reader holding a
+    /// lower one reads `memfs.keys` again, and refuses one still lower as a rollback. Absent
+    /// before format 7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) keys: Option<u64>,
     /// Increases by one per commit.
     pub(crate) generation: u64,
     /// The newest commit.

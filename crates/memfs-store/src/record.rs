@@ -81,6 +81,19 @@ pub enum Operation {
     },
     /// The record of a commit rewritten by a purge, in place of one that named the purged path.
     Purged,
+    /// A change of `memfs.keys` (format 7), recorded in a commit of its own (the tree
+    /// unchanged) so that the head names the new change counter: an older `memfs.keys` put
+    /// back is then a rollback.
+    Keys {
+        /// What changed: `add`, `remove` or `passwd` (a slot), `carry-over` (a slot made
+        /// before format 7 used for the first time).
+        change: String,
+        /// `memfs.keys`' change counter after the change.
+        counter: u64,
+        /// The slot concerned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        slot: Option<u32>,
+    },
 }
 
 /// A policy change: one `policy` tag for both kinds, told apart by their fields.
@@ -231,6 +244,10 @@ mod tests {
                 r#"{"command":"purge","path":"/memories/secret.md","versions":2}"#.into(),
             ),
             (Record::Memfs(Operation::Purged), r#"{"command":"purged"}"#.into()),
+            (
+                Record::Memfs(Operation::Keys { change: "remove".into(), counter: 3, slot: Some(2) }),
+                r#"{"command":"keys","change":"remove","counter":3,"slot":2}"#.into(),
+            ),
             (Record::Unknown(r#"{"command":"mystery","n":1}"#.into()), r#"{"command":"mystery","n":1}"#.into()),
             (Record::Unknown("not json".into()), "not json".into()),
         ]

@@ -42,6 +42,19 @@ pub struct OpenOptions {
     pub cache_dir: Option<std::path::PathBuf>,
 }
 
+impl OpenOptions {
+    /// What the store layer needs of these options, for the store shown as `display`.
+    pub(crate) fn store_options(&self, display: String) -> StoreOpenOptions {
+        StoreOpenOptions {
+            state_dir: self.state_dir.clone(),
+            trust_head: self.trust_head.clone(),
+            display,
+            max_staleness: self.max_staleness,
+            cache_dir: self.cache_dir.clone(),
+        }
+    }
+}
+
 /// An open store. `Send + Sync`; share it (for example in an `Arc`) between tasks.
 pub struct Memfs {
     repo: Arc<dyn Repository>,
@@ -96,13 +109,7 @@ impl Memfs {
                 false => Error::NoStore { store },
             });
         };
-        let repo_options = StoreOpenOptions {
-            state_dir: options.state_dir.clone(),
-            trust_head: options.trust_head.clone(),
-            display: store.clone(),
-            max_staleness: options.max_staleness,
-            cache_dir: options.cache_dir.clone(),
-        };
+        let repo_options = options.store_options(store.clone());
         let objects = match &backend {
             Backend::ObjectStore(objects) => Some(objects.clone()),
             _ => None,

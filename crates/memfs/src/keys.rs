@@ -1,10 +1,10 @@
-//! Key-slot management of a persistent store: list, add, remove. Each change rewrites only
-//! `memfs.keys`; the data stays as it is.
+//! Key-slot management of a persistent store: list, add, remove. Each change rewrites
+//! `memfs.keys` and records itself in a commit (the tree unchanged); the data stays as it is.
 
-use memfs_crypt::{Credential, KdfParams, KeySlots, MasterKey, SecretString, SlotId, SlotKind, SlotNote};
-use memfs_store::{Backend, EncryptedRepository};
+use memfs_crypt::{Credential, KdfParams, KeySlots, RootKey, SecretString, SlotId, SlotKind, SlotNote};
+use memfs_store::{Backend, EncryptedRepository, KeyChange};
 
-use crate::engine::Memfs;
+use crate::engine::{Memfs, OpenOptions};
 use crate::error::Error;
 use crate::url::{Location, Target};
 
@@ -36,50 +36,51 @@ impl Memfs {
     }
 
     /// Adds a slot for `new` (a passphrase slot uses `kdf`) with `note`, unlocking with
-    /// `unlock`.
+    /// `options.credential` (the options open the store for the commit that records it).
     pub async fn add_key(
         location: impl Into<Location>,
-        unlock: &Credential,
+        options: &OpenOptions,
         new: &Credential,
         kdf: KdfParams,
         note: SlotNote,
     ) -> Result<SlotId, Error> {
         note.check()?;
-        edit_slots(&location.into(), unlock, false, |slots, master, id, _| {
-            let added = slots.add_slot(master, id, new, kdf)?;
+        edit_slots(&location.into(), options, false, |slots, root, id, _| {
+            let added = slots.add_slot(root, id, new, kdf)?;
             slots.set_note(added, note)?;
-            Ok(added)
+            Ok((added, ("add", added)))
         })
         .await
     }
 
     /// Changes the passphrase of passphrase slot `slot` to `new` (Argon2id costs `kdf`; fresh
-    /// salt and nonce), unlocking with `unlock`. The slot keeps its id; the old passphrase no
-    /// longer opens it; the master key, and so the data, is unchanged.
+    /// salt and key pair), unlocking with `options.credential`. The slot keeps its id; the old
+    /// passphrase no longer opens it; the root key, and so the data, is unchanged.
     pub async fn change_passphrase(
         location: impl Into<Location>,
-        unlock: &Credential,
+        options: &OpenOptions,
         slot: SlotId,
         new: &SecretString,
         kdf: KdfParams,
     ) -> Result<(), Error> {
-        edit_slots(&location.into(), unlock, false, |slots, master, id, _| {
-            slots.change_passphrase(master, id, slot, new, kdf)
+        edit_slots(&location.into(), options, false, |slots, root, id, _| {
+            slots.change_passphrase(root, id, slot, new, kdf).map(|()| ((), ("passwd", slot)))
         })
         .await
     }
 
-    /// Removes slot `slot`, unlocking with `unlock` (once: one Argon2 run for a passphrase);
+    /// Removes slot `slot`, unlocking with `options.credential` (once: one Argon2 run for a
+    /// passphrase);
     /// the last slot is never removed, and the slot `unlock` opens only with
     /// [`RemoveKey::own`]. Returns the removed slot's kind. A [`RemoveKey::dry_run`] unlocks
     /// and checks the same and writes nothing.
     pub async fn remove_key(
         location: impl Into<Location>,
-        unlock: &Credential,
+        open: &OpenOptions,
         slot: SlotId,
         options: RemoveKey,
     ) -> Result<SlotKind, Error> {
-        edit_slots(&location.into(), unlock, options.dry_run, |slots, _, _, opened| {
+        edit_slots(&location.into(), open, options.dry_run, |slots, _, _, opened| {
             let kind = slots.slots().find(|(id, _)| *id == slot).map(|(_, kind)| kind);
             // First what no option gets past (an unknown slot, the last one); an error leaves
             // the slots unwritten.
@@ -87,7 +88,7 @@ impl Memfs {
             if opened == slot && !options.own {
                 return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() });
             }
-            Ok(kind.expect("remove_slot refuses an unknown slot"))
+            Ok((kind.expect("remove_slot refuses an unknown slot"), ("remove", slot)))
         })
         .await
     }
@@ -103,13 +104,20 @@ pub struct RemoveKey {
     pub dry_run: bool,
 }
 
-/// Unlocks the store at `url` with `unlock`, applies `change` to its key slots and (unless
-/// `dry_run`) writes them back: the one path of every key-slot change.
+/// Unlocks the store at `url` with `options.credential`, applies `change` to its key slots and
+/// (unless `dry_run`) writes them back and records the change: the one path of every key-slot
+/// change.
 async fn edit_slots<R>(
     url: &Location,
-    unlock: &Credential,
+    options: &OpenOptions,
     dry_run: bool,
-    change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
+    change: impl FnOnce(&mut KeySlots, &RootKey, &[u8; 16], SlotId) -> Result<(R, KeyChange), memfs_crypt::Error>,
 ) -> Result<R, Error> {
-    EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, change).await.map_err(store_error(url))
+    let Some(unlock) = options.credential.as_ref() else {
+        return Err(Error::CredentialRequired { store: url.to_string() });
+    };
+    let store = options.store_options(url.to_string());
+    EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, store, &options.actor, change)
+        .await
+        .map_err(store_error(url))
 }

@@ -434,10 +434,10 @@ fn check_names_every_tampered_object() {
     std::fs::write(&segment, &original).expect("restore the segment");
     assert_text("clean after the head", &s.ok(&["check", "--read-data"]), clean);
 
-    // Two contents swapped (told apart by size: content plus 32 bytes of seal): each fails
+    // Two contents swapped (told apart by size: content plus 40 bytes of seal): each fails
     // under the other's name.
     let sized = |n: u64| objects.iter().find(|(_, e)| e.size() == n).expect("object");
-    let ((nx, x), (ny, y)) = (sized(5 + 32), sized(4 + 32));
+    let ((nx, x), (ny, y)) = (sized(5 + 40), sized(4 + 40));
     std::fs::write(&segment, swap_data(&original, x, y)).expect("write the segment");
     let swapped = s.objects();
     assert_eq!(

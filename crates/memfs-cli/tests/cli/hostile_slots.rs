@@ -83,14 +83,19 @@ fn refuses_hostile_slots(root: &Path, store: &str, env: &[(&str, String)], rewri
     let out = run(exec(), VIEW);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
-    rewrite(&|keys| hostile(keys, 16, None));
+    let original = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let keep = original.clone();
+    rewrite(&move |keys| {
+        *keep.borrow_mut() = keys.to_vec();
+        hostile(keys, 16, None)
+    });
     let out = run(exec(), VIEW);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert_text(
         "17 slots",
         &text(&out.stderr),
         &format!(
-            "memfs: store {store}: object memfs.keys is corrupt: 17 key slots, at most 16 are accepted at line 1 column 4573\n"
+            "memfs: store {store}: object memfs.keys is corrupt: 17 key slots, at most 16 are accepted at line 1 column 9609\n"
         ),
     );
 
@@ -112,13 +117,23 @@ fn refuses_hostile_slots(root: &Path, store: &str, env: &[(&str, String)], rewri
     );
     assert!(took < Duration::from_secs(5), "took {took:?}: an Argon2 run?");
 
-    // A key file would run no Argon2, so it is not refused; the passphrase still opens once
-    // the slots are bounded again (the owner's slot was never touched).
+    // Bounded again but still the attacker's: the passphrase opens its slot, and the key set,
+    // whose tag the attacker cannot make (format 7), is refused.
     rewrite(&|keys| {
         let mut json: Value = serde_json::from_slice(keys).expect("JSON");
         json["slots"]["slots"].as_array_mut().expect("slots").drain(..2);
         serde_json::to_vec(&json).expect("JSON")
     });
+    let out = run(exec(), VIEW);
+    assert_text(
+        "the attacker's slots",
+        &text(&out.stderr),
+        &format!(
+            "memfs: store {store}: object memfs.keys is corrupt: the key slots fail their authentication: memfs.keys was changed by someone without the store's key\n"
+        ),
+    );
+    // The owner's `memfs.keys` put back opens as before.
+    rewrite(&move |_| original.borrow().clone());
     let out = run(exec(), VIEW);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
@@ -231,9 +246,10 @@ fn post(addr: &str, token: &str, body: &str) -> (String, String) {
 
 /// Two tenants whose stores appear after the server started (it unlocks the ones that exist
 /// before it listens) rewrite their own `memfs.keys` with a costly slot (256 MiB x 8 passes,
-/// allowed): each first request then runs seconds of Argon2. On a server with two async
-/// workers (this machine's cores), that used to hold both; now the unlocks run on the
-/// blocking pool and a third tenant, already open, is answered at once meanwhile.
+/// allowed): each first request then runs seconds of Argon2 (and is then refused: the slots
+/// were changed without the root, format 7). On a server with two async workers (this
+/// machine's cores), that used to hold both; now the unlocks run on the blocking pool and a
+/// third tenant, already open, is answered at once meanwhile.
 #[test]
 fn a_tenants_costly_slots_do_not_stall_the_others() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -277,7 +293,7 @@ fn a_tenants_costly_slots_do_not_stall_the_others() {
     }
     for handle in costly {
         let (status, done) = handle.join().expect("a costly tenant");
-        assert_text("costly tenant status", &status, "HTTP/1.1 200 OK");
+        assert_text("costly tenant status", &status, "HTTP/1.1 503 Service Unavailable");
         // Their unlocks were still running while bob was answered.
         assert!(done > last, "a costly unlock ended before bob's answers: not costly enough to show anything");
     }

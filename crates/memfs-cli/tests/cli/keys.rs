@@ -104,8 +104,8 @@ fn slots_are_added_and_removed_without_touching_data() {
         &text(&out.stdout),
         "{\"content\":\"Here's the content of /memories/a.md with line numbers:\\n     1\\tkept\\n     2\\t\",\"is_error\":false}\n",
     );
-    // The slot changes appended `memfs.keys` records: the log only grew; every other live
-    // record (the objects, the head) is the same record, byte for byte; the key slots changed.
+    // The slot changes appended `memfs.keys` records and one commit each (the tree unchanged):
+    // the log only grew; every object is the same record, byte for byte; the key slots changed.
     let after = Log::read(&root.join("store"));
     let paths = |log: &Log| log.segments.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>();
     assert_eq!(paths(&before), paths(&after));
@@ -114,7 +114,20 @@ fn slots_are_added_and_removed_without_touching_data() {
     }
     let size = |log: &Log| log.segments.iter().map(|(_, b)| b.len()).sum::<usize>();
     assert!(size(&after) > size(&before), "the log did not grow");
-    assert!(before.data() == after.data(), "a data record changed");
+    let (old, new) = (before.data(), after.data());
+    let objects =
+        |live: &BTreeMap<&str, &(LogEntry, Vec<u8>)>| live.keys().filter(|p| p.starts_with("objects/")).count();
+    assert!(
+        old.iter().filter(|(p, _)| p.starts_with("objects/")).all(|(p, e)| new.get(p) == Some(e)),
+        "a data record changed"
+    );
+    assert_eq!(objects(&new), objects(&old) + 2, "one commit per change");
+    let mut log = memfs(root);
+    log.arg("--key-file").arg(&key).args(["log", "--limit", "2"]);
+    let out = run(log, "");
+    let listed = text(&out.stdout);
+    let summaries: Vec<String> = listed.lines().map(|l| l.split(' ').skip(4).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(summaries, ["key remove slot 1", "key add slot 2"], "{listed}");
     assert_ne!(before.live["memfs.keys"].1, after.live["memfs.keys"].1, "the key slots did not change");
 }
 

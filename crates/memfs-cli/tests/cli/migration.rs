@@ -80,13 +80,47 @@ fn history(log: &str) -> String {
         .collect()
 }
 
+/// Every path in the store folder's log but `memfs.keys`, with its bytes.
+fn objects(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    use futures::StreamExt;
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let log = memfs_store::log_store::LogStore::open(root.join("store")).unwrap();
+    runtime.block_on(async {
+        let mut out = std::collections::BTreeMap::new();
+        let mut list = object_store::ObjectStore::list(&log, None);
+        while let Some(meta) = list.next().await {
+            let path = meta.unwrap().location;
+            if path.as_ref() != "memfs.keys" {
+                out.insert(path.to_string(), log.get(&path).await.unwrap().bytes().await.unwrap().to_vec());
+            }
+        }
+        out
+    })
+}
+
+/// What a migration to format 7 leaves in `memfs.keys`: a slot set of version 2 whose one
+/// slot (the key file's) has a public key and the root, a keyring with epoch 0 at change 1,
+/// and a tag.
+fn assert_format_7(keys: &Value) {
+    assert_eq!(keys["version"], 7, "{keys}");
+    assert_eq!(keys["slots"]["version"], 2, "{keys}");
+    let slot = &keys["slots"]["slots"][0];
+    assert!(slot["public"].is_string() && slot["root"].is_string(), "{keys}");
+    assert_eq!(keys["keyring"]["counter"], 1, "{keys}");
+    assert_eq!(keys["keyring"]["epochs"].as_array().map(|e| e.len()), Some(1), "{keys}");
+    assert_eq!(keys["keyring"]["epochs"][0]["epoch"], 0, "{keys}");
+    assert!(keys["mac"].as_str().is_some_and(|m| m.len() == 64), "{keys}");
+}
+
 #[test]
-fn a_format_5_store_opens_and_is_migrated_to_format_6() {
+fn a_format_5_store_opens_and_is_migrated_to_format_7() {
     let (dir, root) = fixture("format-5");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 5);
+    let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
-    assert_eq!(keys(&root)["version"], 6, "the first open with a credential migrates memfs.keys");
+    assert_format_7(&keys(&root));
+    assert!(objects(&root) == before, "the migration rewrote memfs.keys only");
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "HEAD:/memories/projects/roadmap.md"]), "step one\n");
     assert_text(
@@ -115,11 +149,14 @@ fn a_format_5_store_opens_and_is_migrated_to_format_6() {
 }
 
 #[test]
-fn the_format_6_fixture_opens_as_it_is() {
+fn a_format_6_store_opens_and_is_migrated_to_format_7() {
     let (dir, root) = fixture("format-6");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 6);
+    let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_format_7(&keys(&root));
+    assert!(objects(&root) == before, "the migration rewrote memfs.keys only");
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }

@@ -14,7 +14,7 @@ use crate::support::{LogEntry, Store, all_segments, assert_text, log_segments};
 const PASSPHRASE: &str = "purge test passphrase";
 
 /// What sealing adds to a content (docs/FORMAT.md, "Sealed objects").
-const SEAL_OVERHEAD: usize = 32;
+const SEAL_OVERHEAD: usize = memfs_crypt::OVERHEAD;
 
 /// A fresh local folder store, unlocked by `MEMFS_PASSPHRASE`.
 fn new_store() -> Store {

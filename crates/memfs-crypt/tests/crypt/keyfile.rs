@@ -3,7 +3,7 @@
 use std::fs;
 use std::io::ErrorKind;
 
-use memfs_crypt::{Credential, Error, KeyFile, KeySlots, MasterKey};
+use memfs_crypt::{Credential, Error, KeyFile, KeySlots, RootKey};
 
 use super::{fingerprint, store};
 
@@ -28,7 +28,7 @@ fn kind_of(err: Error) -> ErrorKind {
 fn written_key_files_unlock() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memfs.key");
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let file = KeyFile::generate().unwrap();
     file.write_new(&path).unwrap();
     let slots = KeySlots::with_key_file(&master, &store(), &file).unwrap();

@@ -1,6 +1,6 @@
 //! No `Debug` output of a secret-bearing type shows the secret.
 
-use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey, SecretString};
+use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, MasterKey, RootKey, SecretString, StoreKeys};
 
 use super::{cheap, store};
 
@@ -23,9 +23,19 @@ fn assert_hides(debug: &str, bytes: &[u8]) {
 
 #[test]
 fn debug_prints_no_secrets() {
-    let master = MasterKey::from_bytes([0xab; 32]);
-    assert_eq!(format!("{:?}", master.object_key()), "ObjectKey { .. }");
-    assert_eq!(format!("{:?}", master.address_key()), "AddressKey { .. }");
+    let old = MasterKey::from_bytes([0xcd; 32]);
+    assert_eq!(format!("{:?}", old.object_key()), "ObjectKey { .. }");
+    assert_eq!(format!("{:?}", old.address_key()), "AddressKey { .. }");
+    let master = RootKey::from_bytes([0xab; 32]);
+    let keys = Keyring::new(&master, &store(), &old).unwrap().open(&master, &store()).unwrap();
+    let debug = format!("{keys:?}");
+    assert_eq!(
+        debug,
+        "StoreKeys { blob_address: AddressKey { .. }, tree_address: AddressKey { .. }, \
+         objects: ObjectKeys { epochs: [0], current: 0, .. } }"
+    );
+    assert_hides(&debug, &[0xcd; 32]);
+    assert_eq!(format!("{:?}", StoreKeys::from_master(&old).objects), "ObjectKeys { epochs: [0], current: 0, .. }");
 
     let file = KeyFile::from_bytes([0x5c; 32]);
     let debug = format!("{file:?}");

@@ -1,13 +1,13 @@
 //! Sealed objects: round trips, and every modification fails.
 
 use memfs_core::ObjectId;
-use memfs_crypt::{Error, MasterKey, OVERHEAD, ObjectKey, ObjectKind};
+use memfs_crypt::{Error, MasterKey, OVERHEAD, ObjectKeys, ObjectKind};
 use proptest::prelude::*;
 
 const KINDS: [ObjectKind; 4] = [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head];
 
-fn key() -> ObjectKey {
-    MasterKey::from_bytes([7; 32]).object_key()
+fn key() -> ObjectKeys {
+    ObjectKeys::from_master(&MasterKey::from_bytes([7; 32]))
 }
 
 fn id(b: u8) -> ObjectId {
@@ -26,7 +26,7 @@ fn round_trips_every_kind_and_size() {
             let plaintext: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             let sealed = key.seal(kind, &id(1), &plaintext).unwrap();
             assert_eq!(sealed.len(), plaintext.len() + OVERHEAD);
-            assert_eq!(&sealed[..4], b"MFS\x01");
+            assert_eq!(&sealed[..8], b"MFS\x02\0\0\0\0");
             assert_eq!(key.open(kind, &id(1), &sealed).unwrap(), plaintext, "{kind:?} {len}");
         }
     }
@@ -49,7 +49,7 @@ fn every_flipped_byte_fails() {
             let result = key.open(ObjectKind::Blob, &id(1), &bad);
             if i == 3 {
                 // The version byte: the magic still matches, so a future format is recognised.
-                assert!(matches!(result, Err(Error::UnknownFormat { version }) if version == 1 ^ mask), "{i}");
+                assert!(matches!(result, Err(Error::UnknownFormat { version }) if version == 2 ^ mask), "{i}");
             } else {
                 assert!(is_decrypt(result), "byte {i} ^ {mask:#x}");
             }
@@ -85,7 +85,7 @@ fn wrong_kind_id_or_key_fails() {
     let mut other = id(1).to_bytes();
     other[31] ^= 1;
     assert!(is_decrypt(key.open(ObjectKind::Commit, &ObjectId::from_bytes(other), &sealed)));
-    let other_key = MasterKey::from_bytes([8; 32]).object_key();
+    let other_key = ObjectKeys::from_master(&MasterKey::from_bytes([8; 32]));
     assert!(is_decrypt(other_key.open(ObjectKind::Commit, &id(1), &sealed)));
 }
 
@@ -100,18 +100,32 @@ fn swapped_objects_fail() {
 }
 
 #[test]
-fn nonces_are_fresh() {
+fn salts_are_fresh() {
     let key = key();
     let a = key.seal(ObjectKind::Blob, &id(1), b"same").unwrap();
     let b = key.seal(ObjectKind::Blob, &id(1), b"same").unwrap();
-    assert_ne!(a[4..16], b[4..16]);
-    assert_ne!(a[16..], b[16..]);
+    assert_ne!(a[8..24], b[8..24]);
+    assert_ne!(a[24..], b[24..]);
+}
+
+/// Objects of formats 2 to 6 (envelope version 1, one key per store) open under epoch 0, and
+/// only there.
+#[test]
+fn version_1_objects_open_under_epoch_0() {
+    let master = MasterKey::from_bytes([7; 32]);
+    let old = master.object_key().seal(ObjectKind::Dir, &id(1), b"entries").unwrap();
+    assert_eq!(&old[..4], b"MFS\x01");
+    assert_eq!(key().open(ObjectKind::Dir, &id(1), &old).unwrap(), b"entries");
+    assert!(is_decrypt(key().open(ObjectKind::Blob, &id(1), &old)));
+    // And the version-1 key opens no version-2 object.
+    let new = key().seal(ObjectKind::Dir, &id(1), b"entries").unwrap();
+    assert!(is_decrypt(master.object_key().open(ObjectKind::Dir, &id(1), &new)));
 }
 
 #[test]
 fn unknown_versions_are_recognised_and_other_bytes_are_not() {
     let key = key();
-    for version in [0, 2, 255] {
+    for version in [0, 3, 255] {
         let object = [b"MFS".as_slice(), &[version], &[0; 40]].concat();
         assert!(
             matches!(key.open(ObjectKind::Blob, &id(1), &object), Err(Error::UnknownFormat { version: v }) if v == version)

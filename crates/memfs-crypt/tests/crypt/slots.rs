@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use memfs_crypt::{Credential, Error, KeyFile, KeySlots, MasterKey, SecretString, SlotId, SlotKind};
+use memfs_crypt::{Credential, Error, KeyFile, KeySlots, RootKey, SecretString, SlotId, SlotKind};
 use serde_json::{Value, json};
 
 use super::{cheap, fingerprint, store};
@@ -16,7 +16,7 @@ fn key_file(b: u8) -> Credential {
 }
 
 /// A set with a passphrase slot ("open sesame", id 1) and a key-file slot ([5; 32], id 2).
-fn two_slots(master: &MasterKey) -> KeySlots {
+fn two_slots(master: &RootKey) -> KeySlots {
     let mut slots =
         KeySlots::with_slot(master, &store(), &Credential::Passphrase("open sesame".into()), cheap()).unwrap();
     slots.add_key_file_slot(master, &store(), &KeyFile::from_bytes([5; 32])).unwrap();
@@ -33,12 +33,12 @@ fn from_json(v: Value) -> KeySlots {
 
 #[test]
 fn right_credentials_unlock_the_same_master_key() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let slots = two_slots(&master);
-    let (id, by_phrase) = slots.unlock_slot(&phrase("open sesame"), &store()).unwrap();
+    let (id, by_phrase) = crate::unlock_slot(&slots, &phrase("open sesame"), &store()).unwrap();
     assert_eq!(id, SlotId::new(1));
     assert_eq!(fingerprint(&by_phrase), fingerprint(&master));
-    let (id, by_file) = slots.unlock_slot(&key_file(5), &store()).unwrap();
+    let (id, by_file) = crate::unlock_slot(&slots, &key_file(5), &store()).unwrap();
     assert_eq!(id, SlotId::new(2));
     assert_eq!(fingerprint(&by_file), fingerprint(&master));
     assert_eq!(
@@ -49,7 +49,7 @@ fn right_credentials_unlock_the_same_master_key() {
 
 #[test]
 fn wrong_credentials_are_wrong_key() {
-    let slots = two_slots(&MasterKey::generate().unwrap());
+    let slots = two_slots(&RootKey::generate().unwrap());
     for credential in [phrase("open sesame "), phrase(""), phrase("Open sesame"), key_file(6)] {
         assert!(matches!(slots.unlock(&credential, &store()), Err(Error::WrongKey)), "{credential:?}");
     }
@@ -58,7 +58,7 @@ fn wrong_credentials_are_wrong_key() {
 
 #[test]
 fn a_credential_without_a_slot_of_its_kind() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
     let err = slots.unlock(&key_file(5), &store()).err().unwrap();
     assert!(matches!(err, Error::NoSlot { kind: SlotKind::KeyFile }));
@@ -67,7 +67,7 @@ fn a_credential_without_a_slot_of_its_kind() {
 
 #[test]
 fn slots_are_bound_to_their_store() {
-    let slots = two_slots(&MasterKey::generate().unwrap());
+    let slots = two_slots(&RootKey::generate().unwrap());
     let elsewhere = [9u8; 16];
     assert!(matches!(slots.unlock(&phrase("open sesame"), &elsewhere), Err(Error::WrongKey)));
     assert!(matches!(slots.unlock(&key_file(5), &elsewhere), Err(Error::WrongKey)));
@@ -75,10 +75,10 @@ fn slots_are_bound_to_their_store() {
 
 #[test]
 fn json_round_trip_and_layout() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let slots = two_slots(&master);
     let v = json_of(&slots);
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["version"], 2);
     let hex_of = |v: &Value, len: usize| {
         let s = v.as_str().unwrap();
         s.len() == len && s.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
@@ -89,11 +89,13 @@ fn json_round_trip_and_layout() {
     assert_eq!(p["kind"], "passphrase");
     assert_eq!(p["argon2id"], json!({"m_cost": 8, "t_cost": 1, "p_cost": 1}));
     assert!(hex_of(&p["salt"], 32) && hex_of(&p["nonce"], 24) && hex_of(&p["wrapped"], 96), "{p}");
-    assert_eq!(p.as_object().unwrap().len(), 6);
+    assert!(hex_of(&p["public"], 64) && hex_of(&p["root"], 184), "{p}");
+    assert_eq!(p.as_object().unwrap().len(), 8);
     assert_eq!(f["id"], 2);
     assert_eq!(f["kind"], "key-file");
     assert!(hex_of(&f["nonce"], 24) && hex_of(&f["wrapped"], 96), "{f}");
-    assert_eq!(f.as_object().unwrap().len(), 4);
+    assert!(hex_of(&f["public"], 64) && hex_of(&f["root"], 184), "{f}");
+    assert_eq!(f.as_object().unwrap().len(), 6);
 
     let back = from_json(v.clone());
     assert_eq!(json_of(&back), v);
@@ -103,14 +105,23 @@ fn json_round_trip_and_layout() {
 
 #[test]
 fn malformed_json_is_refused() {
-    let v = json_of(&two_slots(&MasterKey::generate().unwrap()));
+    let v = json_of(&two_slots(&RootKey::generate().unwrap()));
     let broken = |edit: &dyn Fn(&mut Value)| {
         let mut v = v.clone();
         edit(&mut v);
         serde_json::from_value::<KeySlots>(v)
     };
-    let err = broken(&|v| v["version"] = json!(2)).unwrap_err();
-    assert!(err.to_string().contains("unsupported key slot format version 2"), "{err}");
+    let err = broken(&|v| v["version"] = json!(3)).unwrap_err();
+    assert!(err.to_string().contains("unsupported key slot format version 3"), "{err}");
+    // A set of formats 2 to 6 holds no format-7 slot.
+    assert!(broken(&|v| v["version"] = json!(1)).is_err());
+    // A public key without its root.
+    assert!(
+        broken(&|v| {
+            v["slots"][0].as_object_mut().unwrap().remove("root");
+        })
+        .is_err()
+    );
     assert!(broken(&|v| v["slots"] = json!([])).is_err());
     assert!(broken(&|v| v["slots"][1]["id"] = json!(1)).is_err());
     assert!(broken(&|v| v["slots"][0]["salt"] = json!("00")).is_err());
@@ -122,7 +133,7 @@ fn malformed_json_is_refused() {
 
 #[test]
 fn tampered_slots_do_not_unlock() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let v = json_of(&two_slots(&master));
     let tampered = |edit: &dyn Fn(&mut Value)| {
         let mut v = v.clone();
@@ -152,16 +163,16 @@ fn tampered_slots_do_not_unlock() {
     let slots = tampered(&|v| v["slots"][0]["kind"] = json!("key-file"));
     assert!(matches!(slots.unlock(&phrase("open sesame"), &store()), Err(Error::NoSlot { .. })));
     // The relabelled slot does not open with the key file; the real key-file slot does.
-    assert_eq!(slots.unlock_slot(&key_file(5), &store()).unwrap().0, SlotId::new(2));
+    assert_eq!(crate::unlock_slot(&slots, &key_file(5), &store()).unwrap().0, SlotId::new(2));
     // A slot from another set (another master key) is authentic but not this store's key.
-    let stranger = two_slots(&MasterKey::generate().unwrap());
+    let stranger = two_slots(&RootKey::generate().unwrap());
     let mixed = tampered(&|v| v["slots"][1] = json_of(&stranger)["slots"][1].clone());
     assert!(matches!(mixed.unlock(&key_file(5), &store()), Err(Error::KeyMismatch)));
 }
 
 #[test]
 fn hostile_costs_fail_fast() {
-    let v = json_of(&two_slots(&MasterKey::generate().unwrap()));
+    let v = json_of(&two_slots(&RootKey::generate().unwrap()));
     for (m, t, p) in [(u32::MAX, 3, 4), (65536, 1_000_000, 4), (u32::MAX, u32::MAX, u32::MAX), (65536, 3, 64)] {
         let mut hostile = v.clone();
         hostile["slots"][0]["argon2id"] = json!({"m_cost": m, "t_cost": t, "p_cost": p});
@@ -185,7 +196,7 @@ fn hostile_costs_fail_fast() {
 
 #[test]
 fn removing_slots() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let mut slots = two_slots(&master);
     assert!(matches!(slots.remove_slot(SlotId::new(9)), Err(Error::NoSuchSlot { id }) if id == SlotId::new(9)));
     slots.remove_slot(SlotId::new(1)).unwrap();
@@ -202,13 +213,13 @@ fn removing_slots() {
 
 #[test]
 fn changing_the_passphrase_keeps_the_master_key() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let mut slots = two_slots(&master);
     let before = serde_json::to_string(&slots).unwrap();
-    let (id, unlocked) = slots.unlock_slot(&phrase("open sesame"), &store()).unwrap();
+    let (id, unlocked) = crate::unlock_slot(&slots, &phrase("open sesame"), &store()).unwrap();
     slots.change_passphrase(&unlocked, &store(), id, &"new phrase".into(), cheap()).unwrap();
     assert!(matches!(slots.unlock(&phrase("open sesame"), &store()), Err(Error::WrongKey)));
-    let (same_id, after) = slots.unlock_slot(&phrase("new phrase"), &store()).unwrap();
+    let (same_id, after) = crate::unlock_slot(&slots, &phrase("new phrase"), &store()).unwrap();
     assert_eq!(same_id, id);
     assert_eq!(fingerprint(&after), fingerprint(&master));
     assert_eq!(fingerprint(&slots.unlock(&key_file(5), &store()).unwrap()), fingerprint(&master));
@@ -231,9 +242,9 @@ fn changing_the_passphrase_keeps_the_master_key() {
 
 #[test]
 fn slots_only_ever_wrap_the_sets_own_key() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let mut slots = two_slots(&master);
-    let stranger = MasterKey::generate().unwrap();
+    let stranger = RootKey::generate().unwrap();
     assert!(matches!(
         slots.add_slot(&stranger, &store(), &Credential::Passphrase("p".into()), cheap()),
         Err(Error::KeyMismatch)
@@ -252,18 +263,18 @@ fn slots_only_ever_wrap_the_sets_own_key() {
 
 #[test]
 fn several_passphrase_slots() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let mut slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("first".into()), cheap()).unwrap();
     let second = slots.add_slot(&master, &store(), &Credential::Passphrase("second".into()), cheap()).unwrap();
     assert_eq!(second, SlotId::new(2));
-    assert_eq!(slots.unlock_slot(&phrase("first"), &store()).unwrap().0, SlotId::new(1));
-    assert_eq!(slots.unlock_slot(&phrase("second"), &store()).unwrap().0, second);
+    assert_eq!(crate::unlock_slot(&slots, &phrase("first"), &store()).unwrap().0, SlotId::new(1));
+    assert_eq!(crate::unlock_slot(&slots, &phrase("second"), &store()).unwrap().0, second);
     assert!(matches!(slots.unlock(&phrase("third"), &store()), Err(Error::WrongKey)));
 }
 
 #[test]
 fn the_same_passphrase_twice_gives_different_slots() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let mut slots = KeySlots::with_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
     slots.add_slot(&master, &store(), &Credential::Passphrase("p".into()), cheap()).unwrap();
     let v = json_of(&slots);
@@ -273,13 +284,13 @@ fn the_same_passphrase_twice_gives_different_slots() {
 
 #[test]
 fn credential_generic_constructors() {
-    let master = MasterKey::generate().unwrap();
+    let master = RootKey::generate().unwrap();
     let by_phrase = Credential::passphrase(String::from("open sesame"));
     let mut slots = KeySlots::with_slot(&master, &store(), &by_phrase, cheap()).unwrap();
     let id = slots.add_slot(&master, &store(), &key_file(5), cheap()).unwrap();
     assert_eq!(id, SlotId::new(2));
-    assert_eq!(slots.unlock_slot(&by_phrase, &store()).unwrap().0, SlotId::new(1));
-    assert_eq!(slots.unlock_slot(&key_file(5), &store()).unwrap().0, SlotId::new(2));
+    assert_eq!(crate::unlock_slot(&slots, &by_phrase, &store()).unwrap().0, SlotId::new(1));
+    assert_eq!(crate::unlock_slot(&slots, &key_file(5), &store()).unwrap().0, SlotId::new(2));
     let file_first = KeySlots::with_slot(&master, &store(), &key_file(5), cheap()).unwrap();
     assert_eq!(file_first.slots().collect::<Vec<_>>(), [(SlotId::new(1), SlotKind::KeyFile)]);
 }

@@ -141,7 +141,7 @@ impl EncryptedRepository {
         root: ObjectId,
     ) -> HeadObject {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
-        HeadObject { store_id, generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
+        HeadObject { store_id, keys: None, generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
     }
 
     /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,

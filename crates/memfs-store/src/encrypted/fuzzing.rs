@@ -4,11 +4,15 @@
 use super::*;
 
 /// `memfs.keys` as [`EncryptedRepository::open`] reads it: parsed, its store id decoded, and
-/// `credential` tried on its slots.
-pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<MasterKey, Error> {
+/// `credential` tried on its slots, and, in format 7, the whole authenticated and its keyring
+/// opened: the keys the store would work with.
+pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<StoreKeys, Error> {
     let keys = parse_keys(bytes)?;
     let id = decode_store_id(&keys.store_id)?;
-    Ok(keys.slots.unlock(credential, &id)?)
+    match keys.slots.unlock(credential, &id)?.into_parts().1 {
+        memfs_crypt::Unlocked::Master(master) => Ok(StoreKeys::from_master(&master)),
+        memfs_crypt::Unlocked::Root(root) => key_set::open_authenticated(&keys, &root, &id),
+    }
 }
 
 /// `memfs.keys` parsed and written back as `init` writes it.
@@ -55,7 +59,8 @@ impl Keys {
     pub fn new(master: &MasterKey) -> Self {
         let conn = connect(Backend::Memory).expect("an in-memory store connects");
         let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
-        Keys(EncryptedRepository::assemble(conn, master, String::new(), options).expect("no state to open"))
+        let keys = StoreKeys::from_master(master);
+        Keys(EncryptedRepository::assemble(conn, keys, None, String::new(), options).expect("no state to open"))
     }
 
     /// The head's plaintext, as [`EncryptedRepository::open_head`] takes it once the AEAD has

@@ -1,15 +1,28 @@
 //! Key-slot management: list, add, remove or change the slots in `memfs.keys`.
 //!
-//! Every change unlocks the master key with a credential the store already accepts, edits the
-//! slots, and writes `memfs.keys` back by compare-and-swap (`PutMode::Update`, or the local
-//! lock-and-rename). No data object is read or written: the master key, and so every object,
-//! stays as it was.
+//! Every change unlocks the root with a credential the store already accepts (carrying the
+//! store over to format 7 first if it is older), edits the slots, raises the change counter,
+//! seals `memfs.keys` under the root and writes it back by compare-and-swap (`PutMode::Update`,
+//! or the local log's compare under its lock). No data object is read or written: the root,
+//! the keyring, and so every object, stay as they were.
 
-use bytes::Bytes;
-use memfs_crypt::{Credential, KeySlots, MasterKey, SlotId, SlotKind, SlotNote};
+use memfs_core::Mutation;
+use memfs_crypt::{Credential, KeySlots, RootKey, SlotId, SlotKind, SlotNote};
 
-use super::{Backend, EncryptedRepository, KEYS_PATH, KeysObject, connect, decode_store_id, parse_keys};
+use super::{
+    Backend, EncryptedRepository, KEYS_PATH, KeySet, KeysObject, OpenOptions, connect, decode_store_id, parse_keys,
+};
 use crate::error::Error;
+use crate::record::{Operation, Record};
+use crate::repository::{CommitInfo, Repository};
+
+/// What a key-slot change records in its commit: the change's name (`add`, `remove`,
+/// `passwd`) and the slot.
+pub type KeyChange = (&'static str, SlotId);
+
+/// How many times the commit that records a key-slot change is tried when other writers
+/// commit first (each lost race means another commit landed; none is lost).
+const RECORD_ATTEMPTS: usize = 64;
 
 impl EncryptedRepository {
     /// The key slots of the store at `backend`: their ids, kinds and notes (no credential
@@ -26,48 +39,80 @@ impl EncryptedRepository {
         let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let keys: KeysObject = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
-        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.0)
+        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.slot())
     }
 
-    /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots and
-    /// writes them back by compare-and-swap. `change` gets the slots, the master key, the
-    /// store id and the slot `credential` opened.
+    /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots,
+    /// writes them back by compare-and-swap, and records the change in a commit (opened with
+    /// `options`, by `actor`). `change` gets the slots, the root key, the store id and the slot
+    /// `credential` opened, and returns its result and what to record.
     pub async fn change_key_slots<R>(
         backend: Backend,
         credential: &Credential,
-        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
+        options: OpenOptions,
+        actor: &str,
+        change: impl FnOnce(&mut KeySlots, &RootKey, &[u8; 16], SlotId) -> Result<(R, KeyChange), memfs_crypt::Error>,
     ) -> Result<R, Error> {
-        Self::plan_key_slots(backend, credential, false, change).await
+        Self::plan_key_slots(backend, credential, false, options, actor, change).await
     }
 
     /// [`EncryptedRepository::change_key_slots`], or with `dry_run` everything up to the
     /// write: the credential unlocks, `change` is applied (and may refuse), and nothing is
     /// written.
+    ///
+    /// The change raises `memfs.keys`' counter; its commit (the tree unchanged, the record
+    /// [`Operation::Keys`]) makes the head name the new counter, so the `memfs.keys` before
+    /// the change, put back, is refused as a rollback ([`Error::KeysRollback`]). If the commit
+    /// fails after `memfs.keys` was written, the change stands and the error says why the
+    /// record is missing.
     pub async fn plan_key_slots<R>(
         backend: Backend,
         credential: &Credential,
         dry_run: bool,
-        change: impl FnOnce(&mut KeySlots, &MasterKey, &[u8; 16], SlotId) -> Result<R, memfs_crypt::Error>,
+        options: OpenOptions,
+        actor: &str,
+        change: impl FnOnce(&mut KeySlots, &RootKey, &[u8; 16], SlotId) -> Result<(R, KeyChange), memfs_crypt::Error>,
     ) -> Result<R, Error> {
         let conn = connect(backend)?;
-        let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let mut keys: KeysObject = parse_keys(&bytes)?;
-        let id = decode_store_id(&keys.store_id)?;
         // One unlock (one Argon2 run for a passphrase), whatever `change` needs to know.
-        let (opened, master) = super::unlock::unlock_slot(&keys.slots, credential, id).await?;
-        let result = change(&mut keys.slots, &master, &id, opened)?;
+        let mut set = KeySet::unlock(&conn, credential).await?;
+        let (result, (what, slot)) = change(&mut set.object.slots, &set.root, &set.store_id, set.slot)?;
         if dry_run {
             return Ok(result);
         }
-        let new = serde_json::to_vec_pretty(&keys).expect("key slots serialize");
-        conn.keys.swap(&version, Bytes::from(new)).await.map_err(|e| match e {
+        set.bump();
+        set.write(&conn).await.map_err(|e| match e {
             Error::Conflict => Error::Corrupt {
                 object: KEYS_PATH.into(),
                 reason: "the key slots changed while this change was made; run it again".into(),
             },
             other => other,
         })?;
+        let counter = set.keyring().counter();
+        let keys = set.store_keys()?;
+        let KeySet { object, root, .. } = set;
+        let repo = Self::assemble(conn, keys, Some((root, counter)), object.store_id, options)?;
+        let record = Operation::Keys { change: what.into(), counter, slot: Some(slot.get()) };
+        repo.record(actor, record).await?;
         Ok(result)
+    }
+
+    /// Commits `operation` with the tree unchanged, on the newest head, as many times as
+    /// other writers win the race (at most [`RECORD_ATTEMPTS`]).
+    async fn record(&self, actor: &str, operation: Operation) -> Result<u64, Error> {
+        let mut last = Error::Conflict;
+        for _ in 0..RECORD_ATTEMPTS {
+            let head = self.head().await?;
+            let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
+            let info =
+                CommitInfo { actor: actor.into(), command: Record::from(operation.clone()), changes: Vec::new() };
+            match self.commit(&head, &mutation, info).await {
+                Ok(generation) => return Ok(generation),
+                Err(Error::Conflict) => last = Error::Conflict,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
     }
 }
 
@@ -122,8 +167,9 @@ mod tests {
         let objects_before = everything(store.as_ref()).await;
 
         let file = Credential::KeyFile(KeyFile::generate().unwrap());
-        let added = EncryptedRepository::change_key_slots(backend(), &pass, |slots, master, id, _| {
-            slots.add_slot(master, id, &file, cheap())
+        let off = || OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() };
+        let added = EncryptedRepository::change_key_slots(backend(), &pass, off(), "t", |slots, root, id, _| {
+            slots.add_slot(root, id, &file, cheap()).map(|added| (added, ("add", added)))
         })
         .await
         .unwrap();
@@ -142,9 +188,12 @@ mod tests {
         )
         .await
         .unwrap();
-        EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _, _| slots.remove_slot(SlotId::new(1)))
-            .await
-            .unwrap();
+        let one = SlotId::new(1);
+        EncryptedRepository::change_key_slots(backend(), &file, off(), "t", |slots, _, _, _| {
+            slots.remove_slot(one).map(|()| ((), ("remove", one)))
+        })
+        .await
+        .unwrap();
         let refused = EncryptedRepository::open(
             backend(),
             &pass,
@@ -155,14 +204,30 @@ mod tests {
         .unwrap();
         assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::NoSlot { .. })), "{refused:?}");
         // The last slot cannot go.
-        let last =
-            EncryptedRepository::change_key_slots(backend(), &file, |slots, _, _, _| slots.remove_slot(added)).await;
+        let last = EncryptedRepository::change_key_slots(backend(), &file, off(), "t", |slots, _, _, _| {
+            slots.remove_slot(added).map(|()| ((), ("remove", added)))
+        })
+        .await;
         assert!(matches!(last, Err(Error::Crypt(memfs_crypt::Error::LastSlot))), "{last:?}");
-        // No data object was written or removed.
-        let mut objects_after = everything(store.as_ref()).await;
-        objects_after.retain(|(path, _)| path != KEYS_PATH);
-        let mut before = objects_before;
-        before.retain(|(path, _)| path != KEYS_PATH);
-        assert_eq!(before, objects_after);
+        // No data object was changed or removed; each change added a commit that records it,
+        // with the tree as it was.
+        let after = everything(store.as_ref()).await;
+        let objects = |all: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+            all.iter().filter(|(path, _)| path.starts_with("objects/")).cloned().collect()
+        };
+        let (before, after_objects) = (objects(&objects_before), objects(&after));
+        assert!(before.iter().all(|o| after_objects.contains(o)));
+        assert_eq!(after_objects.len(), before.len() + 2);
+        let repo = EncryptedRepository::open(backend(), &file, off()).await.unwrap();
+        let records: Vec<String> =
+            repo.log(Some(3), None).await.unwrap().iter().map(|c| c.record().to_json()).collect();
+        let counter = |n| {
+            format!(
+                r#"{{"command":"keys","change":"{}","counter":{n},"slot":{}}}"#,
+                if n == 3 { "remove" } else { "add" },
+                if n == 3 { 1 } else { added.get() }
+            )
+        };
+        assert_eq!(records[..2], [counter(3), counter(2)]);
     }
 }

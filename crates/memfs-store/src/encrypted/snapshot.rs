@@ -11,13 +11,15 @@ use super::*;
 const FORK_WALK: u64 = 16384;
 
 impl EncryptedRepository {
-    /// Seals a head, with this store's id in it (format 6), whatever the head it was copied
-    /// from carried.
+    /// Seals a head, with this store's id in it (format 6) and the change counter of the
+    /// `memfs.keys` this client holds (format 7; never lower than the head it was copied from
+    /// named), whatever the head it was copied from carried.
     pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
-        let plain = match head.store_id == store_id {
+        let keys = self.root.as_ref().map(|_| self.keys_counter().max(head.keys.unwrap_or(0)));
+        let plain = match head.store_id == store_id && head.keys == keys {
             true => serde_json::to_vec(head),
-            false => serde_json::to_vec(&HeadObject { store_id, ..head.clone() }),
+            false => serde_json::to_vec(&HeadObject { store_id, keys, ..head.clone() }),
         }
         .expect("head serializes");
         Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
@@ -61,10 +63,48 @@ impl EncryptedRepository {
             return Ok(None);
         };
         let head = self.open_head(&bytes)?;
+        self.check_keys_counter(&head).await?;
         if let (Some(w), Some(floor)) = (watermark, floor) {
             self.verify(w, floor, Mark { generation: head.generation, commit: Some(head.commit) }).await?;
         }
         Ok(Some((head, version)))
+    }
+
+    /// The change counter of the `memfs.keys` this client holds.
+    pub(super) fn keys_counter(&self) -> u64 {
+        self.keys_counter.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A head naming a newer `memfs.keys` than this client holds: reads `memfs.keys` again,
+    /// checks its tag, and takes its counter; one older than the head names is a rollback
+    /// ([`Error::KeysRollback`]). One whose tag this client's root does not give was rotated
+    /// ([`Error::KeysRotated`]), unless it is not a key set at all.
+    async fn check_keys_counter(&self, head: &HeadObject) -> Result<(), Error> {
+        let (Some(root), Some(named)) = (&self.root, head.keys) else { return Ok(()) };
+        if named <= self.keys_counter() {
+            return Ok(());
+        }
+        let path = Path::from(KEYS_PATH);
+        let bytes = match self.store.get(&path).await {
+            Ok(got) => got.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
+            Err(e) => return Err(Error::backend("read", &path, e)),
+        };
+        let keys = parse_keys(&bytes)?;
+        let store_id = decode_store_id(&keys.store_id)?;
+        if keys.store_id != self.store_id {
+            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
+        }
+        if keys.slots.has_root() && !keys.slots.belongs_to(root) {
+            return Err(Error::KeysRotated);
+        }
+        key_set::open_authenticated(&keys, root, &store_id)?;
+        let counter = keys.keyring.as_ref().map_or(0, memfs_crypt::Keyring::counter);
+        if counter < named {
+            return Err(Error::KeysRollback { counter, head: named });
+        }
+        self.keys_counter.fetch_max(counter, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
     }
 
     /// Accepts the head `served` only if it is the commit `floor` this client remembers or

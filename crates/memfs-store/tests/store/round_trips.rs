@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Tree};
-use memfs_crypt::{MasterKey, ObjectKind};
+use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind};
 use memfs_store::fault::{FaultStore, OpCounts};
 use memfs_store::log_store::LogStore;
 use memfs_store::{
@@ -84,8 +84,7 @@ async fn small_tree(store: &Counted) -> EncryptedRepository {
 /// The head's plaintext, opened with the tests' master key.
 async fn head_json(store: &Counted) -> Value {
     let sealed = store.inner().get(&Path::from("head")).await.unwrap().bytes().await.unwrap();
-    let plain = MasterKey::from_bytes([0x5a; 32])
-        .object_key()
+    let plain = ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32]))
         .open(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &sealed)
         .unwrap();
     serde_json::from_slice(&plain).unwrap()
@@ -101,8 +100,7 @@ async fn drop_inline_contents(store: &Counted) {
 /// Seals `head` and puts it in place of the stored head.
 async fn replace_head(store: &Counted, head: &Value) {
     let plain = serde_json::to_vec(head).unwrap();
-    let sealed = MasterKey::from_bytes([0x5a; 32])
-        .object_key()
+    let sealed = ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32]))
         .seal(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &plain)
         .unwrap();
     store.inner().put(&Path::from("head"), sealed.into()).await.unwrap();

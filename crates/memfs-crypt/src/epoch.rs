@@ -1,0 +1,159 @@
+//! The keys that seal and open a store's objects: one key per epoch (format 7).
+//!
+//! A store starts in epoch 0; `memfs key rotate` starts the next. Objects are always sealed
+//! under the newest epoch, and opened under the epoch their header names, so everything
+//! written before a rotation stays readable for as long as its epoch's key is kept, and
+//! nothing written after it can be opened with the keys of earlier epochs. Envelope-version-1
+//! objects (written by formats 2 to 6) open under epoch 0's key, which is the master key of
+//! those formats.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use memfs_core::ObjectId;
+use zeroize::{ZeroizeOnDrop, Zeroizing};
+
+use crate::derive;
+use crate::error::Error;
+use crate::key::MasterKey;
+use crate::seal::{self, Envelope, ObjectKey, ObjectKind};
+use crate::secret::Secret32;
+
+/// The epoch keys of an unlocked store: seals under the newest, opens under any it holds.
+///
+/// ```
+/// use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind};
+///
+/// let master = MasterKey::generate()?;
+/// let keys = ObjectKeys::from_master(&master);
+/// let id = master.address_key().address(b"hello");
+/// let sealed = keys.seal(ObjectKind::Blob, &id, b"hello")?;
+/// assert_eq!(keys.open(ObjectKind::Blob, &id, &sealed)?, b"hello");
+/// assert_eq!(ObjectKeys::epoch_of(&sealed), Some(0));
+/// // Objects of formats 2 to 6 (envelope version 1) open too.
+/// let old = master.object_key().seal(ObjectKind::Blob, &id, b"hello")?;
+/// assert_eq!(keys.open(ObjectKind::Blob, &id, &old)?, b"hello");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ObjectKeys {
+    epochs: BTreeMap<u32, Secret32>,
+    current: u32,
+    /// Epoch 0's envelope-version-1 key, if epoch 0 is held.
+    legacy: Option<ObjectKey>,
+}
+
+// Every key it holds zeroizes itself on drop.
+impl ZeroizeOnDrop for ObjectKeys {}
+
+impl ObjectKeys {
+    /// One epoch, 0, whose key is `master`: a store of formats 2 to 6, or an ephemeral one.
+    pub fn from_master(master: &MasterKey) -> Self {
+        let mut epochs = BTreeMap::new();
+        epochs.insert(0, Secret32::new(*master.expose()));
+        Self::new(epochs)
+    }
+
+    /// The keys of `epochs` (at least one); the newest seals.
+    pub(crate) fn new(epochs: BTreeMap<u32, Secret32>) -> Self {
+        let current = epochs.keys().next_back().copied().unwrap_or(0);
+        let legacy = epochs.get(&0).map(|k| ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, k.expose())));
+        ObjectKeys { epochs, current, legacy }
+    }
+
+    /// The epoch new objects are sealed under.
+    pub fn current_epoch(&self) -> u32 {
+        self.current
+    }
+
+    /// The epochs whose keys are held, oldest first.
+    pub fn epochs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.epochs.keys().copied()
+    }
+
+    /// The epoch a sealed object's header names (0 for envelope version 1), or `None` if it
+    /// is not a sealed object. Public information: the header is not encrypted.
+    pub fn epoch_of(sealed: &[u8]) -> Option<u32> {
+        match Envelope::parse(sealed).ok()? {
+            Envelope::V1 { .. } => Some(0),
+            Envelope::V2 { epoch, .. } => Some(epoch),
+        }
+    }
+
+    /// Encrypts `plaintext` as object `id` of kind `kind` under the current epoch, with its
+    /// own data key. Fails only if the OS RNG fails or the plaintext is over 64 GiB.
+    pub fn seal(&self, kind: ObjectKind, id: &ObjectId, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
+        let key = self.epochs.get(&self.current).ok_or(Error::Decrypt)?;
+        seal::seal_v2(self.current, key.expose(), kind, id, plaintext)
+    }
+
+    /// Decrypts and authenticates object `id` of kind `kind`, under the epoch its header
+    /// names. Every failure is [`Error::Decrypt`], an object of an epoch whose key is not held
+    /// (shredded) included; an unknown envelope version is [`Error::UnknownFormat`].
+    pub fn open(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
+        match Envelope::parse(sealed)? {
+            Envelope::V1 { .. } => self.legacy.as_ref().ok_or(Error::Decrypt)?.open(kind, id, sealed),
+            Envelope::V2 { epoch, salt, body } => {
+                let key = self.epochs.get(&epoch).ok_or(Error::Decrypt)?;
+                seal::open_v2(key.expose(), salt, kind, id, body)
+            }
+        }
+    }
+
+    /// Epoch `epoch`'s key bytes, for wrapping under the root. Never leaves the crate.
+    pub(crate) fn key(&self, epoch: u32) -> Option<Zeroizing<[u8; 32]>> {
+        self.epochs.get(&epoch).map(|k| Zeroizing::new(*k.expose()))
+    }
+}
+
+impl fmt::Debug for ObjectKeys {
+    /// The epochs only.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectKeys")
+            .field("epochs", &self.epochs.keys().collect::<Vec<_>>())
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(epochs: &[(u32, u8)]) -> ObjectKeys {
+        ObjectKeys::new(epochs.iter().map(|&(e, b)| (e, Secret32::new([b; 32]))).collect())
+    }
+
+    #[test]
+    fn seals_under_the_newest_epoch_and_opens_every_held_one() {
+        let id = ObjectId::from_bytes([3; 32]);
+        let old = keys(&[(0, 1)]);
+        let sealed_old = old.seal(ObjectKind::Blob, &id, b"old").unwrap();
+        let both = keys(&[(0, 1), (1, 2)]);
+        assert_eq!(both.current_epoch(), 1);
+        let sealed_new = both.seal(ObjectKind::Blob, &id, b"new").unwrap();
+        assert_eq!(ObjectKeys::epoch_of(&sealed_new), Some(1));
+        assert_eq!(both.open(ObjectKind::Blob, &id, &sealed_old).unwrap(), b"old");
+        assert_eq!(both.open(ObjectKind::Blob, &id, &sealed_new).unwrap(), b"new");
+        // Epoch 0's keys alone open nothing of epoch 1; without epoch 0, its objects are gone.
+        assert!(matches!(old.open(ObjectKind::Blob, &id, &sealed_new), Err(Error::Decrypt)));
+        let shredded = keys(&[(1, 2)]);
+        assert!(matches!(shredded.open(ObjectKind::Blob, &id, &sealed_old), Err(Error::Decrypt)));
+        // A header naming epoch 0 on an epoch-1 body does not open either.
+        let mut moved = sealed_new.clone();
+        moved[4..8].copy_from_slice(&0u32.to_be_bytes());
+        assert!(matches!(both.open(ObjectKind::Blob, &id, &moved), Err(Error::Decrypt)));
+    }
+
+    #[test]
+    fn each_seal_has_its_own_key() {
+        let (k, id) = (keys(&[(0, 1)]), ObjectId::from_bytes([3; 32]));
+        let (a, b) = (k.seal(ObjectKind::Blob, &id, b"same").unwrap(), k.seal(ObjectKind::Blob, &id, b"same").unwrap());
+        assert_ne!(a[8..24], b[8..24], "fresh salts");
+        assert_ne!(a[24..], b[24..], "so different ciphertexts under the one nonce");
+    }
+
+    #[test]
+    fn debug_names_epochs_only() {
+        assert_eq!(format!("{:?}", keys(&[(0, 1), (2, 2)])), "ObjectKeys { epochs: [0, 2], current: 2, .. }");
+    }
+}

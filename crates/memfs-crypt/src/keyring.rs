@@ -1,0 +1,228 @@
+//! The keyring of a format-7 store: what the root key unwraps (docs/FORMAT.md, "Keys").
+//!
+//! ```text
+//! credential ──(slot)──▶ root ──▶ address keys (blob, tree): name objects, fixed for life
+//!                             └─▶ epoch keys E0, E1, …: each object's data key comes from one
+//! ```
+//!
+//! Stored in `memfs.keys` beside the slots, every key wrapped under a key derived from the
+//! root, with associated data naming the store and the epoch, and a counter that every change
+//! of `memfs.keys` raises (the head names it, so an older `memfs.keys` put back is noticed).
+//!
+//! The address keys stay the same across rotations: an object keeps its id whatever epoch
+//! seals it, so a reseal rewrites objects in place and no directory or commit changes. The
+//! price (docs/SECURITY.md): a removed credential that kept the address keys can still tell
+//! whether a content it guesses is stored, by its id; it cannot read anything sealed after the
+//! rotation.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+use crate::derive;
+use crate::epoch::ObjectKeys;
+use crate::error::Error;
+use crate::hex;
+use crate::key::{AddressKey, MasterKey};
+use crate::root::RootKey;
+use crate::secret::Secret32;
+use crate::wrap::{self, WRAPPED_32, WRAPPED_64};
+
+/// Domain label of the address keys' associated data.
+const ADDRESS_AAD: &[u8; 18] = b"memfs address keys";
+/// Domain label of an epoch key's associated data.
+const EPOCH_AAD: &[u8; 15] = b"memfs epoch key";
+
+/// A store's keyring as stored: wrapped keys and the change counter. Nothing in it is secret
+/// without the root; the whole of `memfs.keys` is authenticated with [`RootKey::mac`].
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "UncheckedKeyring")]
+pub struct Keyring {
+    counter: u64,
+    #[serde(with = "hex::array")]
+    address: [u8; WRAPPED_64],
+    epochs: Vec<WrappedEpoch>,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrappedEpoch {
+    epoch: u32,
+    #[serde(with = "hex::array")]
+    key: [u8; WRAPPED_32],
+}
+
+/// The keys an unlocked format-7 store works with.
+#[derive(Debug)]
+pub struct StoreKeys {
+    /// Names file contents.
+    pub blob_address: AddressKey,
+    /// Names directory pages, commits and policies.
+    pub tree_address: AddressKey,
+    /// Seals and opens objects.
+    pub objects: ObjectKeys,
+}
+
+impl StoreKeys {
+    /// The keys of a store of formats 2 to 6 (or an ephemeral one): all from `master`, which is
+    /// epoch 0's key.
+    pub fn from_master(master: &MasterKey) -> Self {
+        StoreKeys {
+            blob_address: master.address_key(),
+            tree_address: master.tree_address_key(),
+            objects: ObjectKeys::from_master(master),
+        }
+    }
+}
+
+impl Keyring {
+    /// The most epochs a keyring holds: a rotation a day for 11 years. A keyring with more
+    /// is refused when read; a rotation past it is refused too.
+    pub const MAX_EPOCHS: usize = 4096;
+
+    /// A keyring under `root` for store `store_id` whose epoch 0 and address keys are those of
+    /// `master` (a new store's random key, or the master key of a format-6 store being
+    /// migrated, whose objects then keep their ids and stay readable). Counter 1.
+    pub fn new(root: &RootKey, store_id: &[u8; 16], master: &MasterKey) -> Result<Self, Error> {
+        let keys = StoreKeys::from_master(master);
+        Self::wrap_all(root, store_id, 1, &keys)
+    }
+
+    /// Unwraps every key with `root` (the caller has checked `memfs.keys`' tag with it).
+    pub fn open(&self, root: &RootKey, store_id: &[u8; 16]) -> Result<StoreKeys, Error> {
+        let address: Zeroizing<[u8; 64]> =
+            wrap::unwrap(&address_wrap_key(root), &address_aad(store_id), &self.address)?;
+        let mut epochs = BTreeMap::new();
+        let wrap_key = epoch_wrap_key(root);
+        for e in &self.epochs {
+            let key: Zeroizing<[u8; 32]> = wrap::unwrap(&wrap_key, &epoch_aad(store_id, e.epoch), &e.key)?;
+            epochs.insert(e.epoch, Secret32::new(*key));
+        }
+        let (blob, tree) = address.split_at(32);
+        Ok(StoreKeys {
+            blob_address: AddressKey::from_slice(blob),
+            tree_address: AddressKey::from_slice(tree),
+            objects: ObjectKeys::new(epochs),
+        })
+    }
+
+    /// How many times `memfs.keys` has changed (1 when it was made).
+    pub fn counter(&self) -> u64 {
+        self.counter
+    }
+
+    /// Raises the counter: every change of `memfs.keys` does, so an older copy has a lower one.
+    pub fn bump(&mut self) {
+        self.counter = self.counter.saturating_add(1);
+    }
+
+    /// The epochs held, oldest first.
+    pub fn epochs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.epochs.iter().map(|e| e.epoch)
+    }
+
+    /// `keys`, wrapped under `root` for `store_id`, with counter `counter`.
+    fn wrap_all(root: &RootKey, store_id: &[u8; 16], counter: u64, keys: &StoreKeys) -> Result<Self, Error> {
+        let mut address = Zeroizing::new([0u8; 64]);
+        address[..32].copy_from_slice(keys.blob_address.expose());
+        address[32..].copy_from_slice(keys.tree_address.expose());
+        let address = wrap::wrap(&address_wrap_key(root), &address_aad(store_id), &address)?;
+        let wrap_key = epoch_wrap_key(root);
+        let mut epochs = Vec::new();
+        for epoch in keys.objects.epochs() {
+            let key = keys.objects.key(epoch).ok_or(Error::Decrypt)?;
+            epochs.push(WrappedEpoch { epoch, key: wrap::wrap(&wrap_key, &epoch_aad(store_id, epoch), &key)? });
+        }
+        Ok(Keyring { counter, address, epochs })
+    }
+}
+
+fn address_wrap_key(root: &RootKey) -> Zeroizing<[u8; 32]> {
+    derive::subkey(derive::ADDRESS_WRAP_CONTEXT, root.expose())
+}
+
+fn epoch_wrap_key(root: &RootKey) -> Zeroizing<[u8; 32]> {
+    derive::subkey(derive::EPOCH_WRAP_CONTEXT, root.expose())
+}
+
+/// `"memfs address keys" || store id`.
+fn address_aad(store_id: &[u8; 16]) -> [u8; 34] {
+    let mut aad = [0u8; 34];
+    aad[..18].copy_from_slice(ADDRESS_AAD);
+    aad[18..].copy_from_slice(store_id);
+    aad
+}
+
+/// `"memfs epoch key" || store id || epoch (4, big-endian)`.
+fn epoch_aad(store_id: &[u8; 16], epoch: u32) -> [u8; 35] {
+    let mut aad = [0u8; 35];
+    aad[..15].copy_from_slice(EPOCH_AAD);
+    aad[15..31].copy_from_slice(store_id);
+    aad[31..].copy_from_slice(&epoch.to_be_bytes());
+    aad
+}
+
+/// [`Keyring`] as read, before checking that its epochs are 1 to [`Keyring::MAX_EPOCHS`],
+/// distinct and in increasing order.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UncheckedKeyring {
+    counter: u64,
+    #[serde(with = "hex::array")]
+    address: [u8; WRAPPED_64],
+    epochs: Vec<WrappedEpoch>,
+}
+
+impl TryFrom<UncheckedKeyring> for Keyring {
+    type Error = String;
+
+    fn try_from(u: UncheckedKeyring) -> Result<Self, Self::Error> {
+        let UncheckedKeyring { counter, address, epochs } = u;
+        if epochs.is_empty() || epochs.len() > Keyring::MAX_EPOCHS {
+            return Err(format!("a keyring holds 1 to {} epochs, not {}", Keyring::MAX_EPOCHS, epochs.len()));
+        }
+        let mut seen = HashSet::new();
+        if !epochs.windows(2).all(|w| w[0].epoch < w[1].epoch) || !epochs.iter().all(|e| seen.insert(e.epoch)) {
+            return Err("a keyring's epochs must increase".into());
+        }
+        Ok(Keyring { counter, address, epochs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memfs_core::ObjectId;
+
+    use super::*;
+    use crate::seal::ObjectKind;
+
+    #[test]
+    fn a_keyring_opens_with_its_root_and_store_only() {
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let ring = Keyring::new(&root, &store, &master).unwrap();
+        let json = serde_json::to_string(&ring).unwrap();
+        let ring: Keyring = serde_json::from_str(&json).unwrap();
+        assert_eq!(ring.counter(), 1);
+        let keys = ring.open(&root, &store).unwrap();
+        // Same names and same epoch-0 key as the master key's: a migrated store reads as before.
+        assert_eq!(keys.blob_address.address(b"x"), master.address_key().address(b"x"));
+        assert_eq!(keys.tree_address.address(b"x"), master.tree_address_key().address(b"x"));
+        let id = ObjectId::from_bytes([4; 32]);
+        let old = master.object_key().seal(ObjectKind::Blob, &id, b"v1").unwrap();
+        assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &old).unwrap(), b"v1");
+        assert!(matches!(ring.open(&RootKey::from_bytes([9; 32]), &store), Err(Error::Decrypt)));
+        assert!(matches!(ring.open(&root, &[4; 16]), Err(Error::Decrypt)));
+    }
+
+    #[test]
+    fn malformed_keyrings_are_refused() {
+        let ring = Keyring::new(&RootKey::from_bytes([1; 32]), &[3; 16], &MasterKey::from_bytes([2; 32])).unwrap();
+        let mut json: serde_json::Value = serde_json::to_value(&ring).unwrap();
+        let epoch = json["epochs"][0].clone();
+        json["epochs"] = serde_json::json!([epoch.clone(), epoch]);
+        assert!(serde_json::from_value::<Keyring>(json.clone()).is_err());
+        json["epochs"] = serde_json::json!([]);
+        assert!(serde_json::from_value::<Keyring>(json).is_err());
+    }
+}

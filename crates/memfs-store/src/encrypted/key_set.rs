@@ -1,0 +1,208 @@
+//! `memfs.keys`: read, unlocked, authenticated, carried over to format 7, written back.
+//!
+//! Format 7 (docs/FORMAT.md, "`memfs.keys`"): beside the key slots, the keyring (the address
+//! and epoch keys wrapped under the root, and a change counter) and `mac`, a tag under the
+//! root over everything else. The tag is checked as soon as a slot has given the root, so a
+//! change made by anyone without the root (a slot added or put back, a note or the counter
+//! edited, an epoch dropped) is refused before anything is read. The head names the counter it
+//! was written with, and a `memfs.keys` with a lower counter is a rollback
+//! ([`Error::KeysRollback`]): an older copy with a removed slot in it cannot be put back.
+//!
+//! A store of formats 5 and 6 is carried over when a credential first unlocks it (see
+//! [`KeySet::unlock`]).
+
+use bytes::Bytes;
+use memfs_crypt::{Credential, KeySlots, Keyring, RootKey, SlotId, StoreKeys, Unlocked};
+use serde::{Deserialize, Serialize};
+
+use super::{Connection, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, decode_store_id};
+use crate::error::Error;
+use crate::head::HeadVersion;
+
+/// The unsealed key object, `memfs.keys`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct KeysObject {
+    pub(super) format: String,
+    pub(super) version: u64,
+    /// Random, chosen at creation: 32 lowercase hex digits, and no other spelling (the key
+    /// slots bind the bytes, and the rollback state is named by this string).
+    pub(super) store_id: String,
+    pub(super) slots: KeySlots,
+    /// Format 7: the keys the root unwraps, and the change counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) keyring: Option<Keyring>,
+    /// Format 7: the tag of everything above under the root (64 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) mac: Option<String>,
+}
+
+impl KeysObject {
+    /// A new format-7 key object.
+    pub(super) fn new(store_id: &[u8; 16], slots: KeySlots, keyring: Keyring, root: &RootKey) -> Self {
+        let mut keys = KeysObject {
+            format: "memfs".into(),
+            version: FORMAT_VERSION,
+            store_id: hex::encode(store_id),
+            slots,
+            keyring: Some(keyring),
+            mac: None,
+        };
+        keys.seal(root);
+        keys
+    }
+
+    /// The bytes the tag covers: this object without its tag, as compact JSON. Serialization
+    /// is deterministic (fields in declaration order, hex in lower case), so a reader gets the
+    /// writer's bytes back from what it parsed; anything it could not parse back the same way
+    /// (an unknown field, another spelling) fails the tag.
+    fn body(&self) -> Vec<u8> {
+        let KeysObject { format, version, store_id, slots, keyring, mac: _ } = self;
+        let unsigned = KeysObject {
+            format: format.clone(),
+            version: *version,
+            store_id: store_id.clone(),
+            slots: slots.clone(),
+            keyring: keyring.clone(),
+            mac: None,
+        };
+        serde_json::to_vec(&unsigned).expect("key slots serialize")
+    }
+
+    /// Sets the tag under `root`.
+    pub(super) fn seal(&mut self, root: &RootKey) {
+        self.mac = Some(hex::encode(root.mac(&self.body())));
+    }
+
+    /// [`Error::Corrupt`] unless this is a format-7 object whose tag `root` gives.
+    fn authenticate(&self, root: &RootKey) -> Result<(), Error> {
+        let refused = |reason: &str| Error::Corrupt { object: KEYS_PATH.into(), reason: reason.into() };
+        if self.keyring.is_none() || self.version < 7 {
+            return Err(refused("its key slots reach a root key, but it has no keyring"));
+        }
+        let mut tag = [0u8; 32];
+        let ok = self.mac.as_deref().is_some_and(|m| hex::decode_to_slice(m, &mut tag).is_ok());
+        if !ok {
+            return Err(refused("it has no authentication tag"));
+        }
+        root.verify(&self.body(), &tag).map_err(|e| refused(&e.to_string()))
+    }
+
+    /// The JSON written to the store.
+    pub(super) fn to_bytes(&self) -> Bytes {
+        Bytes::from(serde_json::to_vec_pretty(self).expect("key slots serialize"))
+    }
+}
+
+/// Parses `memfs.keys`, refusing another format or version.
+pub(super) fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
+    #[derive(Deserialize)]
+    struct Version {
+        format: String,
+        version: u64,
+    }
+    let corrupt = |e: serde_json::Error| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() };
+    let v: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
+    if v.format != "memfs" {
+        return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
+    }
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&v.version) {
+        return Err(Error::UnsupportedFormat { version: v.version });
+    }
+    let keys: KeysObject = serde_json::from_slice(bytes).map_err(corrupt)?;
+    // Format 7 has a keyring and a slot set of version 2; before, neither.
+    if (keys.version >= 7) != keys.keyring.is_some() || (keys.version >= 7) != keys.slots.has_root() {
+        return Err(Error::Corrupt {
+            object: KEYS_PATH.into(),
+            reason: format!("its keyring and key slots do not match format version {}", keys.version),
+        });
+    }
+    Ok(keys)
+}
+
+/// The keys of a format-7 `memfs.keys` whose root is `root`, once its tag is checked.
+pub(super) fn open_authenticated(keys: &KeysObject, root: &RootKey, store_id: &[u8; 16]) -> Result<StoreKeys, Error> {
+    keys.authenticate(root)?;
+    Ok(keys.keyring.as_ref().expect("authenticated: format 7").open(root, store_id)?)
+}
+
+/// `memfs.keys` unlocked by a credential: authenticated, and carried over to format 7 in
+/// memory if it was not already.
+pub(super) struct KeySet {
+    pub(super) object: KeysObject,
+    /// The stored version it was read at, for the compare-and-swap that writes it back.
+    pub(super) version: HeadVersion,
+    pub(super) store_id: [u8; 16],
+    pub(super) root: RootKey,
+    /// The slot the credential opened.
+    pub(super) slot: SlotId,
+    /// Changed in memory (carried over to format 7, or a slot carried over) and not written.
+    pub(super) changed: bool,
+}
+
+impl KeySet {
+    /// Reads `memfs.keys` and unlocks it with `credential`.
+    ///
+    /// A set of formats 5 and 6 is carried over to format 7 in memory: a new random root, a
+    /// keyring whose epoch 0 and address keys are the old master key's (every object keeps
+    /// its id and stays readable), the opened slot made a format-7 slot, and the others
+    /// reaching the root through a bridge until each is used. A format-7 set must carry its
+    /// root's tag; a slot in it made before format 7 is carried over the same way. Either
+    /// change raises the counter; [`KeySet::changed`] says whether to write it back.
+    pub(super) async fn unlock(conn: &Connection, credential: &Credential) -> Result<KeySet, Error> {
+        let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        let mut object = parse_keys(&bytes)?;
+        let store_id = decode_store_id(&object.store_id)?;
+        let opened = super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
+        let slot = opened.slot();
+        let (new_root, changed) = match opened.key() {
+            Unlocked::Master(master) => {
+                let root = RootKey::generate()?;
+                object.slots.carry_over(&opened, &root, &store_id)?;
+                object.keyring = Some(Keyring::new(&root, &store_id, master)?);
+                object.version = FORMAT_VERSION;
+                (Some(root), true)
+            }
+            Unlocked::Root(root) => {
+                object.authenticate(root)?;
+                let carried = object.slots.carry_over(&opened, root, &store_id)?;
+                if carried {
+                    object.keyring.as_mut().expect("authenticated: format 7").bump();
+                }
+                (None, carried)
+            }
+        };
+        let root = match (new_root, opened.into_parts().1) {
+            (Some(root), _) | (None, Unlocked::Root(root)) => root,
+            (None, Unlocked::Master(_)) => unreachable!("a master key is carried over to a new root above"),
+        };
+        if changed {
+            object.seal(&root);
+        }
+        Ok(KeySet { object, version, store_id, root, slot, changed })
+    }
+
+    /// The keys the store works with.
+    pub(super) fn store_keys(&self) -> Result<StoreKeys, Error> {
+        Ok(self.keyring().open(&self.root, &self.store_id)?)
+    }
+
+    /// The keyring (always there once unlocked).
+    pub(super) fn keyring(&self) -> &Keyring {
+        self.object.keyring.as_ref().expect("a key set is format 7 once unlocked")
+    }
+
+    /// Writes the set back by compare-and-swap on the version it was read at, after raising
+    /// the counter and sealing it. [`Error::Conflict`] if `memfs.keys` changed meanwhile.
+    pub(super) async fn write(&mut self, conn: &Connection) -> Result<(), Error> {
+        self.object.seal(&self.root);
+        conn.keys.swap(&self.version, self.object.to_bytes()).await?;
+        self.changed = false;
+        Ok(())
+    }
+
+    /// Raises the counter: the set is about to be written with a change.
+    pub(super) fn bump(&mut self) {
+        self.object.keyring.as_mut().expect("a key set is format 7 once unlocked").bump();
+    }
+}
