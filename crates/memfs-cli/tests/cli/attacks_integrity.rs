@@ -99,12 +99,17 @@ impl Site {
 
     /// `memfs` for the client whose home (state folder) is `home`, on this store.
     fn memfs(&self, home: &Path) -> Command {
+        self.memfs_with(home, &self.key)
+    }
+
+    /// `memfs` for the client whose home is `home`, unlocking with the key file `key`.
+    fn memfs_with(&self, home: &Path, key: &Path) -> Command {
         let mut cmd = support::memfs(home);
         cmd.envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
             .arg("--store")
             .arg(&self.url)
             .arg("--key-file")
-            .arg(&self.key)
+            .arg(key)
             .stdin(Stdio::null());
         cmd
     }
@@ -302,6 +307,47 @@ fn a_plain_rollback_is_refused_naming_both_commits() {
         let listed = alice.ok(&site, &["--trust-head", &first, "log"]);
         assert!(listed.starts_with(&format!("@1 {first} ")), "{listed}");
         assert_eq!(alice.ok(&site, &["log"]), listed);
+    }
+}
+
+/// Issue 17: the storage holder keeps a copy of `memfs.keys` from before a slot was removed
+/// and puts it back, with the removed key file's holder (a fresh client, remembering nothing)
+/// or the owner reading next. The removal was recorded in a commit whose head names the key
+/// set's change counter, so the older set is a rollback for both, and the store is left as it
+/// was served. Putting the current set back makes the store open again.
+#[test]
+fn a_replayed_key_set_with_a_removed_slot_is_refused() {
+    for site in sites() {
+        let (alice, bob) = (Client::new(), Client::new());
+        let bob_key = site._dir.path().join("bob.key");
+        let bob_key_arg = bob_key.to_str().unwrap();
+        assert_text(site.name, &alice.ok(&site, &["key", "add", "--new-key-file", bob_key_arg]), &format!("added key slot 2 (key file {bob_key_arg})\n"));
+        alice.create(&site, "/memories/a.md");
+        let with_bob = site.copy();
+        assert_text(site.name, &alice.ok(&site, &["key", "remove", "2", "--yes"]), "removed key slot 2\n");
+        let bob_run = |args: &[&str]| site.memfs_with(bob.0.path(), &bob_key).args(args).output().unwrap();
+        let refused = support::fails(&format!("{}: bob after the removal", site.name), 1, &bob_run(&["log"]));
+        assert_text(site.name, &refused, &format!("memfs: store {}: wrong passphrase or key file\n", site.url));
+        let current = site.copy();
+
+        // The attacker puts back the key set that still had Bob's slot.
+        let mut replayed = current.clone();
+        replayed.insert("memfs.keys".into(), with_bob["memfs.keys"].clone());
+        site.put_back(&replayed);
+        let expected = format!(
+            "memfs: store {}: rollback detected: memfs.keys is at change 2, older than change 3 that the head names \
+             (an old copy of the key slots was put back?)\n",
+            site.url
+        );
+        assert_text(site.name, &support::fails(&format!("{}: bob", site.name), 1, &bob_run(&["log"])), &expected);
+        assert_text(site.name, &alice.fails(&site, &["log"]), &expected);
+        let answer = alice.exec(&site, &[json!({"command": "create", "path": "/memories/b.md", "file_text": "b"})]);
+        let message = expected.trim_end();
+        assert_text(site.name, &answer, &format!("{}\n", json!({"content": message, "is_error": true})));
+        assert!(site.copy() == replayed, "{}: a refused command changed the store", site.name);
+
+        site.put_back(&current);
+        assert!(alice.ok(&site, &["log", "--limit", "1"]).contains(" key remove slot 2"), "{}", site.name);
     }
 }
 
