@@ -1,10 +1,10 @@
-//! `memfs key`: list, add and remove key slots.
+//! `memfs key`: list, add and remove key slots; rotate the keys.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use memfs::{Credential, Memfs, RemoveKey, SlotId, SlotKind, SlotNote};
+use memfs::{Credential, Memfs, RemoveKey, RotateKeys, Rotation, SlotId, SlotKind, SlotNote};
 
 use crate::credential::{KdfArgs, LabelArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
@@ -23,6 +23,18 @@ pub(crate) enum KeyCommand {
     /// data is not touched. The new passphrase comes from --new-passphrase-file or is asked
     /// for twice on the terminal.
     Passwd(KeyPasswdArgs),
+    /// Rotate the keys: a new root key and key epoch, wrapped to every slot. Everything written
+    /// from now on is sealed under keys that no removed slot ever held; what was written
+    /// before stays readable (under the older epochs) to whoever holds the store's keys.
+    Rotate(KeyRotateArgs),
+}
+
+/// How to rotate.
+#[derive(Debug, Args)]
+pub(crate) struct KeyRotateArgs {
+    /// Check that the keys can be rotated and say what would change; change nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// The passphrase to change, and the Argon2id cost of the slot re-wrapped under it.
@@ -58,6 +70,12 @@ pub(crate) struct KeyRemoveArgs {
     /// that credential is locked out.
     #[arg(long)]
     force: bool,
+
+    /// Also rotate the keys (see `memfs key rotate`): whoever holds the removed slot's
+    /// passphrase or key file, and kept a copy of the store's keys, can read nothing written
+    /// from now on. Without it, removing a slot revokes nobody who already copied the keys.
+    #[arg(long)]
+    rotate: bool,
 }
 
 /// The slot to add. The cost flags are `init`'s, said of "a new passphrase slot".
@@ -147,18 +165,54 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         KeyCommand::Remove(remove) => {
             let (unlock, slot) = (open(unlock()?)?, SlotId::new(remove.id));
             // What a removal checks (the slot exists, it is not the last, it is not the caller's
-            // own unless --force): the dry run refuses as the removal would, in one unlock.
+            // own unless --force; with --rotate, that the keys can be rotated): the dry run
+            // refuses as the removal would, in one unlock.
+            if remove.rotate {
+                let question =
+                    "Remove it and rotate the keys? Its passphrase or key file will no longer unlock the store.";
+                let plan = RotateKeys { remove: Some(slot), own: remove.force, dry_run: true };
+                let preview = async || Ok(Memfs::rotate_keys(&url, &unlock, plan).await?);
+                let render =
+                    |r: &Rotation| (format!("would remove key slot {}\n{}", remove.id, rotated(r, true)), true);
+                if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, preview, render)
+                    .await?
+                {
+                    let done = Memfs::rotate_keys(&url, &unlock, RotateKeys { dry_run: false, ..plan }).await?;
+                    crate::output::stdout(
+                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false)).as_bytes(),
+                    )?;
+                }
+                return Ok(());
+            }
+            let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
             let options = RemoveKey { own: remove.force, dry_run: true };
             let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, options).await?);
             let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
-            let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
             if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
                 Memfs::remove_key(&url, &unlock, slot, RemoveKey { dry_run: false, ..options }).await?;
                 crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
             }
         }
+        KeyCommand::Rotate(rotate) => {
+            let unlock = open(unlock()?)?;
+            let plan = RotateKeys { remove: None, own: false, dry_run: rotate.dry_run };
+            let done = Memfs::rotate_keys(&url, &unlock, plan).await?;
+            crate::output::stdout(rotated(&done, rotate.dry_run).as_bytes())?;
+        }
     }
     Ok(())
+}
+
+/// What a rotation did (or would do): `rotated the keys: key epoch 1, wrapped to key slots 1
+/// and 3`.
+fn rotated(rotation: &Rotation, dry_run: bool) -> String {
+    let ids: Vec<String> = rotation.slots.iter().map(|id| id.get().to_string()).collect();
+    let slots = match ids.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("key slots {} and {last}", rest.join(", ")),
+        _ => format!("key slot {}", ids.concat()),
+    };
+    let verb = if dry_run { "would rotate" } else { "rotated" };
+    format!("{verb} the keys: key epoch {}, wrapped to {slots}\n", rotation.epoch)
 }
 
 /// A slot's note as `key list` shows it: ` "LABEL" added TIME on HOST`, each part only when

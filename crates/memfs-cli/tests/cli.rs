@@ -44,6 +44,8 @@ mod policy;
 mod policy_exec;
 #[path = "cli/purge.rs"]
 mod purge;
+#[path = "cli/rotation.rs"]
+mod rotation;
 #[path = "cli/serve.rs"]
 mod serve;
 #[path = "cli/store_args.rs"]

@@ -70,6 +70,17 @@ impl ObjectKeys {
         self.epochs.keys().copied()
     }
 
+    /// Whether the key of `epoch` is held.
+    pub fn holds(&self, epoch: u32) -> bool {
+        self.epochs.contains_key(&epoch)
+    }
+
+    /// Whether `sealed` is an object of an epoch whose key is not held: one sealed after a
+    /// rotation this keyring has not seen (or after its epoch was retired).
+    pub fn misses_epoch_of(&self, sealed: &[u8]) -> bool {
+        Self::epoch_of(sealed).is_some_and(|e| !self.holds(e))
+    }
+
     /// The epoch a sealed object's header names (0 for envelope version 1), or `None` if it
     /// is not a sealed object. Public information: the header is not encrypted.
     pub fn epoch_of(sealed: &[u8]) -> Option<u32> {

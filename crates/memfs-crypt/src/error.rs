@@ -113,6 +113,11 @@ pub enum Error {
         slots: Vec<SlotId>,
     },
 
+    /// A keyring holds [`Keyring::MAX_EPOCHS`](crate::Keyring::MAX_EPOCHS) epochs: no rotation
+    /// is left (reseal the store and retire old epochs first).
+    #[error("the keyring holds the most key epochs it can (4096): retire old ones before rotating again")]
+    TooManyEpochs,
+
     /// The master key given does not belong to this set of key slots (it would wrap a key
     /// that cannot read the store).
     #[error("the master key does not belong to this store's key slots")]

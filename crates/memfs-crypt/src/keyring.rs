@@ -117,6 +117,28 @@ impl Keyring {
         self.counter = self.counter.saturating_add(1);
     }
 
+    /// Starts a new epoch under a new root: a fresh random epoch key, newest, and every key
+    /// (`keys`, the keyring opened with the old root) wrapped again under `new_root`. Whoever
+    /// held only the old root can open nothing sealed from now on. Returns the new epoch.
+    /// [`Error::TooManyEpochs`] past [`Keyring::MAX_EPOCHS`]. The counter is not raised here:
+    /// the caller raises it once per write of `memfs.keys`.
+    pub fn rotate(&mut self, keys: &StoreKeys, new_root: &RootKey, store_id: &[u8; 16]) -> Result<u32, Error> {
+        if self.epochs.len() >= Self::MAX_EPOCHS {
+            return Err(Error::TooManyEpochs);
+        }
+        let epoch = keys.objects.current_epoch().checked_add(1).ok_or(Error::TooManyEpochs)?;
+        let mut epochs: BTreeMap<u32, Secret32> =
+            keys.objects.epochs().filter_map(|e| keys.objects.key(e).map(|k| (e, Secret32::new(*k)))).collect();
+        epochs.insert(epoch, Secret32::random()?);
+        let rotated = StoreKeys {
+            blob_address: keys.blob_address.clone(),
+            tree_address: keys.tree_address.clone(),
+            objects: ObjectKeys::new(epochs),
+        };
+        *self = Self::wrap_all(new_root, store_id, self.counter, &rotated)?;
+        Ok(epoch)
+    }
+
     /// The epochs held, oldest first.
     pub fn epochs(&self) -> impl Iterator<Item = u32> + '_ {
         self.epochs.iter().map(|e| e.epoch)
@@ -213,6 +235,30 @@ mod tests {
         assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &old).unwrap(), b"v1");
         assert!(matches!(ring.open(&RootKey::from_bytes([9; 32]), &store), Err(Error::Decrypt)));
         assert!(matches!(ring.open(&root, &[4; 16]), Err(Error::Decrypt)));
+    }
+
+    /// A rotation adds an epoch under a new root: the old epochs still open under it, the new
+    /// one seals, and the old root opens only the keyring as it was.
+    #[test]
+    fn a_rotation_starts_an_epoch_the_old_root_never_held() {
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let mut ring = Keyring::new(&root, &store, &master).unwrap();
+        let before = ring.clone();
+        let keys = ring.open(&root, &store).unwrap();
+        let id = ObjectId::from_bytes([4; 32]);
+        let old = keys.objects.seal(ObjectKind::Blob, &id, b"old").unwrap();
+        let new_root = RootKey::from_bytes([9; 32]);
+        assert_eq!(ring.rotate(&keys, &new_root, &store).unwrap(), 1);
+        assert_eq!(ring.epochs().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(ring.counter(), 1, "raised by the caller, once per write");
+        let rotated = ring.open(&new_root, &store).unwrap();
+        assert_eq!(rotated.objects.current_epoch(), 1);
+        assert_eq!(rotated.objects.open(ObjectKind::Blob, &id, &old).unwrap(), b"old");
+        assert_eq!(rotated.blob_address.address(b"x"), keys.blob_address.address(b"x"), "names stay");
+        let new = rotated.objects.seal(ObjectKind::Blob, &id, b"new").unwrap();
+        assert!(matches!(ring.open(&root, &store), Err(Error::Decrypt)), "the old root opens nothing new");
+        let stale = before.open(&root, &store).unwrap();
+        assert!(matches!(stale.objects.open(ObjectKind::Blob, &id, &new), Err(Error::Decrypt)));
     }
 
     #[test]

@@ -98,6 +98,6 @@ pub use keyring::{Keyring, StoreKeys};
 pub use root::RootKey;
 pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, OVERHEAD_V1, ObjectKey, ObjectKind};
 pub use secrecy::SecretString;
-pub use slot::{KeySlots, Opened, Unlocked};
+pub use slot::{KeySlots, Opened, SlotSecret, Unlocked};
 pub use slot_id::{SlotId, SlotKind};
 pub use slot_note::SlotNote;

@@ -346,6 +346,39 @@ impl Opened {
     }
 }
 
+impl Opened {
+    /// The X25519 secret of the slot this credential opened, as it stands in `slots` (after a
+    /// carry-over, the new one), for an open store to follow a rotation without the credential
+    /// ([`KeySlots::root_for`]). [`Error::Decrypt`] for a slot made before format 7.
+    pub fn slot_secret(&self, slots: &KeySlots, store_id: &[u8; 16]) -> Result<SlotSecret, Error> {
+        let slot = &slots.slots[slots.index(self.slot)?];
+        if slot.is_legacy() {
+            return Err(Error::Decrypt);
+        }
+        Ok(SlotSecret { id: self.slot, secret: slot.unwrap(&self.kek, store_id)? })
+    }
+}
+
+/// The X25519 secret of one format-7 slot, kept (wiped on drop, never printed) by a store that
+/// stays open, so that it can unwrap the new root a rotation wraps to its slot.
+pub struct SlotSecret {
+    id: SlotId,
+    secret: Zeroizing<[u8; 32]>,
+}
+
+impl SlotSecret {
+    /// The slot's id.
+    pub fn slot(&self) -> SlotId {
+        self.id
+    }
+}
+
+impl fmt::Debug for SlotSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlotSecret").field("slot", &self.id).finish_non_exhaustive()
+    }
+}
+
 impl fmt::Debug for Opened {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Opened").field("slot", &self.slot).finish_non_exhaustive()
@@ -544,6 +577,16 @@ impl KeySlots {
             self.bridge = None;
         }
         Ok(true)
+    }
+
+    /// The root this set wraps to the slot of `secret`: what an open store reads after a
+    /// rotation. [`Error::NoSuchSlot`] if the slot was removed, [`Error::Decrypt`] if it no
+    /// longer holds that key pair, [`Error::KeyMismatch`] if the root is not the set's.
+    pub fn root_for(&self, secret: &SlotSecret, store_id: &[u8; 16]) -> Result<RootKey, Error> {
+        let slot = &self.slots[self.index(secret.id)?];
+        let root = slot.open_root(&secret.secret, store_id)?;
+        self.check_root(&root)?;
+        Ok(root)
     }
 
     /// The slots made before format 7 and not carried over yet.
@@ -1059,6 +1102,12 @@ mod tests {
         slots.rewrap_root(&new_root, &store).unwrap();
         let opened = slots.unlock(&Credential::KeyFile(kept), &store).unwrap();
         assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
+        // An open store follows with the slot's secret alone; the removed slot's cannot.
+        let kept_secret = opened.slot_secret(&slots, &store).unwrap();
+        assert_eq!(slots.root_for(&kept_secret, &store).map(|r| *r.expose()).unwrap(), [9; 32]);
+        let gone_opened = before.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
+        let gone_secret = gone_opened.slot_secret(&before, &store).unwrap();
+        assert!(matches!(slots.root_for(&gone_secret, &store), Err(Error::NoSuchSlot { .. })));
         // The removed credential still opens its copy of the old set, and only the old root.
         let old = before.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
         assert_eq!(old.root().map(|r| *r.expose()), Some([2; 32]));

@@ -67,8 +67,8 @@ pub(crate) use crate::rollback::Mark;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
-use key_set::{KeySet, KeysObject, parse_keys};
-pub use keys::KeyChange;
+use key_set::{KeySet, Keys, KeysObject, parse_keys};
+pub use keys::{KeyChange, RotateKeys, Rotation};
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 
 /// The on-storage format this code writes.
@@ -162,21 +162,12 @@ pub struct OpenOptions {
     pub cache_dir: Option<PathBuf>,
 }
 
-/// Keys of an open store. Zeroized on drop (each field is).
-type Keys = StoreKeys;
-
 /// An open encrypted repository.
 pub struct EncryptedRepository {
     store: Arc<dyn ObjectStore>,
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
     keys: Keys,
-    /// The root key (format 7; `None` for an ephemeral store): authenticates `memfs.keys`
-    /// when the head names a newer one.
-    root: Option<RootKey>,
-    /// The change counter of the `memfs.keys` this client holds: every head it writes names
-    /// it, and a head naming a higher one makes it read `memfs.keys` again.
-    keys_counter: std::sync::atomic::AtomicU64,
     store_id: String,
     watermark: Option<Watermark>,
     /// See [`OpenOptions::trust_head`].
@@ -327,15 +318,15 @@ impl EncryptedRepository {
         }
         let counter = keys.keyring.as_ref().map_or(0, Keyring::counter);
         let store_keys = keys.keyring.as_ref().expect("just made").open(&root, &id)?;
-        Self::assemble(conn, store_keys, Some((root, counter)), keys.store_id, options)
+        Self::assemble(conn, Keys::new(store_keys, Some((root, counter)), None), keys.store_id, options)
     }
 
     /// An ephemeral store in process memory with a random key and no key slots.
     pub fn ephemeral() -> Result<Self, Error> {
         let conn = connect(Backend::Memory)?;
-        let keys = StoreKeys::from_master(&MasterKey::generate()?);
+        let keys = Keys::new(StoreKeys::from_master(&MasterKey::generate()?), None, None);
         let options = OpenOptions { display: "memory://".into(), state_dir: StateDir::Off, ..Default::default() };
-        Self::assemble(conn, keys, None, String::new(), options)
+        Self::assemble(conn, keys, String::new(), options)
     }
 
     /// Opens an existing store with a passphrase or key file.
@@ -361,10 +352,8 @@ impl EncryptedRepository {
                 Err(e) => return Err(e),
             }
         };
-        let keys = set.store_keys()?;
-        let counter = set.keyring().counter();
-        let KeySet { object, root, .. } = set;
-        Self::assemble(conn, keys, Some((root, counter)), object.store_id, options)
+        let (keys, store_id) = set.into_keys()?;
+        Self::assemble(conn, keys, store_id, options)
     }
 
     /// Whether a store exists at this backend.
@@ -380,17 +369,7 @@ impl EncryptedRepository {
         }
     }
 
-    fn assemble(
-        conn: Connection,
-        keys: Keys,
-        root: Option<(RootKey, u64)>,
-        store_id: String,
-        options: OpenOptions,
-    ) -> Result<Self, Error> {
-        let (root, counter) = match root {
-            Some((root, counter)) => (Some(root), counter),
-            None => (None, 0),
-        };
+    fn assemble(conn: Connection, keys: Keys, store_id: String, options: OpenOptions) -> Result<Self, Error> {
         // `store_id` is canonical (decoded and checked, or just made): the names derived from
         // it are the same for every spelling an attacker could write in `memfs.keys`.
         let watermark = match store_id.is_empty() {
@@ -403,8 +382,6 @@ impl EncryptedRepository {
             head: conn.head,
             gc_state: conn.gc_state,
             keys,
-            root,
-            keys_counter: std::sync::atomic::AtomicU64::new(counter),
             store_id,
             watermark,
             trust_head: options.trust_head,

@@ -2,7 +2,7 @@
 //! `memfs.keys` and records itself in a commit (the tree unchanged); the data stays as it is.
 
 use memfs_crypt::{Credential, KdfParams, KeySlots, RootKey, SecretString, SlotId, SlotKind, SlotNote};
-use memfs_store::{Backend, EncryptedRepository, KeyChange};
+use memfs_store::{Backend, EncryptedRepository, KeyChange, RotateKeys, Rotation};
 
 use crate::engine::{Memfs, OpenOptions};
 use crate::error::Error;
@@ -91,6 +91,27 @@ impl Memfs {
             Ok((kind.expect("remove_slot refuses an unknown slot"), ("remove", slot)))
         })
         .await
+    }
+}
+
+impl Memfs {
+    /// Rotates the keys of the store at `location` (see [`EncryptedRepository::rotate_keys`]):
+    /// a new root and epoch, the new root wrapped to every remaining slot, the rotation
+    /// recorded in a commit. With `plan.remove`, that slot is removed first and never receives
+    /// the new root. Unlocks with `options.credential`.
+    pub async fn rotate_keys(
+        location: impl Into<Location>,
+        options: &OpenOptions,
+        plan: RotateKeys,
+    ) -> Result<Rotation, Error> {
+        let url = &location.into();
+        let Some(unlock) = options.credential.as_ref() else {
+            return Err(Error::CredentialRequired { store: url.to_string() });
+        };
+        let store = options.store_options(url.to_string());
+        EncryptedRepository::rotate_keys(backend(url)?, unlock, store, &options.actor, plan)
+            .await
+            .map_err(store_error(url))
     }
 }
 

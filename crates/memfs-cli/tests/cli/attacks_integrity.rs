@@ -321,7 +321,11 @@ fn a_replayed_key_set_with_a_removed_slot_is_refused() {
         let (alice, bob) = (Client::new(), Client::new());
         let bob_key = site._dir.path().join("bob.key");
         let bob_key_arg = bob_key.to_str().unwrap();
-        assert_text(site.name, &alice.ok(&site, &["key", "add", "--new-key-file", bob_key_arg]), &format!("added key slot 2 (key file {bob_key_arg})\n"));
+        assert_text(
+            site.name,
+            &alice.ok(&site, &["key", "add", "--new-key-file", bob_key_arg]),
+            &format!("added key slot 2 (key file {bob_key_arg})\n"),
+        );
         alice.create(&site, "/memories/a.md");
         let with_bob = site.copy();
         assert_text(site.name, &alice.ok(&site, &["key", "remove", "2", "--yes"]), "removed key slot 2\n");

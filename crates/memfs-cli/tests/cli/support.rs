@@ -132,6 +132,32 @@ pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
     live
 }
 
+/// Every put the log in the store folder `store` has ever held, in the order written, from
+/// every segment file still there (superseded ones included): what an attacker who kept the
+/// folder's files holds, as a versioned bucket keeps every version of every object.
+pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (_, file) in all_segments(store) {
+        let bytes = std::fs::read(&file).expect("read a segment");
+        let mut at = SEGMENT_HEADER_LEN;
+        while at + 8 <= bytes.len() {
+            let end = at + u32_at(&bytes, at) as usize;
+            if end > bytes.len() {
+                break;
+            }
+            let op = bytes[at + 8];
+            let path_start = at + 21 + if op == 3 { 16 } else { 0 };
+            let data = path_start + u32_at(&bytes, at + 17) as usize..end - CHECKSUM_LEN;
+            if op == 1 || op == 3 {
+                let path = std::str::from_utf8(&bytes[path_start..data.start]).expect("a UTF-8 path").to_owned();
+                out.push((path, bytes[data].to_vec()));
+            }
+            at = end;
+        }
+    }
+    out
+}
+
 /// The checksum that ends a log record: the first 16 bytes of BLAKE3 over everything before
 /// it. It is not a MAC: whoever can write the folder can forge one, which the attacks do.
 pub(crate) fn checksum(record: &[u8]) -> [u8; CHECKSUM_LEN] {

@@ -149,7 +149,7 @@ impl EncryptedRepository {
     /// top already). False if the head cannot be read, and after [`LANDED_WALK`] commits.
     pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> bool {
         let Ok(Some((bytes, _))) = self.head.read().await else { return false };
-        let Ok(plain) = self.keys.objects.open(ObjectKind::Head, &head_id(), &bytes) else { return false };
+        let Ok(plain) = self.keys.objects().open(ObjectKind::Head, &head_id(), &bytes) else { return false };
         let Ok(head) = serde_json::from_slice::<HeadObject>(&plain) else { return false };
         if head.generation < generation || head.generation - generation > LANDED_WALK {
             return false;

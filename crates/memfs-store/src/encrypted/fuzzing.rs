@@ -59,8 +59,8 @@ impl Keys {
     pub fn new(master: &MasterKey) -> Self {
         let conn = connect(Backend::Memory).expect("an in-memory store connects");
         let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
-        let keys = StoreKeys::from_master(master);
-        Keys(EncryptedRepository::assemble(conn, keys, None, String::new(), options).expect("no state to open"))
+        let keys = super::Keys::new(StoreKeys::from_master(master), None, None);
+        Keys(EncryptedRepository::assemble(conn, keys, String::new(), options).expect("no state to open"))
     }
 
     /// The head's plaintext, as [`EncryptedRepository::open_head`] takes it once the AEAD has
@@ -82,7 +82,7 @@ impl Keys {
             return repo.open_head(&Bytes::copy_from_slice(sealed)).map(drop);
         }
         if kind == ObjectKind::Head {
-            let plain = repo.keys.objects.open(kind, id, sealed).map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
+            let plain = repo.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
             return reencode_gc_state(&plain).map(drop);
         }
         let plain = repo.open_object(kind, id, sealed)?;

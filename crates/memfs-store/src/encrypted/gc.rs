@@ -464,7 +464,7 @@ impl EncryptedRepository {
         let Some((bytes, version)) = self.gc_state.read().await? else { return Ok(None) };
         let plain = self
             .keys
-            .objects
+            .objects()
             .open(ObjectKind::Head, &gc_state_id(), &bytes)
             .map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
         let state = serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(GC_STATE_PATH, "gc state", &e))?;
@@ -473,7 +473,7 @@ impl EncryptedRepository {
 
     async fn write_gc_state(&self, expected: Option<&HeadVersion>, state: &GcStateObject) -> Result<(), Error> {
         let plain = serde_json::to_vec(state).expect("gc state serializes");
-        let sealed = Bytes::from(self.keys.objects.seal(ObjectKind::Head, &gc_state_id(), &plain)?);
+        let sealed = Bytes::from(self.keys.objects().seal(ObjectKind::Head, &gc_state_id(), &plain)?);
         let written = match expected {
             Some(version) => self.gc_state.swap(version, sealed).await,
             None => self.gc_state.create(sealed).await,

@@ -11,8 +11,14 @@
 //! A store of formats 5 and 6 is carried over when a credential first unlocks it (see
 //! [`KeySet::unlock`]).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
-use memfs_crypt::{Credential, KeySlots, Keyring, RootKey, SlotId, StoreKeys, Unlocked};
+use memfs_crypt::{
+    AddressKey, Credential, KeySlots, Keyring, ObjectKeys, RootKey, SlotId, SlotSecret, StoreKeys, Unlocked,
+};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 
 use super::{Connection, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, decode_store_id};
@@ -138,6 +144,8 @@ pub(super) struct KeySet {
     pub(super) slot: SlotId,
     /// Changed in memory (carried over to format 7, or a slot carried over) and not written.
     pub(super) changed: bool,
+    /// The opened slot's X25519 secret, to follow later rotations.
+    pub(super) secret: Option<SlotSecret>,
 }
 
 impl KeySet {
@@ -172,6 +180,8 @@ impl KeySet {
                 (None, carried)
             }
         };
+        // A slot made before format 7 has none (only if a carry-over could not run).
+        let secret = opened.slot_secret(&object.slots, &store_id).ok();
         let root = match (new_root, opened.into_parts().1) {
             (Some(root), _) | (None, Unlocked::Root(root)) => root,
             (None, Unlocked::Master(_)) => unreachable!("a master key is carried over to a new root above"),
@@ -179,12 +189,20 @@ impl KeySet {
         if changed {
             object.seal(&root);
         }
-        Ok(KeySet { object, version, store_id, root, slot, changed })
+        Ok(KeySet { object, version, store_id, root, slot, changed, secret })
     }
 
     /// The keys the store works with.
     pub(super) fn store_keys(&self) -> Result<StoreKeys, Error> {
         Ok(self.keyring().open(&self.root, &self.store_id)?)
+    }
+
+    /// The keys of the open store, and its store id.
+    pub(super) fn into_keys(self) -> Result<(Keys, String), Error> {
+        let store_keys = self.store_keys()?;
+        let counter = self.keyring().counter();
+        let KeySet { object, root, secret, .. } = self;
+        Ok((Keys::new(store_keys, Some((root, counter)), secret), object.store_id))
     }
 
     /// The keyring (always there once unlocked).
@@ -204,5 +222,119 @@ impl KeySet {
     /// Raises the counter: the set is about to be written with a change.
     pub(super) fn bump(&mut self) {
         self.object.keyring.as_mut().expect("a key set is format 7 once unlocked").bump();
+    }
+}
+
+/// Keys of an open store. Zeroized on drop (each key is).
+///
+/// The address keys never change. The epoch keys change when the store is rotated (by this or
+/// another client): a client that meets an object of an epoch it does not hold, or a head that
+/// names a newer `memfs.keys`, reads `memfs.keys` again and takes the new root from its own
+/// slot with the slot's secret ([`Keys::refresh`]), without the credential.
+pub(super) struct Keys {
+    pub(super) blob_address: AddressKey,
+    pub(super) tree_address: AddressKey,
+    live: std::sync::RwLock<LiveKeys>,
+    /// This client's slot, to follow a rotation (format 7; `None` for an ephemeral store).
+    slot: Option<SlotSecret>,
+}
+
+/// What a rotation changes.
+struct LiveKeys {
+    objects: Arc<ObjectKeys>,
+    /// The root key (format 7; `None` for an ephemeral store): authenticates `memfs.keys`.
+    root: Option<RootKey>,
+    /// The change counter of the `memfs.keys` this client holds: every head it writes names
+    /// it, and a head naming a higher one makes it read `memfs.keys` again.
+    counter: u64,
+}
+
+impl Keys {
+    pub(super) fn new(keys: StoreKeys, root: Option<(RootKey, u64)>, slot: Option<SlotSecret>) -> Self {
+        let StoreKeys { blob_address, tree_address, objects } = keys;
+        let (root, counter) = match root {
+            Some((root, counter)) => (Some(root), counter),
+            None => (None, 0),
+        };
+        let live = LiveKeys { objects: Arc::new(objects), root, counter };
+        Keys { blob_address, tree_address, live: std::sync::RwLock::new(live), slot }
+    }
+
+    fn live(&self) -> std::sync::RwLockReadGuard<'_, LiveKeys> {
+        // Replaced whole under the write lock: a poisoned lock still holds a sound value.
+        self.live.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The epoch keys as they are now.
+    pub(super) fn objects(&self) -> Arc<ObjectKeys> {
+        self.live().objects.clone()
+    }
+
+    /// Whether this is a format-7 store's keys (with a root), not an ephemeral store's.
+    pub(super) fn has_root(&self) -> bool {
+        self.live().root.is_some()
+    }
+
+    /// The change counter of the `memfs.keys` held.
+    pub(super) fn counter(&self) -> u64 {
+        self.live().counter
+    }
+}
+
+/// Why [`Keys::refresh`] ran.
+pub(super) enum Refresh {
+    /// A head names change `counter` of `memfs.keys`, newer than the one held.
+    Named(u64),
+    /// An object of an epoch this client does not hold: a rotation it has not seen.
+    UnknownEpoch,
+}
+
+impl Keys {
+    /// Reads `memfs.keys` again (from `store`, whose canonical id is `store_id`) and takes what
+    /// changed: a higher counter under the same root; or, after a rotation, the new root (from
+    /// this client's slot, with its secret), checked against the tag, and the new epoch keys.
+    ///
+    /// Errors: [`Error::KeysRollback`] if the counter served is still lower than the head
+    /// names; [`Error::KeysRotated`] if the store was rotated and this client cannot follow (its
+    /// slot was removed, or it has no slot secret); [`Error::Corrupt`] if the tag fails.
+    pub(super) async fn refresh(&self, store: &dyn ObjectStore, store_id: &str, why: Refresh) -> Result<(), Error> {
+        let path = Path::from(KEYS_PATH);
+        let bytes = match store.get(&path).await {
+            Ok(got) => got.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
+            Err(e) => return Err(Error::backend("read", &path, e)),
+        };
+        let keys = parse_keys(&bytes)?;
+        if keys.store_id != store_id {
+            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
+        }
+        let id = decode_store_id(&keys.store_id)?;
+        let Some(keyring) = keys.keyring.as_ref() else { return Err(Error::KeysRotated) };
+        let counter = keyring.counter();
+        if let Refresh::Named(named) = why
+            && counter < named
+        {
+            return Err(Error::KeysRollback { counter, head: named });
+        }
+        let same_root = self.live().root.as_ref().is_some_and(|root| keys.slots.belongs_to(root));
+        if same_root {
+            let live = self.live();
+            let root = live.root.as_ref().expect("checked above");
+            keys.authenticate(root)?;
+            drop(live);
+            let mut live = self.live.write().unwrap_or_else(|p| p.into_inner());
+            live.counter = live.counter.max(counter);
+            return Ok(());
+        }
+        // Rotated: this client's slot gives the new root, or it was removed.
+        let secret = self.slot.as_ref().ok_or(Error::KeysRotated)?;
+        let root = keys.slots.root_for(secret, &id).map_err(|_| Error::KeysRotated)?;
+        keys.authenticate(&root)?;
+        let opened = keyring.open(&root, &id)?;
+        let mut live = self.live.write().unwrap_or_else(|p| p.into_inner());
+        if counter >= live.counter {
+            *live = LiveKeys { objects: Arc::new(opened.objects), root: Some(root), counter };
+        }
+        Ok(())
     }
 }

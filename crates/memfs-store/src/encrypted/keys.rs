@@ -20,6 +20,28 @@ use crate::repository::{CommitInfo, Repository};
 /// `passwd`) and the slot.
 pub type KeyChange = (&'static str, SlotId);
 
+/// How [`EncryptedRepository::rotate_keys`] rotates.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RotateKeys {
+    /// Remove this slot first: the new root is never wrapped to it.
+    pub remove: Option<SlotId>,
+    /// Allow `remove` to be the slot the unlocking credential opens.
+    pub own: bool,
+    /// Check everything and write nothing.
+    pub dry_run: bool,
+}
+
+/// What a rotation did, or (dry run) would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// The new epoch: everything sealed from now on is sealed under it.
+    pub epoch: u32,
+    /// The slots the new root is wrapped to.
+    pub slots: Vec<SlotId>,
+    /// The slot removed first.
+    pub removed: Option<SlotId>,
+}
+
 /// How many times the commit that records a key-slot change is tried when other writers
 /// commit first (each lost race means another commit landed; none is lost).
 const RECORD_ATTEMPTS: usize = 64;
@@ -89,12 +111,64 @@ impl EncryptedRepository {
             other => other,
         })?;
         let counter = set.keyring().counter();
-        let keys = set.store_keys()?;
-        let KeySet { object, root, .. } = set;
-        let repo = Self::assemble(conn, keys, Some((root, counter)), object.store_id, options)?;
+        let (keys, store_id) = set.into_keys()?;
+        let repo = Self::assemble(conn, keys, store_id, options)?;
         let record = Operation::Keys { change: what.into(), counter, slot: Some(slot.get()) };
         repo.record(actor, record).await?;
         Ok(result)
+    }
+
+    /// `memfs key rotate`: unlocks with `credential`, removes slot `plan.remove` if asked (the
+    /// slot the credential opens only with `plan.own`), then starts a new epoch under a new
+    /// root, wraps the new root to every remaining slot by its public key, writes
+    /// `memfs.keys` by compare-and-swap and records the rotation in a commit (sealed, like
+    /// everything after it, under the new epoch). Objects written before stay sealed under the
+    /// epochs they were written in, readable through the keyring, until resealed.
+    ///
+    /// Refused with `memfs_crypt::Error::LegacySlots` while slots made before format 7 remain
+    /// (they have no public key to wrap the new root to). A dry run unlocks and checks the
+    /// same, and writes nothing.
+    pub async fn rotate_keys(
+        backend: Backend,
+        credential: &Credential,
+        options: OpenOptions,
+        actor: &str,
+        plan: RotateKeys,
+    ) -> Result<Rotation, Error> {
+        let conn = connect(backend)?;
+        let mut set = KeySet::unlock(&conn, credential).await?;
+        if let Some(slot) = plan.remove {
+            set.object.slots.remove_slot(slot)?;
+            if slot == set.slot && !plan.own {
+                return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() }.into());
+            }
+        }
+        let keys = set.store_keys()?;
+        let new_root = RootKey::generate()?;
+        set.object.slots.rewrap_root(&new_root, &set.store_id)?;
+        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
+        let epoch = keyring.rotate(&keys, &new_root, &set.store_id)?;
+        let rotation =
+            Rotation { epoch, slots: set.object.slots.slots().map(|(id, _)| id).collect(), removed: plan.remove };
+        if plan.dry_run {
+            return Ok(rotation);
+        }
+        // The slots keep their key pairs: the secret this client holds opens the new root.
+        set.root = new_root;
+        set.bump();
+        set.write(&conn).await.map_err(|e| match e {
+            Error::Conflict => Error::Corrupt {
+                object: KEYS_PATH.into(),
+                reason: "the key slots changed while the keys were rotated; run it again".into(),
+            },
+            other => other,
+        })?;
+        let counter = set.keyring().counter();
+        let (keys, store_id) = set.into_keys()?;
+        let repo = Self::assemble(conn, keys, store_id, options)?;
+        let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
+        repo.record(actor, record).await?;
+        Ok(rotation)
     }
 
     /// Commits `operation` with the tree unchanged, on the newest head, as many times as
@@ -229,5 +303,46 @@ mod tests {
             )
         };
         assert_eq!(records[..2], [counter(3), counter(2)]);
+    }
+
+    /// Two clients stay open while a third rotates the keys and removes the second's slot: the
+    /// first follows the rotation with its slot's secret (no credential asked) and reads and
+    /// writes on, under the new epoch; the second, removed, can no longer read what the head
+    /// names, nor commit.
+    #[tokio::test]
+    async fn open_clients_follow_a_rotation_and_a_removed_one_cannot() {
+        use crate::encrypted::history::tests::run;
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let backend = || Backend::ObjectStore(store.clone());
+        let off = || OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() };
+        let (alice, bob) =
+            (Credential::KeyFile(KeyFile::generate().unwrap()), Credential::KeyFile(KeyFile::generate().unwrap()));
+        let slots = |r: &RootKey, id: &[u8; 16]| KeySlots::with_slot(r, id, &alice, cheap());
+        EncryptedRepository::init(backend(), slots, off()).await.unwrap();
+        let two = EncryptedRepository::change_key_slots(backend(), &alice, off(), "t", |slots, root, id, _| {
+            slots.add_slot(root, id, &bob, cheap()).map(|added| (added, ("add", added)))
+        })
+        .await
+        .unwrap();
+        let (a, b) = (
+            EncryptedRepository::open(backend(), &alice, off()).await.unwrap(),
+            EncryptedRepository::open(backend(), &bob, off()).await.unwrap(),
+        );
+        run(&a, serde_json::json!({"command": "create", "path": "/memories/x.txt", "file_text": "x"})).await;
+        b.head().await.unwrap();
+        assert_eq!(a.keys.objects().current_epoch(), 0);
+
+        let plan = RotateKeys { remove: Some(two), own: false, dry_run: false };
+        let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), "t", plan).await.unwrap();
+        assert_eq!(rotation, Rotation { epoch: 1, slots: vec![SlotId::new(1)], removed: Some(two) });
+
+        run(&a, serde_json::json!({"command": "create", "path": "/memories/y.txt", "file_text": "y"})).await;
+        assert_eq!(a.keys.objects().current_epoch(), 1, "the open client followed the rotation");
+        let sealed = store.get(&object_store::path::Path::from("head")).await.unwrap().bytes().await.unwrap();
+        assert_eq!(memfs_crypt::ObjectKeys::epoch_of(&sealed), Some(1));
+        for _ in 0..2 {
+            let refused = b.head().await.err().unwrap();
+            assert!(matches!(refused, Error::KeysRotated), "{refused:?}");
+        }
     }
 }

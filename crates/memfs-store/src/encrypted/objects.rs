@@ -22,7 +22,7 @@ impl EncryptedRepository {
 
     pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         let path = object_path(&id);
-        let sealed = Bytes::from(self.keys.objects.seal(kind, &id, plain)?);
+        let sealed = Bytes::from(self.keys.objects().seal(kind, &id, plain)?);
         // An object write is idempotent (same id, same plaintext), so a failure on the way (a
         // connection the server closed as it was reused, a timeout) is simply tried again; the
         // client's own retries do not cover every such case for a conditional put.
@@ -59,13 +59,21 @@ impl EncryptedRepository {
             Err(object_store::Error::NotFound { .. }) => return Err(Error::MissingObject { id: path.to_string() }),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };
-        let plain = self.open_object(kind, id, &sealed)?;
+        let plain = match self.open_object(kind, id, &sealed) {
+            // Resealed after a rotation this client has not seen: follow it, then open.
+            Err(_) if self.keys.objects().misses_epoch_of(&sealed) => {
+                let why = super::key_set::Refresh::UnknownEpoch;
+                self.keys.refresh(self.store.as_ref(), &self.store_id, why).await?;
+                self.open_object(kind, id, &sealed)?
+            }
+            opened => opened?,
+        };
         Ok((sealed, plain))
     }
 
     /// Opens a sealed object of `kind` and checks that it is what its id says.
     pub(super) fn open_object(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
-        let plain = self.keys.objects.open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
+        let plain = self.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
         // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
         let expected = match kind {
             ObjectKind::Blob => self.keys.blob_address.address(&plain),

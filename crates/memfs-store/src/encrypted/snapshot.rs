@@ -2,6 +2,7 @@
 //! objects it carries, and choosing what the next head carries (docs/FORMAT.md, "The head's
 //! snapshot").
 
+use super::key_set::Refresh;
 use super::*;
 
 /// How many commits back a head is followed to find the commit this client remembers: a
@@ -16,13 +17,13 @@ impl EncryptedRepository {
     /// named), whatever the head it was copied from carried.
     pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
-        let keys = self.root.as_ref().map(|_| self.keys_counter().max(head.keys.unwrap_or(0)));
+        let keys = self.keys.has_root().then(|| self.keys.counter().max(head.keys.unwrap_or(0)));
         let plain = match head.store_id == store_id && head.keys == keys {
             true => serde_json::to_vec(head),
             false => serde_json::to_vec(&HeadObject { store_id, keys, ..head.clone() }),
         }
         .expect("head serializes");
-        Ok(Bytes::from(self.keys.objects.seal(ObjectKind::Head, &head_id(), &plain)?))
+        Ok(Bytes::from(self.keys.objects().seal(ObjectKind::Head, &head_id(), &plain)?))
     }
 
     /// Reads and opens the current head object, checking it against the rollback watermark;
@@ -62,7 +63,14 @@ impl EncryptedRepository {
             }
             return Ok(None);
         };
-        let head = self.open_head(&bytes)?;
+        let head = match self.open_head(&bytes) {
+            // Sealed after a rotation this client has not seen: follow it, then open.
+            Err(_) if self.keys.objects().misses_epoch_of(&bytes) => {
+                self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::UnknownEpoch).await?;
+                self.open_head(&bytes)?
+            }
+            opened => opened?,
+        };
         self.check_keys_counter(&head).await?;
         if let (Some(w), Some(floor)) = (watermark, floor) {
             self.verify(w, floor, Mark { generation: head.generation, commit: Some(head.commit) }).await?;
@@ -70,41 +78,15 @@ impl EncryptedRepository {
         Ok(Some((head, version)))
     }
 
-    /// The change counter of the `memfs.keys` this client holds.
-    pub(super) fn keys_counter(&self) -> u64 {
-        self.keys_counter.load(std::sync::atomic::Ordering::Acquire)
-    }
-
-    /// A head naming a newer `memfs.keys` than this client holds: reads `memfs.keys` again,
-    /// checks its tag, and takes its counter; one older than the head names is a rollback
-    /// ([`Error::KeysRollback`]). One whose tag this client's root does not give was rotated
-    /// ([`Error::KeysRotated`]), unless it is not a key set at all.
+    /// A head naming a newer `memfs.keys` than this client holds: reads it again (see
+    /// [`Keys::refresh`]); one older than the head names is a rollback.
     async fn check_keys_counter(&self, head: &HeadObject) -> Result<(), Error> {
-        let (Some(root), Some(named)) = (&self.root, head.keys) else { return Ok(()) };
-        if named <= self.keys_counter() {
-            return Ok(());
+        match head.keys {
+            Some(named) if self.keys.has_root() && named > self.keys.counter() => {
+                self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::Named(named)).await
+            }
+            _ => Ok(()),
         }
-        let path = Path::from(KEYS_PATH);
-        let bytes = match self.store.get(&path).await {
-            Ok(got) => got.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
-            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
-            Err(e) => return Err(Error::backend("read", &path, e)),
-        };
-        let keys = parse_keys(&bytes)?;
-        let store_id = decode_store_id(&keys.store_id)?;
-        if keys.store_id != self.store_id {
-            return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
-        }
-        if keys.slots.has_root() && !keys.slots.belongs_to(root) {
-            return Err(Error::KeysRotated);
-        }
-        key_set::open_authenticated(&keys, root, &store_id)?;
-        let counter = keys.keyring.as_ref().map_or(0, memfs_crypt::Keyring::counter);
-        if counter < named {
-            return Err(Error::KeysRollback { counter, head: named });
-        }
-        self.keys_counter.fetch_max(counter, std::sync::atomic::Ordering::AcqRel);
-        Ok(())
     }
 
     /// Accepts the head `served` only if it is the commit `floor` this client remembers or
@@ -196,8 +178,11 @@ impl EncryptedRepository {
         {
             return Ok(head.clone());
         }
-        let plain =
-            self.keys.objects.open(ObjectKind::Head, &head_id(), bytes).map_err(|e| open_error(e, HEAD_PATH.into()))?;
+        let plain = self
+            .keys
+            .objects()
+            .open(ObjectKind::Head, &head_id(), bytes)
+            .map_err(|e| open_error(e, HEAD_PATH.into()))?;
         let head: HeadObject =
             serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
         // Absent in a head written before format 6 (docs/FORMAT.md, "Versioning").

@@ -1,0 +1,195 @@
+//! Issue 17, revocation: a key slot removed with `--rotate`, end to end through the binary, on
+//! a local store folder whose log keeps every version of every object ever written (as a
+//! versioned bucket does). The attacker holds the removed key file and every byte the folder
+//! ever held; the test tries every key it can unwrap from every version of `memfs.keys` on
+//! every object, and searches what opens for the text written after the rotation.
+
+use std::path::Path;
+use std::process::Command;
+
+use memfs_core::ObjectId;
+use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, ObjectKind, StoreKeys, Unlocked};
+use serde_json::{Value, json};
+
+use crate::support::{self, assert_text, log_history, run, text};
+
+const KINDS: [ObjectKind; 5] =
+    [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy];
+
+/// A store folder with the owner's key file (slot 1) and Bob's (slot 2), and a file written.
+struct Team {
+    dir: tempfile::TempDir,
+}
+
+impl Team {
+    fn new() -> Team {
+        let team = Team { dir: tempfile::tempdir().unwrap() };
+        support::succeeds("memfs init", &run(team.memfs().arg("init"), ""));
+        let bob = team.bob();
+        let added = team.ok(&["key", "add", "--new-key-file", bob.to_str().unwrap()]);
+        assert_text("key add", &added, &format!("added key slot 2 (key file {})\n", bob.display()));
+        team.exec(&[json!({"command": "create", "path": "/memories/before.md", "file_text": "BEFORE-ROTATION-TEXT"})]);
+        team
+    }
+
+    fn folder(&self) -> std::path::PathBuf {
+        self.dir.path().join("store")
+    }
+
+    fn bob(&self) -> std::path::PathBuf {
+        self.dir.path().join("bob.key")
+    }
+
+    fn memfs(&self) -> Command {
+        let mut cmd = support::memfs(&self.dir.path().join("home"));
+        cmd.arg("--store").arg(format!("file://{}", self.folder().display()));
+        cmd.arg("--key-file").arg(self.dir.path().join("team.key"));
+        cmd
+    }
+
+    #[track_caller]
+    fn ok(&self, args: &[&str]) -> String {
+        support::ok(&format!("memfs {args:?}"), &run(self.memfs().args(args), ""))
+    }
+
+    fn exec(&self, lines: &[Value]) -> String {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let out = run(self.memfs().arg("exec"), input);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let answers = text(&out.stdout);
+        assert!(!answers.contains("\"is_error\":true"), "{answers}");
+        answers
+    }
+}
+
+/// Every key Bob can unwrap with his key file from any version of `memfs.keys` ever stored.
+fn bobs_keys(history: &[(String, Vec<u8>)], bob: &Path) -> Vec<ObjectKeys> {
+    let credential = Credential::KeyFile(KeyFile::read(bob).unwrap());
+    let mut out = Vec::new();
+    for (_, bytes) in history.iter().filter(|(path, _)| path == "memfs.keys") {
+        let keys: Value = serde_json::from_slice(bytes).unwrap();
+        let id: [u8; 16] = unhex(keys["store_id"].as_str().unwrap()).unwrap().try_into().unwrap();
+        let slots: KeySlots = serde_json::from_value(keys["slots"].clone()).unwrap();
+        let Ok(opened) = slots.unlock(&credential, &id) else { continue };
+        match opened.into_parts().1 {
+            Unlocked::Root(root) => {
+                let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
+                out.push(keyring.open(&root, &id).unwrap().objects);
+            }
+            Unlocked::Master(master) => out.push(StoreKeys::from_master(&master).objects),
+        }
+    }
+    out
+}
+
+/// The plaintext of a stored object (at `path`) under any of `keys`, as any kind.
+fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
+    let id = match path {
+        "head" => ObjectId::from_bytes([0; 32]),
+        "gc.state" => ObjectId::from_bytes([0xff; 32]),
+        _ => ObjectId::from_bytes(unhex(path.rsplit('/').next()?)?.try_into().ok()?),
+    };
+    keys.iter().find_map(|k| KINDS.iter().find_map(|kind| k.open(*kind, &id, sealed).ok()))
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
+}
+
+fn contains(plain: &[u8], text: &str) -> bool {
+    plain.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+/// After `key remove 2 --rotate`, Bob's key file and every recorded byte open nothing written
+/// after the rotation, the text written since included; before it, they opened everything
+/// (the attack is real: without the rotation, see the next test).
+#[test]
+fn a_removed_key_file_opens_nothing_written_after_the_rotation() {
+    let team = Team::new();
+    let removed = team.ok(&["key", "remove", "2", "--rotate", "--yes"]);
+    assert_text(
+        "remove --rotate",
+        &removed,
+        "removed key slot 2\nrotated the keys: key epoch 1, wrapped to key slot 1\n",
+    );
+    team.exec(&[
+        json!({"command": "create", "path": "/memories/after.md", "file_text": "AFTER-ROTATION-TEXT"}),
+        json!({"command": "str_replace", "path": "/memories/before.md", "old_str": "BEFORE", "new_str": "EDITED-AFTER"}),
+    ]);
+
+    let history = log_history(&team.folder());
+    let keys = bobs_keys(&history, &team.bob());
+    assert!(!keys.is_empty(), "Bob's key file opened no version of memfs.keys");
+    let rotation = history.iter().rposition(|(path, _)| path == "memfs.keys").unwrap();
+    let mut opened_before = 0;
+    for (i, (path, sealed)) in history.iter().enumerate().filter(|(_, (p, _))| p != "memfs.keys") {
+        let plain = open_any(&keys, path, sealed);
+        if i > rotation {
+            assert!(plain.is_none(), "Bob opened {path}, written after the rotation");
+        } else if let Some(plain) = plain {
+            opened_before += 1;
+            assert!(!contains(&plain, "AFTER-ROTATION-TEXT") && !contains(&plain, "EDITED-AFTER"));
+        }
+    }
+    assert!(opened_before > 0, "Bob opened nothing from before the rotation: the test proves nothing");
+    assert!(
+        history
+            .iter()
+            .take(rotation)
+            .any(|(p, s)| open_any(&keys, p, s).is_some_and(|plain| contains(&plain, "BEFORE-ROTATION-TEXT"))),
+        "Bob should read what was written before the rotation"
+    );
+    // The owner reads everything, and the store checks clean.
+    assert_text("cat", &team.ok(&["cat", "/memories/after.md"]), "AFTER-ROTATION-TEXT");
+    assert_text("cat", &team.ok(&["cat", "/memories/before.md"]), "EDITED-AFTER-ROTATION-TEXT");
+    let log = team.ok(&["log"]);
+    let rotate = log.lines().find(|l| l.starts_with("@3 ")).unwrap_or_default();
+    assert!(rotate.ends_with(" - key rotate slot 2"), "{log}");
+    assert!(team.ok(&["check", "--read-data"]).ends_with("no problems found\n"));
+}
+
+/// The same without `--rotate`: the removed key file still opens what is written next. This
+/// is the attack the rotation meets, shown to work, so the test above can fail.
+#[test]
+fn without_a_rotation_a_removed_key_file_still_reads_new_text() {
+    let team = Team::new();
+    assert_text("remove", &team.ok(&["key", "remove", "2", "--yes"]), "removed key slot 2\n");
+    team.exec(&[json!({"command": "create", "path": "/memories/after.md", "file_text": "AFTER-REMOVAL-TEXT"})]);
+    let history = log_history(&team.folder());
+    let keys = bobs_keys(&history, &team.bob());
+    let removal = history.iter().rposition(|(path, _)| path == "memfs.keys").unwrap();
+    assert!(
+        history
+            .iter()
+            .skip(removal)
+            .any(|(p, s)| open_any(&keys, p, s).is_some_and(|plain| contains(&plain, "AFTER-REMOVAL-TEXT"))),
+        "without a rotation, the removed key file reads what is written after"
+    );
+}
+
+/// A rotation refuses while a slot made before format 7 remains, names it, and writes nothing;
+/// `--dry-run` says what a rotation would do.
+#[test]
+fn a_dry_run_says_what_a_rotation_would_do() {
+    let team = Team::new();
+    let before = log_history(&team.folder()).len();
+    assert_text(
+        "dry run",
+        &team.ok(&["key", "rotate", "--dry-run"]),
+        "would rotate the keys: key epoch 1, wrapped to key slots 1 and 2\n",
+    );
+    assert_eq!(log_history(&team.folder()).len(), before, "a dry run wrote");
+    assert_text(
+        "rotate",
+        &team.ok(&["key", "rotate"]),
+        "rotated the keys: key epoch 1, wrapped to key slots 1 and 2\n",
+    );
+    // Bob's key file, still a slot, opens the store under the new root.
+    let mut bob = support::memfs(&team.dir.path().join("bob-home"));
+    bob.arg("--store").arg(format!("file://{}", team.folder().display())).arg("--key-file").arg(team.bob());
+    assert_text(
+        "bob",
+        &support::ok("bob cat", &run(bob.args(["cat", "/memories/before.md"]), "")),
+        "BEFORE-ROTATION-TEXT",
+    );
+}
