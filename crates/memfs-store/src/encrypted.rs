@@ -23,7 +23,9 @@
 //!
 //! Submodules: `objects` (sealed objects: write, fetch, verify; directory pages), `snapshot`
 //! (the head and what it carries), `commit` (compare-and-swap, lost answers, policy changes),
-//! `history` (`log`, revisions, past trees), `check`, `gc`, `purge` and `keys` (key slots).
+//! `history` (`log`, revisions, past trees), `check`, `gc`, `purge`, `key_set` (`memfs.keys`
+//! read, unlocked, authenticated, followed after a rotation), `keys` (key slots, rotation) and
+//! `reseal` (objects sealed again under the newest key epoch).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -60,6 +62,7 @@ mod key_set;
 mod keys;
 mod objects;
 mod purge;
+mod reseal;
 mod snapshot;
 mod unlock;
 
@@ -70,6 +73,7 @@ pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
 pub use keys::{KeyChange, RotateKeys, Rotation};
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
+pub use reseal::{ResealOptions, ResealReport};
 
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 7;

@@ -21,7 +21,7 @@ use memfs_store::{EncryptedRepository, Error as StoreError, Fetched, Head, MIN_P
 pub use self::diff::{FileChange, Status};
 pub use memfs_store::{
     CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS, GcOptions, GcReport, Operation, PolicyChange, Problem,
-    Progress, Record,
+    Progress, Record, ResealOptions, ResealReport,
 };
 
 use crate::engine::Memfs;
@@ -252,6 +252,12 @@ impl Memfs {
     /// Applies retention and deletes unreachable objects (see [`EncryptedRepository::gc`]).
     pub async fn gc(&self, options: &GcOptions, progress: &dyn Progress) -> Result<GcReport, Error> {
         self.history()?.gc(options, progress).await.map_err(|e| self.store_error(e))
+    }
+
+    /// Seals again, under the newest key epoch, every object held under an older one (see
+    /// [`EncryptedRepository::reseal`]).
+    pub async fn reseal(&self, options: ResealOptions, progress: &dyn Progress) -> Result<ResealReport, Error> {
+        self.history()?.reseal(options, progress).await.map_err(|e| self.store_error(e))
     }
 
     /// The commit `at` names in the history of `head`: a time (RFC 3339 or unix seconds) or a

@@ -16,6 +16,10 @@
 //! shared file holds exactly the lines whose inserts were acknowledged, the counter's
 //! successful replacements form one chain, and each failed one names a value that was replaced.
 //!
+//! While the writers run, a rotator rotates the keys and reseals the current tree twice (`memfs
+//! key rotate --reseal`, issue 17): the writers follow each rotation with their key file's slot
+//! and lose nothing; the two rotations are the only commits nobody else acknowledged.
+//!
 //! The S3 and Azure cases need `scripts/emulators.sh`; without its variables they are
 //! skipped, unless `MEMFS_TEST_CLOUD=required`. Run with `--nocapture` to see one summary line
 //! per backend.
@@ -39,6 +43,8 @@ fn mutations() -> usize {
     std::env::var("MEMFS_FLEET_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(200)
 }
 const SHARED_FILES: usize = 4;
+/// Key rotations (each with a reseal of the current tree) while the writers run.
+const ROTATIONS: usize = 2;
 /// Store errors in a row after which a writer stops (see [`writer`]).
 const GIVE_UP_AFTER: usize = 3;
 const COUNTER: &str = "/memories/counter.md";
@@ -455,10 +461,24 @@ fn fleet(backend: &Backend) {
 
     // The fleet.
     let fleet_started = Instant::now();
-    let reports: Vec<Report> = std::thread::scope(|scope| {
+    let (reports, rotated): (Vec<Report>, Vec<String>) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..WRITERS).map(|w| scope.spawn(move || writer(backend, w))).collect();
-        handles.into_iter().map(|h| h.join().expect("a writer failed (see its panic above)")).collect()
+        let rotator = scope.spawn(move || {
+            (0..ROTATIONS)
+                .map(|_| {
+                    std::thread::sleep(std::time::Duration::from_secs(2));
+                    backend.run(&["--actor", "rotator", "key", "rotate", "--reseal"])
+                })
+                .collect::<Vec<_>>()
+        });
+        let reports = handles.into_iter().map(|h| h.join().expect("a writer failed (see its panic above)")).collect();
+        (reports, rotator.join().expect("the rotator failed"))
     });
+    for (k, said) in rotated.iter().enumerate() {
+        let first = said.lines().next().unwrap_or_default();
+        assert_eq!(first, format!("rotated the keys: key epoch {}, wrapped to key slot 1", k + 1), "{}", backend.name);
+        assert!(said.lines().nth(1).is_some_and(|l| l.starts_with("resealed ")), "{}: {said}", backend.name);
+    }
     let fleet_time = fleet_started.elapsed();
 
     let mut conflicts = 0;
@@ -498,13 +518,21 @@ fn fleet(backend: &Backend) {
 
     // (a) The history, oldest first: one chain, exactly the acknowledged mutations.
     let log = backend.run(&["log", "--json"]);
-    let mut commits: Vec<Value> =
+    let mut all: Vec<Value> =
         log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("log line {l:?}: {e}"))).collect();
-    commits.reverse();
-    for (k, c) in commits.iter().enumerate() {
+    all.reverse();
+    for (k, c) in all.iter().enumerate() {
         assert_eq!(c["generation"], json!(k + 1), "{}: generations count up from 1", backend.name);
-        let parent = if k == 0 { Value::Null } else { commits[k - 1]["id"].clone() };
+        let parent = if k == 0 { Value::Null } else { all[k - 1]["id"].clone() };
         assert_eq!(c["parent"], parent, "{}: @{} follows @{k}", backend.name, k + 1);
+    }
+    // The rotations: one commit each, by the rotator, and nothing else of theirs.
+    let total_commits = all.len();
+    let (rotations, commits): (Vec<Value>, Vec<Value>) =
+        all.into_iter().partition(|c| c["command"]["command"] == "keys");
+    assert_eq!(rotations.len(), ROTATIONS, "{}: one commit per rotation", backend.name);
+    for r in &rotations {
+        assert_eq!((&r["actor"], &r["command"]["change"]), (&json!("rotator"), &json!("rotate")), "{}", backend.name);
     }
     let by_key: HashMap<String, usize> =
         acknowledged.iter().enumerate().map(|(n, s)| (canonical(&s.input), n)).collect();
@@ -559,7 +587,7 @@ fn fleet(backend: &Backend) {
 
     let sent = total_acks + not_verbatim.len() + failed.len();
     eprintln!(
-        "fleet {}: {WRITERS} writers x {} mutations ({sent} sent): {total_acks} acknowledged, {} non-mutating (str_replace on a moved counter), {} store errors (and {failed_views} on views, their mutations not sent), {conflicts} conflicts retried, {lost} lost updates, fleet {:.1}s (whole test {:.1}s)",
+        "fleet {}: {WRITERS} writers x {} mutations ({sent} sent): {total_acks} acknowledged, {} non-mutating (str_replace on a moved counter), {} store errors (and {failed_views} on views, their mutations not sent), {conflicts} conflicts retried, {lost} lost updates, {ROTATIONS} key rotations with reseals, fleet {:.1}s (whole test {:.1}s)",
         backend.name,
         mutations(),
         not_verbatim.len(),
@@ -651,7 +679,7 @@ fn fleet(backend: &Backend) {
 
     // (c) The store checks out, every content read and verified.
     let report = backend.run(&["check", "--read-data"]);
-    let n = commits.len();
+    let n = total_commits;
     assert!(
         report.starts_with(&format!("checked {n} commits (@1 to @{n}), ")) && report.ends_with("\nno problems found\n"),
         "{}: check: {report}",

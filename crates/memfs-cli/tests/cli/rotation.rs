@@ -193,3 +193,40 @@ fn a_dry_run_says_what_a_rotation_would_do() {
         "BEFORE-ROTATION-TEXT",
     );
 }
+
+/// `key reseal --history` after `key remove --rotate`: every live object is sealed under the
+/// new epoch, so the removed key file, with every key it ever unwrapped, opens nothing the
+/// store holds; before the reseal it still opened what was written before the rotation. A
+/// second reseal finds nothing left to do (an interrupted one finishes the same way).
+#[test]
+fn after_a_reseal_nothing_live_opens_with_the_removed_key_file() {
+    let team = Team::new();
+    let keys = bobs_keys(&log_history(&team.folder()), &team.bob());
+    team.ok(&["key", "remove", "2", "--rotate", "--yes"]);
+    let live = |team: &Team| -> Vec<(String, Vec<u8>)> {
+        support::log_entries(&team.folder())
+            .into_iter()
+            .filter(|(path, _)| path != "memfs.keys")
+            .map(|(path, entry)| (path, entry.bytes()))
+            .collect()
+    };
+    let opened = |team: &Team| live(team).iter().filter(|(p, s)| open_any(&keys, p, s).is_some()).count();
+    assert!(opened(&team) > 0, "before the reseal, the old objects open with Bob's keys: the test proves nothing");
+
+    let stored = live(&team).iter().filter(|(path, _)| path.starts_with("objects/")).count();
+    let said = team.ok(&["key", "reseal", "--history"]);
+    let words: Vec<&str> = said.split(' ').collect();
+    assert_eq!(
+        (words[0], words[2], words[3], words[4]),
+        ("resealed", "of", stored.to_string().as_str(), "stored"),
+        "{said}"
+    );
+    assert!(said.ends_with(" bytes) under key epoch 1\n"), "{said}");
+    assert!(words[1].parse::<usize>().unwrap() > 0, "{said}");
+    assert_eq!(opened(&team), 0, "a live object still opens with the removed key file");
+
+    let again = team.ok(&["key", "reseal", "--history"]);
+    assert_text("again", &again, &format!("resealed 0 of {stored} stored objects (0 bytes) under key epoch 1\n"));
+    assert_text("cat", &team.ok(&["cat", "/memories/before.md"]), "BEFORE-ROTATION-TEXT");
+    assert!(team.ok(&["check", "--read-data"]).ends_with("no problems found\n"));
+}

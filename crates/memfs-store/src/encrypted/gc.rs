@@ -241,7 +241,7 @@ impl EncryptedRepository {
 
     /// Marks every directory and file reachable from `roots` (skipping directories already
     /// marked: equal ids, equal subtrees).
-    async fn mark_trees(
+    pub(super) async fn mark_trees(
         &self,
         roots: Vec<ObjectId>,
         marked: &mut HashSet<ObjectId>,
@@ -471,7 +471,11 @@ impl EncryptedRepository {
         Ok(Some((state, version)))
     }
 
-    async fn write_gc_state(&self, expected: Option<&HeadVersion>, state: &GcStateObject) -> Result<(), Error> {
+    pub(super) async fn write_gc_state(
+        &self,
+        expected: Option<&HeadVersion>,
+        state: &GcStateObject,
+    ) -> Result<(), Error> {
         let plain = serde_json::to_vec(state).expect("gc state serializes");
         let sealed = Bytes::from(self.keys.objects().seal(ObjectKind::Head, &gc_state_id(), &plain)?);
         let written = match expected {

@@ -6,6 +6,8 @@
 //! or the local log's compare under its lock). No data object is read or written: the root,
 //! the keyring, and so every object, stay as they were.
 
+use std::time::Duration;
+
 use memfs_core::Mutation;
 use memfs_crypt::{Credential, KeySlots, RootKey, SlotId, SlotKind, SlotNote};
 
@@ -175,14 +177,21 @@ impl EncryptedRepository {
     /// other writers win the race (at most [`RECORD_ATTEMPTS`]).
     async fn record(&self, actor: &str, operation: Operation) -> Result<u64, Error> {
         let mut last = Error::Conflict;
-        for _ in 0..RECORD_ATTEMPTS {
+        for attempt in 0..RECORD_ATTEMPTS {
             let head = self.head().await?;
             let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
             let info =
                 CommitInfo { actor: actor.into(), command: Record::from(operation.clone()), changes: Vec::new() };
             match self.commit(&head, &mutation, info).await {
                 Ok(generation) => return Ok(generation),
-                Err(Error::Conflict) => last = Error::Conflict,
+                Err(Error::Conflict) => {
+                    last = Error::Conflict;
+                    // Busy writers: wait a random while, longer each time (up to about 0.6 s).
+                    let mut jitter = [0u8; 2];
+                    getrandom::fill(&mut jitter).map_err(|_| memfs_crypt::Error::Random)?;
+                    let ceiling = 10u64 << attempt.min(6);
+                    tokio::time::sleep(Duration::from_millis(u64::from(u16::from_le_bytes(jitter)) % ceiling)).await;
+                }
                 Err(e) => return Err(e),
             }
         }

@@ -329,3 +329,121 @@ async fn a_failed_init_leaves_no_store_or_a_whole_one() {
         raw.head(&object_store::path::Path::from("memfs.keys")).await.expect("keys");
     }
 }
+
+/// What a rotation test interrupts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum KeyWork {
+    /// `key rotate`: `memfs.keys` rewritten, then a commit recording it.
+    Rotate,
+    /// `key reseal --history` after a rotation: every object sealed again under epoch 1.
+    Reseal,
+}
+
+/// A store after the first commands of [`sequence`] (each acknowledged), and for a reseal
+/// after a rotation; with `arm`, the fault set just before the work.
+async fn key_work_store(work: KeyWork, arm: Option<(u64, Fault)>) -> (Arc<InMemory>, Result<(), Error>, OpCounts) {
+    let raw = Arc::new(InMemory::new());
+    let faulty = Arc::new(FaultStore::new(raw.clone()));
+    let plan = faulty.plan().clone();
+    let repo = init(Backend::ObjectStore(faulty.clone()), None).await.expect("init");
+    for command in sequence().iter().take(8) {
+        assert!(!run(&repo, command).await.expect("a command").is_error);
+    }
+    let rotate = || async {
+        let plan = memfs_store::RotateKeys::default();
+        let backend = Backend::ObjectStore(faulty.clone());
+        EncryptedRepository::rotate_keys(
+            backend,
+            &crate::support::credential(),
+            crate::support::options(None),
+            "t",
+            plan,
+        )
+        .await
+        .map(drop)
+    };
+    if work == KeyWork::Reseal {
+        rotate().await.expect("the rotation before the reseal");
+    }
+    let client = open(Backend::ObjectStore(faulty.clone()), None).await.expect("open");
+    let before = plan.counts();
+    if let Some((nth, fault)) = arm {
+        plan.arm(Target::Any, nth, fault);
+    }
+    let result = match work {
+        KeyWork::Rotate => rotate().await,
+        KeyWork::Reseal => {
+            let options = memfs_store::ResealOptions { history: true };
+            client.reseal(options, &()).await.map(drop)
+        }
+    };
+    if arm.is_some() {
+        assert_eq!(plan.injected(), 1, "{work:?}: the fault at {arm:?} did not fire");
+    }
+    plan.disarm();
+    (raw, result, plan.counts().since(&before))
+}
+
+/// Issue 17: a failure at every storage operation of a rotation and of a reseal, before or
+/// after the operation reaches the store. Afterwards the store opens with the owner's key file,
+/// holds exactly the files every acknowledged command wrote, checks clean reading every object,
+/// and the work run again completes (a reseal then finds nothing left under an older epoch).
+#[tokio::test]
+async fn every_fault_point_of_a_rotation_and_a_reseal_leaves_a_consistent_store() {
+    let mut report = Vec::new();
+    for work in [KeyWork::Rotate, KeyWork::Reseal] {
+        let (raw, result, ops) = key_work_store(work, None).await;
+        result.expect("the fault-free run");
+        let expected = verify(&open(Backend::ObjectStore(raw), None).await.unwrap()).await.unwrap();
+        let points = ops.total();
+        assert!(points > 0);
+        let mut failed = 0;
+        for fault in [Fault::Fail, Fault::FailAfter] {
+            for nth in 1..=points {
+                let what = format!("{work:?}: {fault:?} at operation {nth} of {points}");
+                let (raw, result, _) = key_work_store(work, Some((nth, fault))).await;
+                if let Err(e) = &result {
+                    assert!(injected(e).is_some(), "{what}: a non-injected error: {e:?}");
+                    failed += 1;
+                }
+                let client = open(Backend::ObjectStore(raw.clone()), None)
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: the store does not open: {e:?}"));
+                let mut found = verify(&client).await.unwrap_or_else(|e| panic!("{what}: verification fails: {e:?}"));
+                // A rotation recorded (or not) is a commit with the same files.
+                found.generation = expected.generation;
+                assert_eq!(found, expected, "{what}: the files changed");
+                check(&client).await;
+                // Run again: it completes, and leaves nothing under an older epoch.
+                match work {
+                    KeyWork::Rotate => {
+                        let backend = Backend::ObjectStore(raw.clone());
+                        let plan = memfs_store::RotateKeys::default();
+                        EncryptedRepository::rotate_keys(
+                            backend,
+                            &crate::support::credential(),
+                            crate::support::options(None),
+                            "t",
+                            plan,
+                        )
+                        .await
+                        .unwrap_or_else(|e| panic!("{what}: rotating again: {e:?}"));
+                    }
+                    KeyWork::Reseal => {
+                        let options = memfs_store::ResealOptions { history: true };
+                        client.reseal(options, &()).await.unwrap_or_else(|e| panic!("{what}: resealing again: {e:?}"));
+                        let again = client.reseal(options, &()).await.unwrap();
+                        assert_eq!(again.resealed, 0, "{what}: a second reseal found work");
+                    }
+                }
+                let last = open(Backend::ObjectStore(raw), None).await.unwrap();
+                let mut after = verify(&last).await.unwrap();
+                after.generation = expected.generation;
+                assert_eq!(after, expected, "{what}: the files changed after finishing");
+                check(&last).await;
+            }
+        }
+        report.push(format!("{work:?}: {points} operations, {} runs, {failed} reported failure", 2 * points));
+    }
+    eprintln!("crash of key work: {}", report.join("; "));
+}

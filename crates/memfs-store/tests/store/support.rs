@@ -21,7 +21,7 @@ pub(crate) fn credential() -> Credential {
     Credential::KeyFile(key_file())
 }
 
-fn options(state_dir: Option<&Path>) -> OpenOptions {
+pub(crate) fn options(state_dir: Option<&Path>) -> OpenOptions {
     // Never the platform's folder: a test turns detection off or names its own folder.
     let state_dir = state_dir.map_or(memfs_store::StateDir::Off, |d| memfs_store::StateDir::At(d.to_path_buf()));
     OpenOptions { state_dir, display: "test-store".into(), ..Default::default() }
