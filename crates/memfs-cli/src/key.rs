@@ -31,6 +31,51 @@ pub(crate) enum KeyCommand {
     /// in place (objects keep their names). Safe while others write; run it again to finish
     /// one that was interrupted.
     Reseal(ResealArgs),
+    /// Crypto-erasure: destroy the keys of everything the store no longer holds (after `memfs
+    /// purge` or `gc`), so that copies kept elsewhere (bucket versions, backups, caches) cannot
+    /// be read with the store's credentials. Rotates, reseals every object, destroys every
+    /// older key epoch, and leaves one slot, opened by a new key file or passphrase: the old
+    /// credential, with the old copies of memfs.keys, would still reach the destroyed keys.
+    Shred(KeyShredArgs),
+}
+
+/// The credential the store opens with after a shred.
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("kdf_memory_kib", |a| a.help("Argon2id memory cost of the new passphrase slot, in KiB (default 65536 = 64 MiB)")),
+    mut_arg("kdf_iterations", |a| a.help("Argon2id iterations of the new passphrase slot")),
+    mut_arg("kdf_parallelism", |a| a.help("Argon2id parallelism of the new passphrase slot")),
+)]
+pub(crate) struct KeyShredArgs {
+    /// Create a new random key file here (mode 0600; it must not exist): the only way in
+    /// afterwards.
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "new_passphrase_file",
+        required_unless_present = "new_passphrase_file"
+    )]
+    new_key_file: Option<PathBuf>,
+
+    /// The new passphrase, the first line of this file: the only way in afterwards.
+    #[arg(long, value_name = "PATH")]
+    new_passphrase_file: Option<PathBuf>,
+
+    /// Remove every other key slot (their credentials would still reach the destroyed keys
+    /// through old copies of memfs.keys); without it, a store with other slots is refused.
+    #[arg(long)]
+    remove_other_slots: bool,
+
+    /// Say what would be destroyed and removed; change nothing (and write no key file).
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Do not ask first (without a terminal, key shred does not ask).
+    #[arg(long, short = 'y')]
+    yes: bool,
+
+    #[command(flatten)]
+    kdf: KdfArgs,
 }
 
 /// How to rotate.
@@ -224,6 +269,7 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             }
         }
         KeyCommand::Reseal(reseal_args) => reseal(args, reseal_args.history).await?,
+        KeyCommand::Shred(shred_args) => shred(&url, open(unlock()?)?, shred_args).await?,
     }
     Ok(())
 }
@@ -247,14 +293,98 @@ async fn reseal(args: &StoreArgs, history: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `memfs key shred`: the plan (a dry run with a throwaway credential), the question, then
+/// the new credential made and the shred run with a progress bar. A key file made for a shred
+/// that failed before the store took it is removed again.
+async fn shred(url: &memfs::Location, unlock: memfs::OpenOptions, args: KeyShredArgs) -> anyhow::Result<()> {
+    let params = args.kdf.params()?;
+    if let Some(path) = &args.new_key_file
+        && std::fs::symlink_metadata(path).is_ok()
+    {
+        anyhow::bail!("{} already exists: name a new file for the new key", path.display());
+    }
+    let placeholder = Credential::KeyFile(memfs::KeyFile::generate()?);
+    let plan = |new| memfs::ShredKeys { new, params, remove_others: args.remove_other_slots, dry_run: true };
+    let preview = async || Ok(Memfs::shred_keys(url, &unlock, plan(&placeholder), &()).await?);
+    let render = |s: &memfs::Shred| (shred_plan(s), true);
+    let question =
+        "Shred? Copies of what the store no longer holds become unreadable; the old credential stops working.";
+    if !crate::confirm::preview(("key shred", question), args.yes, args.dry_run, preview, render).await? {
+        return Ok(());
+    }
+    let (new, what) = match (&args.new_key_file, &args.new_passphrase_file) {
+        (Some(path), _) => (Credential::KeyFile(new_key_file(path)?), format!("the key file {}", path.display())),
+        (None, Some(path)) => (store::passphrase_file(path)?, "the new passphrase".to_owned()),
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let done = {
+        let bar = crate::output::Bar::new();
+        let plan = memfs::ShredKeys { new: &new, params, remove_others: args.remove_other_slots, dry_run: false };
+        Memfs::shred_keys(url, &unlock, plan, &bar).await
+    };
+    let done = match done {
+        Ok(done) => done,
+        Err(e) => {
+            // Keep a key file the store took (the shred stopped after its last step began).
+            if let Some(path) = &args.new_key_file
+                && Memfs::key_slot_of(url, &new).await.is_err()
+            {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e.into());
+        }
+    };
+    let mut out = format!(
+        "shredded: destroyed {}; {} of {} stored objects resealed under key epoch {}\n",
+        epochs(&done.retired),
+        done.resealed.resealed,
+        done.resealed.objects,
+        done.epoch
+    );
+    if !done.removed.is_empty() {
+        out.push_str(&format!("removed {}\n", slot_list(&done.removed)));
+    }
+    out.push_str(&format!("the store now opens with {what} only (key slot 1)\n"));
+    crate::output::stdout(out.as_bytes())?;
+    Ok(())
+}
+
+/// What `memfs key shred --dry-run` prints (and the question before a shred shows).
+fn shred_plan(s: &memfs::Shred) -> String {
+    let mut out = format!(
+        "would reseal every stored object under a new key epoch ({}) and destroy {}\n",
+        s.epoch,
+        epochs(&s.retired)
+    );
+    if !s.removed.is_empty() {
+        out.push_str(&format!("would remove {}\n", slot_list(&s.removed)));
+    }
+    out.push_str("the store would then open with the new credential only\n");
+    out
+}
+
+/// `key epoch 0`, `key epochs 0, 1 and 2`.
+fn epochs(list: &[u32]) -> String {
+    let ids: Vec<String> = list.iter().map(ToString::to_string).collect();
+    match ids.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("key epochs {} and {last}", rest.join(", ")),
+        _ => format!("key epoch {}", ids.concat()),
+    }
+}
+
+/// `key slot 2`, `key slots 2 and 3`.
+fn slot_list(list: &[SlotId]) -> String {
+    let ids: Vec<String> = list.iter().map(|id| id.get().to_string()).collect();
+    match ids.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("key slots {} and {last}", rest.join(", ")),
+        _ => format!("key slot {}", ids.concat()),
+    }
+}
+
 /// What a rotation did (or would do): `rotated the keys: key epoch 1, wrapped to key slots 1
 /// and 3`.
 fn rotated(rotation: &Rotation, dry_run: bool) -> String {
-    let ids: Vec<String> = rotation.slots.iter().map(|id| id.get().to_string()).collect();
-    let slots = match ids.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("key slots {} and {last}", rest.join(", ")),
-        _ => format!("key slot {}", ids.concat()),
-    };
+    let slots = slot_list(&rotation.slots);
     let verb = if dry_run { "would rotate" } else { "rotated" };
     format!("{verb} the keys: key epoch {}, wrapped to {slots}\n", rotation.epoch)
 }

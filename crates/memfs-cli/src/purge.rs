@@ -77,6 +77,10 @@ async fn purge(memfs: &memfs::Memfs, args: &PurgeArgs, options: PurgeOptions) ->
     }
 }
 
+/// The last line of a verified purge: copies elsewhere still open with the store's keys.
+const NOT_SHREDDED: &str = "not shredded: copies kept outside the store (bucket versions, backups, other machines' \
+                            caches) still open with its keys; memfs key shred destroys those keys\n";
+
 /// What `memfs purge` prints: the purge commit and what it deleted from the live tree, what
 /// it removed from history, the objects deleted, the log's compaction (a local folder), and
 /// the verification.
@@ -88,6 +92,7 @@ async fn purge(memfs: &memfs::Memfs, args: &PurgeArgs, options: PurgeOptions) ->
 /// deleted: 31 objects (9013 bytes)
 /// compacted the log: 14583 bytes before, 5122 bytes after
 /// verified: none of the 5 content objects remains, nor any of the 9 replaced commits
+/// not shredded: copies kept outside the store (…) still open with its keys; memfs key shred …
 /// ```
 fn render_purged(r: &PurgeReport) -> String {
     if r.dry_run {
@@ -109,6 +114,8 @@ fn render_purged(r: &PurgeReport) -> String {
     match (r.remaining, r.remaining_commits) {
         (0, 0) => {
             let _ = writeln!(out, "verified: none of the {contents} remains, nor any of the {commits}");
+            // The erasure is of this store's copies: say what it is not.
+            out.push_str(NOT_SHREDDED);
         }
         (left, 0) => {
             let verb = if left == 1 { "is" } else { "are" };
@@ -195,7 +202,9 @@ mod tests {
         assert_eq!(
             render_purged(&r),
             "@4: purged /memories/secret.md\n  D /memories/secret.md\nremoved 2 versions from 3 of 3 commits (3 rewritten)\n\
-             deleted: 7 objects (1234 bytes)\nverified: none of the 2 content objects remains, nor any of the 3 replaced commits\n"
+             deleted: 7 objects (1234 bytes)\nverified: none of the 2 content objects remains, nor any of the 3 replaced commits\n\
+             not shredded: copies kept outside the store (bucket versions, backups, other machines' caches) still open \
+             with its keys; memfs key shred destroys those keys\n"
         );
         r.dry_run = true;
         assert_eq!(
@@ -214,9 +223,11 @@ mod tests {
         (r.log_bytes_before, r.log_bytes_after) = (300, 100);
         assert_eq!(
             render_purged(&r),
-            "@2: purged /memories/a\nremoved 1 version from 1 of 1 commit (1 rewritten); searched 1 unreachable commit\n\
+            format!(
+                "@2: purged /memories/a\nremoved 1 version from 1 of 1 commit (1 rewritten); searched 1 unreachable commit\n\
              deleted: 1 object (1 byte)\ncompacted the log: 300 bytes before, 100 bytes after\n\
-             verified: none of the 1 content object remains, nor any of the 2 replaced commits\n"
+             verified: none of the 1 content object remains, nor any of the 2 replaced commits\n{NOT_SHREDDED}"
+            )
         );
         r.remaining = 1;
         r.stored_again = vec!["/memories/b".into()];

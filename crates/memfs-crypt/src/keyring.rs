@@ -139,6 +139,36 @@ impl Keyring {
         Ok(epoch)
     }
 
+    /// Retires every epoch before `keep_from` and wraps what is left under `new_root`: the
+    /// keys of the retired epochs are gone from this keyring, and a keyring read with another
+    /// root (an older copy of `memfs.keys`) is the only place they remain. For crypto-erasure
+    /// (`memfs key shred`), once every object is sealed under `keep_from` or later. The counter
+    /// is not raised here. [`Error::Decrypt`] if no epoch would be left.
+    pub fn retire(
+        &mut self,
+        keys: &StoreKeys,
+        keep_from: u32,
+        new_root: &RootKey,
+        store_id: &[u8; 16],
+    ) -> Result<(), Error> {
+        let epochs: BTreeMap<u32, Secret32> = keys
+            .objects
+            .epochs()
+            .filter(|e| *e >= keep_from)
+            .filter_map(|e| keys.objects.key(e).map(|k| (e, Secret32::new(*k))))
+            .collect();
+        if epochs.is_empty() {
+            return Err(Error::Decrypt);
+        }
+        let kept = StoreKeys {
+            blob_address: keys.blob_address.clone(),
+            tree_address: keys.tree_address.clone(),
+            objects: ObjectKeys::new(epochs),
+        };
+        *self = Self::wrap_all(new_root, store_id, self.counter, &kept)?;
+        Ok(())
+    }
+
     /// The epochs held, oldest first.
     pub fn epochs(&self) -> impl Iterator<Item = u32> + '_ {
         self.epochs.iter().map(|e| e.epoch)
@@ -259,6 +289,29 @@ mod tests {
         assert!(matches!(ring.open(&root, &store), Err(Error::Decrypt)), "the old root opens nothing new");
         let stale = before.open(&root, &store).unwrap();
         assert!(matches!(stale.objects.open(ObjectKind::Blob, &id, &new), Err(Error::Decrypt)));
+    }
+
+    /// Retiring epochs leaves only the newer ones, under a new root: their objects open, the
+    /// retired epochs' do not, and the previous root opens nothing of the new keyring.
+    #[test]
+    fn retired_epochs_are_gone_from_the_keyring() {
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let mut ring = Keyring::new(&root, &store, &master).unwrap();
+        let keys = ring.open(&root, &store).unwrap();
+        let id = ObjectId::from_bytes([4; 32]);
+        let old = keys.objects.seal(ObjectKind::Blob, &id, b"old").unwrap();
+        let second = RootKey::from_bytes([5; 32]);
+        ring.rotate(&keys, &second, &store).unwrap();
+        let keys = ring.open(&second, &store).unwrap();
+        let new = keys.objects.seal(ObjectKind::Blob, &id, b"new").unwrap();
+        let third = RootKey::from_bytes([6; 32]);
+        ring.retire(&keys, 1, &third, &store).unwrap();
+        assert_eq!(ring.epochs().collect::<Vec<_>>(), [1]);
+        let left = ring.open(&third, &store).unwrap();
+        assert_eq!(left.objects.open(ObjectKind::Blob, &id, &new).unwrap(), b"new");
+        assert!(matches!(left.objects.open(ObjectKind::Blob, &id, &old), Err(Error::Decrypt)));
+        assert!(matches!(ring.open(&second, &store), Err(Error::Decrypt)));
+        assert!(matches!(ring.clone().retire(&left, 2, &third, &store), Err(Error::Decrypt)), "none left");
     }
 
     #[test]

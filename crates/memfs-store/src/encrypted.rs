@@ -71,7 +71,7 @@ pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
-pub use keys::{KeyChange, RotateKeys, Rotation};
+pub use keys::{KeyChange, RotateKeys, Rotation, Shred, ShredKeys};
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 
@@ -90,6 +90,9 @@ pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
 /// The snapshot budget in a local folder, where a read costs no round trip but every head
 /// is a record in the log: the commit, the policy and the first pages only.
 const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 4 << 10;
+
+/// How many written objects a process remembers the epoch of (about 4 MB).
+const WRITTEN_MEMORY: usize = 65_536;
 
 /// Upper bound on cached file contents, in bytes; immutable objects never go stale.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
@@ -189,6 +192,8 @@ pub struct EncryptedRepository {
     disk: Option<DiskCache>,
     /// The log of a local store, which `gc` compacts.
     log: Option<Arc<LogStore>>,
+    /// Objects this process stored, and the epoch of each (see `objects.rs`, `put_object`).
+    written: Mutex<HashMap<ObjectId, u32>>,
 }
 
 #[derive(Default)]
@@ -252,6 +257,22 @@ struct Connection {
     keys: Box<dyn HeadStore>,
     log: Option<Arc<LogStore>>,
     snapshot_budget: usize,
+}
+
+impl Connection {
+    /// A second connection to the same store (its own head stores over the same objects).
+    fn again(&self) -> Connection {
+        let head =
+            |path: &str| -> Box<dyn HeadStore> { Box::new(ConditionalHead::new(self.store.clone(), Path::from(path))) };
+        Connection {
+            store: self.store.clone(),
+            head: head(HEAD_PATH),
+            gc_state: head(GC_STATE_PATH),
+            keys: head(KEYS_PATH),
+            log: self.log.clone(),
+            snapshot_budget: self.snapshot_budget,
+        }
+    }
 }
 
 /// Opens the object store and the head and gc-state stores for a backend.
@@ -396,6 +417,7 @@ impl EncryptedRepository {
             snapshot_budget: conn.snapshot_budget,
             disk,
             log: conn.log,
+            written: Mutex::new(HashMap::new()),
         })
     }
 

@@ -2,7 +2,7 @@
 //! `memfs.keys` and records itself in a commit (the tree unchanged); the data stays as it is.
 
 use memfs_crypt::{Credential, KdfParams, KeySlots, RootKey, SecretString, SlotId, SlotKind, SlotNote};
-use memfs_store::{Backend, EncryptedRepository, KeyChange, RotateKeys, Rotation};
+use memfs_store::{Backend, EncryptedRepository, KeyChange, RotateKeys, Rotation, Shred, ShredKeys};
 
 use crate::engine::{Memfs, OpenOptions};
 use crate::error::Error;
@@ -110,6 +110,28 @@ impl Memfs {
         };
         let store = options.store_options(url.to_string());
         EncryptedRepository::rotate_keys(backend(url)?, unlock, store, &options.actor, plan)
+            .await
+            .map_err(store_error(url))
+    }
+}
+
+impl Memfs {
+    /// Crypto-erasure of everything the store at `location` no longer holds (see
+    /// [`EncryptedRepository::shred_keys`]): a rotation, every object resealed, every older
+    /// epoch key destroyed, and the one slot left opened by `plan.new`. Unlocks with
+    /// `options.credential`.
+    pub async fn shred_keys(
+        location: impl Into<Location>,
+        options: &OpenOptions,
+        plan: ShredKeys<'_>,
+        progress: &dyn memfs_store::Progress,
+    ) -> Result<Shred, Error> {
+        let url = &location.into();
+        let Some(unlock) = options.credential.as_ref() else {
+            return Err(Error::CredentialRequired { store: url.to_string() });
+        };
+        let store = options.store_options(url.to_string());
+        EncryptedRepository::shred_keys(backend(url)?, unlock, store, &options.actor, plan, progress)
             .await
             .map_err(store_error(url))
     }

@@ -207,7 +207,9 @@ pub use keys::RemoveKey;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
 pub use memfs_crypt::{Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote};
-pub use memfs_store::{Error as StoreError, PurgeOptions, PurgeReport, RotateKeys, Rotation, StateDir};
+pub use memfs_store::{
+    Error as StoreError, PurgeOptions, PurgeReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir,
+};
 pub use policy::PolicyChanged;
 pub use transaction::Stats;
 pub use url::{Location, redact};

@@ -173,7 +173,9 @@ fn purge_leaves_no_trace_in_history_or_in_the_store_folder() {
              removed 4 versions from 7 of 7 commits (7 rewritten)\n\
              deleted: {} objects ({deleted_bytes} bytes)\n\
              compacted the log: {log_before} bytes before, {log_after} bytes after\n\
-             verified: none of the 4 content objects remains, nor any of the 7 replaced commits\n",
+             verified: none of the 4 content objects remains, nor any of the 7 replaced commits\n\
+             not shredded: copies kept outside the store (bucket versions, backups, other machines' caches) still open \
+             with its keys; memfs key shred destroys those keys\n",
             deleted.len()
         ),
     );
@@ -332,7 +334,14 @@ fn purge_refuses_live_copies_and_loses_nothing() {
             ),
             "{name}: {out}"
         );
-        assert!(out.ends_with("verified: none of the 1 content object remains, nor any of the 3 replaced commits\n"));
+        assert!(
+            out.ends_with(
+                "verified: none of the 1 content object remains, nor any of the 3 replaced commits\n\
+                 not shredded: copies kept outside the store (bucket versions, backups, other machines' caches) still \
+                 open with its keys; memfs key shred destroys those keys\n"
+            ),
+            "{out}"
+        );
         assert_text(&format!("{name}: b.md after"), &s.ok(&["show", "HEAD:/memories/keep/b.md"]), "same text");
         assert_text(&format!("{name}: new.md after"), &s.ok(&["show", "HEAD:/memories/r/new.md"]), "renamed text");
 

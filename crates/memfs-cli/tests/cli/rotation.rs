@@ -230,3 +230,85 @@ fn after_a_reseal_nothing_live_opens_with_the_removed_key_file() {
     assert_text("cat", &team.ok(&["cat", "/memories/before.md"]), "BEFORE-ROTATION-TEXT");
     assert!(team.ok(&["check", "--read-data"]).ends_with("no problems found\n"));
 }
+
+/// Every record of the store folder's log, as now, added to `recorded`: called after each
+/// command, it keeps what a versioned bucket keeps (the log's compaction unlinks segments).
+fn record(team: &Team, recorded: &mut Vec<(String, Vec<u8>)>) {
+    for entry in log_history(&team.folder()) {
+        if !recorded.contains(&entry) {
+            recorded.push(entry);
+        }
+    }
+}
+
+/// Issue 17, crypto-erasure: `purge` then `key shred` (with a new key file, the other slot
+/// removed). Every byte the folder ever held, with the store's credential after the shred (the
+/// new key file), opens nothing that holds the purged text: every version of `memfs.keys`,
+/// every key it unwraps, every object as every kind. The old key file, which the shred retired,
+/// still opens the old copies: the test can fail, and that is the limit SECURITY.md states.
+#[test]
+fn after_purge_and_shred_the_current_credential_recovers_nothing_purged() {
+    let team = Team::new();
+    let mut recorded = Vec::new();
+    team.exec(&[
+        json!({"command": "create", "path": "/memories/secret.md", "file_text": "PURGED-SECRET-TEXT one"}),
+        json!({"command": "create", "path": "/memories/kept.md", "file_text": "KEPT-TEXT"}),
+        json!({"command": "str_replace", "path": "/memories/secret.md", "old_str": "one", "new_str": "two"}),
+    ]);
+    record(&team, &mut recorded);
+    team.ok(&["purge", "/memories/secret.md", "--yes"]);
+    record(&team, &mut recorded);
+
+    let new_key = team.dir.path().join("new.key");
+    let new_key_arg = new_key.to_str().unwrap();
+    let refused = support::fails(
+        "shred with bob's slot",
+        1,
+        &run(team.memfs().args(["key", "shred", "--new-key-file", new_key_arg, "--yes"]), ""),
+    );
+    assert!(refused.contains("key slots 2 would still open the keys the shred destroys"), "{refused}");
+    assert!(!new_key.exists(), "a refused shred wrote a key file");
+    let plan = team.ok(&["key", "shred", "--new-key-file", new_key_arg, "--remove-other-slots", "--dry-run"]);
+    assert_text(
+        "dry run",
+        &plan,
+        "would reseal every stored object under a new key epoch (1) and destroy key epoch 0\nwould remove key slot 2\nthe store would then open with the new credential only\n",
+    );
+    assert!(!new_key.exists(), "a dry run wrote a key file");
+    let said = team.ok(&["key", "shred", "--new-key-file", new_key_arg, "--remove-other-slots", "--yes"]);
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(
+        lines[0].starts_with("shredded: destroyed key epoch 0; ") && lines[0].ends_with(" resealed under key epoch 1"),
+        "{said}"
+    );
+    assert_eq!(
+        lines[1..],
+        [
+            "removed key slot 2".to_owned(),
+            format!("the store now opens with the key file {new_key_arg} only (key slot 1)")
+        ]
+    );
+    record(&team, &mut recorded);
+
+    let purged = |keys: &[ObjectKeys]| {
+        recorded
+            .iter()
+            .filter(|(p, _)| p != "memfs.keys")
+            .any(|(p, s)| open_any(keys, p, s).is_some_and(|plain| contains(&plain, "PURGED-SECRET")))
+    };
+    let now = bobs_keys(&recorded, &new_key);
+    assert!(!now.is_empty(), "the new key file opens no version of memfs.keys");
+    assert!(!purged(&now), "the current key file recovered purged text from the recorded bytes");
+    let old = bobs_keys(&recorded, &team.dir.path().join("team.key"));
+    assert!(purged(&old), "the retired key file should still open the old copies: the test proves nothing");
+
+    // The store goes on with the new key file only.
+    let mut with_new = support::memfs(&team.dir.path().join("home"));
+    with_new.arg("--store").arg(format!("file://{}", team.folder().display())).arg("--key-file").arg(&new_key);
+    assert_text("kept", &support::ok("cat", &run(with_new.args(["cat", "/memories/kept.md"]), "")), "KEPT-TEXT");
+    let old_refused = support::fails("the old key", 1, &run(team.memfs().args(["cat", "/memories/kept.md"]), ""));
+    assert!(old_refused.ends_with("wrong passphrase or key file\n"), "{old_refused}");
+    let mut check = support::memfs(&team.dir.path().join("home"));
+    check.arg("--store").arg(format!("file://{}", team.folder().display())).arg("--key-file").arg(&new_key);
+    assert!(support::ok("check", &run(check.args(["check", "--read-data"]), "")).ends_with("no problems found\n"));
+}

@@ -22,6 +22,17 @@ use crate::repository::{CommitInfo, Repository};
 /// `passwd`) and the slot.
 pub type KeyChange = (&'static str, SlotId);
 
+/// A lost compare-and-swap on `memfs.keys`, said as what to do.
+fn keys_changed(e: Error) -> Error {
+    match e {
+        Error::Conflict => Error::Corrupt {
+            object: KEYS_PATH.into(),
+            reason: "the key slots changed while this change was made; run it again".into(),
+        },
+        other => other,
+    }
+}
+
 /// How [`EncryptedRepository::rotate_keys`] rotates.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RotateKeys {
@@ -42,6 +53,33 @@ pub struct Rotation {
     pub slots: Vec<SlotId>,
     /// The slot removed first.
     pub removed: Option<SlotId>,
+}
+
+/// How [`EncryptedRepository::shred_keys`] destroys the keys of everything deleted so far.
+pub struct ShredKeys<'a> {
+    /// The credential the one slot left will open: a new key file or passphrase.
+    pub new: &'a Credential,
+    /// Argon2id costs if `new` is a passphrase.
+    pub params: memfs_crypt::KdfParams,
+    /// Remove every other slot (their credentials, with the copies of `memfs.keys` the store
+    /// held, would still reach the retired keys): without it, a store with other slots is
+    /// refused.
+    pub remove_others: bool,
+    /// Check everything and write nothing.
+    pub dry_run: bool,
+}
+
+/// What a shred did, or (dry run) would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shred {
+    /// The one epoch left: every object is sealed under it.
+    pub epoch: u32,
+    /// The epochs whose keys were destroyed.
+    pub retired: Vec<u32>,
+    /// The slots removed (every slot but the one that unlocked).
+    pub removed: Vec<SlotId>,
+    /// The reseal (empty in a dry run).
+    pub resealed: crate::ResealReport,
 }
 
 /// How many times the commit that records a key-slot change is tried when other writers
@@ -171,6 +209,86 @@ impl EncryptedRepository {
         let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
         repo.record(actor, record).await?;
         Ok(rotation)
+    }
+
+    /// `memfs key shred`: crypto-erasure of everything the store no longer holds (docs/
+    /// SECURITY.md, "Keys"). In three steps, each safe to interrupt (run it again to finish):
+    ///
+    /// 1. a rotation (a new root and epoch), with every slot but the one `credential` opens
+    ///    removed, recorded in a commit;
+    /// 2. every stored object resealed under the new epoch ([`EncryptedRepository::reseal`]
+    ///    with history), so no object the store holds needs an older epoch;
+    /// 3. `memfs.keys` rewritten under another new root, its keyring holding the new epoch
+    ///    only (every older epoch key destroyed) and its one slot opened by `plan.new`,
+    ///    recorded in a commit; a local folder's log is compacted.
+    ///
+    /// Afterwards, every byte the storage ever held plus the credential `plan.new` opens only
+    /// what the store holds now: the older copies of `memfs.keys` are wrapped under the old
+    /// credentials and roots, and the retired epochs are in no copy that `plan.new` opens.
+    /// Whoever kept an old credential (or a key from before) still reads old copies.
+    pub async fn shred_keys(
+        backend: Backend,
+        credential: &Credential,
+        options: OpenOptions,
+        actor: &str,
+        plan: ShredKeys<'_>,
+        progress: &dyn crate::Progress,
+    ) -> Result<Shred, Error> {
+        let conn = connect(backend)?;
+        let mut set = KeySet::unlock(&conn, credential).await?;
+        let removed: Vec<SlotId> = set.object.slots.slots().map(|(id, _)| id).filter(|id| *id != set.slot).collect();
+        if !removed.is_empty() && !plan.remove_others {
+            return Err(Error::ShredLeavesSlots { slots: removed.iter().map(|id| id.get()).collect() });
+        }
+        let keys = set.store_keys()?;
+        let epoch = keys.objects.current_epoch() + 1;
+        let retired: Vec<u32> = keys.objects.epochs().collect();
+        if plan.dry_run {
+            return Ok(Shred { epoch, retired, removed, resealed: crate::ResealReport::default() });
+        }
+        // 1. Rotate, the other slots removed.
+        for id in &removed {
+            set.object.slots.remove_slot(*id)?;
+        }
+        let first = RootKey::generate()?;
+        set.object.slots.rewrap_root(&first, &set.store_id)?;
+        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
+        keyring.rotate(&keys, &first, &set.store_id)?;
+        set.root = first;
+        set.bump();
+        set.write(&conn).await.map_err(keys_changed)?;
+        let counter = set.keyring().counter();
+        let (open_keys, store_id) = set.into_keys()?;
+        let repo = Self::assemble(conn.again(), open_keys, store_id, options.clone())?;
+        repo.record(actor, Operation::Keys { change: "rotate".into(), counter, slot: None }).await?;
+        // 2. Everything under the new epoch.
+        let resealed = repo.reseal(crate::ResealOptions { history: true }, progress).await?;
+        // 3. The older epochs destroyed, under a root and a credential no copy of memfs.keys had.
+        let mut set = KeySet::unlock(&conn, credential).await?;
+        let keys = set.store_keys()?;
+        let epoch = keys.objects.current_epoch();
+        let last = RootKey::generate()?;
+        let mut slots = KeySlots::with_slot(&last, &set.store_id, plan.new, plan.params)?;
+        if let Some((_, _, note)) = set.object.slots.notes().find(|(id, _, _)| *id == set.slot) {
+            slots.set_note(SlotId::new(1), note.clone())?;
+        }
+        set.object.slots = slots;
+        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
+        keyring.retire(&keys, epoch, &last, &set.store_id)?;
+        set.root = last;
+        set.bump();
+        set.write(&conn).await.map_err(keys_changed)?;
+        let counter = set.keyring().counter();
+        // This client opened with the old credential: it follows with the new slot's secret.
+        set.secret = None;
+        let (open_keys, store_id) = set.into_keys()?;
+        let repo = Self::assemble(conn.again(), open_keys, store_id, options)?;
+        repo.record(actor, Operation::Keys { change: "shred".into(), counter, slot: Some(1) }).await?;
+        if let Some(log) = &repo.log {
+            progress.phase("compacting", None);
+            log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
+        }
+        Ok(Shred { epoch, retired: retired.into_iter().filter(|e| *e < epoch).collect(), removed, resealed })
     }
 
     /// Commits `operation` with the tree unchanged, on the newest head, as many times as

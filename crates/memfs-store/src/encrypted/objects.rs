@@ -22,15 +22,25 @@ impl EncryptedRepository {
 
     pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         let path = object_path(&id);
-        let sealed = Bytes::from(self.keys.objects().seal(kind, &id, plain)?);
+        let objects = self.keys.objects();
+        let epoch = objects.current_epoch();
+        let sealed = Bytes::from(objects.seal(kind, &id, plain)?);
+        // An object this process stored under an older epoch (before it followed a rotation:
+        // its commit then lost the race, and this is the run again) is replaced, not kept: a
+        // reseal may already have passed it, and its epoch may be retired (`memfs key shred`).
+        let stale = self.written().get(&id).is_some_and(|e| *e < epoch);
+        let mode = if stale { PutMode::Overwrite } else { PutMode::Create };
         // An object write is idempotent (same id, same plaintext), so a failure on the way (a
         // connection the server closed as it was reused, a timeout) is simply tried again; the
         // client's own retries do not cover every such case for a conditional put.
         let mut attempt = 0;
         loop {
-            match self.store.put_opts(&path, sealed.clone().into(), PutMode::Create.into()).await {
+            match self.store.put_opts(&path, sealed.clone().into(), mode.clone().into()).await {
                 // Same id, same plaintext: already stored by an earlier command (or attempt).
-                Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => break,
+                Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
+                    self.remember_written(id, epoch);
+                    break;
+                }
                 Err(e) if attempt < OBJECT_WRITE_RETRIES && transient(&e) => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
@@ -44,6 +54,22 @@ impl EncryptedRepository {
             disk.put(&id, &sealed);
         }
         Ok(())
+    }
+
+    /// The objects this process stored, with the epoch each was sealed under.
+    fn written(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, u32>> {
+        // Single inserts and clears: a poisoned lock still holds a sound map.
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers that this process stored `id` under `epoch`, up to [`WRITTEN_MEMORY`]
+    /// objects (then it starts again: only objects written just before a rotation matter).
+    fn remember_written(&self, id: ObjectId, epoch: u32) {
+        let mut written = self.written();
+        if written.len() >= WRITTEN_MEMORY {
+            written.clear();
+        }
+        written.insert(id, epoch);
     }
 
     /// Fetches and opens an object of `kind` from the store (never from a cache).
