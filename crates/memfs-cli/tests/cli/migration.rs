@@ -160,3 +160,17 @@ fn a_format_6_store_opens_and_is_migrated_to_format_7() {
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
+
+#[test]
+fn the_format_7_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-7");
+    let home = dir.path().join("client");
+    let keys_before = keys(&root);
+    assert_eq!(keys_before["version"], 7);
+    let before = objects(&root);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_eq!(keys(&root), keys_before, "a format-7 store is not rewritten");
+    assert!(objects(&root) == before, "reading wrote nothing");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
