@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
+use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey, Unlocked};
 
 /// The fixture store's key file (32 raw bytes).
 const KEY_FILE: [u8; 32] = *include_bytes!("../../tests/fixtures/format-5/store.key");
@@ -30,7 +30,11 @@ pub fn master() -> &'static MasterKey {
         for (i, byte) in id.iter_mut().enumerate() {
             *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("the fixture's store id is hex");
         }
-        slots.unlock(&key_file(), &id).expect("the fixture's key file opens its key slots")
+        // A format-5 slot set: its slots wrap the master key itself.
+        match slots.unlock(&key_file(), &id).expect("the fixture's key file opens its key slots").into_parts().1 {
+            Unlocked::Master(master) => master,
+            Unlocked::Root(_) => panic!("the fixture is a format-5 store"),
+        }
     })
 }
 

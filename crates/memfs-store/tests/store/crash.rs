@@ -447,3 +447,62 @@ async fn every_fault_point_of_a_rotation_and_a_reseal_leaves_a_consistent_store(
     }
     eprintln!("crash of key work: {}", report.join("; "));
 }
+
+/// A copy of `tests/fixtures/{name}/store` (folders 0700, files 0600, as a real store has) and
+/// its key file.
+fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf, [u8; 32]) {
+    use std::os::unix::fs::PermissionsExt;
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    for sub in ["", "log"] {
+        std::fs::create_dir_all(store.join(sub)).unwrap();
+        std::fs::set_permissions(store.join(sub), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    for file in ["log.lock", "log/0000000000000001"] {
+        std::fs::copy(source.join("store").join(file), store.join(file)).unwrap();
+        std::fs::set_permissions(store.join(file), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let key: [u8; 32] = std::fs::read(source.join("store.key")).unwrap().try_into().unwrap();
+    (dir, store, key)
+}
+
+/// Issue 17, criterion 6: carrying a format-5 or format-6 store over to format 7 (its first
+/// open) with a failure at every storage operation, before or after it reaches the store: the
+/// store then opens (carried over or not), holds its six commits' files, and checks clean.
+#[tokio::test]
+async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
+    for name in ["format-5", "format-6"] {
+        let open_on = |store: Arc<dyn ObjectStore>, key: &[u8; 32]| {
+            let backend = Backend::ObjectStore(store);
+            let credential = memfs_crypt::Credential::KeyFile(memfs_crypt::KeyFile::from_bytes(*key));
+            async move { EncryptedRepository::open(backend, &credential, crate::support::options(None)).await }
+        };
+        // The operations of a carry-over without faults, and the files it leaves.
+        let (_dir, folder, credential) = fixture_copy(name);
+        let log: Arc<dyn ObjectStore> = Arc::new(memfs_store::log_store::LogStore::open(&folder).unwrap());
+        let counting = Arc::new(FaultStore::new(log.clone()));
+        let repo = open_on(counting.clone(), &credential).await.expect("the carry-over");
+        let points = counting.plan().counts().total();
+        let expected = verify(&repo).await.unwrap();
+        assert!(points > 0);
+        for fault in [Fault::Fail, Fault::FailAfter] {
+            for nth in 1..=points {
+                let what = format!("{name}: {fault:?} at operation {nth} of {points}");
+                let (_dir, folder, credential) = fixture_copy(name);
+                let log: Arc<dyn ObjectStore> = Arc::new(memfs_store::log_store::LogStore::open(&folder).unwrap());
+                let faulty = Arc::new(FaultStore::new(log.clone()));
+                faulty.plan().arm(Target::Any, nth, fault);
+                if let Err(e) = open_on(faulty.clone(), &credential).await {
+                    assert!(injected(&e).is_some(), "{what}: a non-injected error: {e:?}");
+                }
+                let client = open_on(log.clone(), &credential).await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                assert_eq!(verify(&client).await.unwrap(), expected, "{what}: the files changed");
+                check(&client).await;
+                let keys = log.get(&object_store::path::Path::from("memfs.keys")).await.unwrap().bytes().await.unwrap();
+                let keys: Value = serde_json::from_slice(&keys).unwrap();
+                assert_eq!(keys["version"], 7, "{what}: the second open carries it over");
+            }
+        }
+    }
+}
