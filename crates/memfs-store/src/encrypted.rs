@@ -24,8 +24,8 @@
 //! Submodules: `objects` (sealed objects: write, fetch, verify; directory pages), `snapshot`
 //! (the head and what it carries), `commit` (compare-and-swap, lost answers, policy changes),
 //! `history` (`log`, revisions, past trees), `check`, `gc`, `purge`, `key_set` (`memfs.keys`
-//! read, unlocked, authenticated, followed after a rotation), `keys` (key slots, rotation) and
-//! `reseal` (objects sealed again under the newest key epoch).
+//! read, unlocked, authenticated, followed after a rotation), `keys` (key slots), `rotate`
+//! (rotation and shred) and `reseal` (objects sealed again under the newest key epoch).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -63,6 +63,7 @@ mod keys;
 mod objects;
 mod purge;
 mod reseal;
+mod rotate;
 mod snapshot;
 mod unlock;
 
@@ -71,9 +72,10 @@ pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
-pub use keys::{KeyChange, RotateKeys, Rotation, Shred, ShredKeys};
+pub use keys::KeyChange;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
+pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 7;

@@ -339,6 +339,13 @@ enum KeyWork {
     Reseal,
 }
 
+/// `memfs key rotate` on `store`, with the tests' key file.
+async fn rotate(store: Arc<dyn ObjectStore>) -> Result<(), Error> {
+    let (credential, options) = (crate::support::credential(), crate::support::options(None));
+    let plan = memfs_store::RotateKeys::default();
+    EncryptedRepository::rotate_keys(Backend::ObjectStore(store), &credential, options, "t", plan).await.map(drop)
+}
+
 /// A store after the first commands of [`sequence`] (each acknowledged), and for a reseal
 /// after a rotation; with `arm`, the fault set just before the work.
 async fn key_work_store(work: KeyWork, arm: Option<(u64, Fault)>) -> (Arc<InMemory>, Result<(), Error>, OpCounts) {
@@ -349,19 +356,7 @@ async fn key_work_store(work: KeyWork, arm: Option<(u64, Fault)>) -> (Arc<InMemo
     for command in sequence().iter().take(8) {
         assert!(!run(&repo, command).await.expect("a command").is_error);
     }
-    let rotate = || async {
-        let plan = memfs_store::RotateKeys::default();
-        let backend = Backend::ObjectStore(faulty.clone());
-        EncryptedRepository::rotate_keys(
-            backend,
-            &crate::support::credential(),
-            crate::support::options(None),
-            "t",
-            plan,
-        )
-        .await
-        .map(drop)
-    };
+    let rotate = || rotate(faulty.clone());
     if work == KeyWork::Reseal {
         rotate().await.expect("the rotation before the reseal");
     }
@@ -417,17 +412,7 @@ async fn every_fault_point_of_a_rotation_and_a_reseal_leaves_a_consistent_store(
                 // Run again: it completes, and leaves nothing under an older epoch.
                 match work {
                     KeyWork::Rotate => {
-                        let backend = Backend::ObjectStore(raw.clone());
-                        let plan = memfs_store::RotateKeys::default();
-                        EncryptedRepository::rotate_keys(
-                            backend,
-                            &crate::support::credential(),
-                            crate::support::options(None),
-                            "t",
-                            plan,
-                        )
-                        .await
-                        .unwrap_or_else(|e| panic!("{what}: rotating again: {e:?}"));
+                        rotate(raw.clone()).await.unwrap_or_else(|e| panic!("{what}: rotating again: {e:?}"));
                     }
                     KeyWork::Reseal => {
                         let options = memfs_store::ResealOptions { history: true };
