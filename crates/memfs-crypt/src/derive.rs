@@ -43,6 +43,13 @@ pub(crate) const ROOT_CHECK_CONTEXT: &str = "memfs v7 2026-11-26 root key check"
 /// The key that authenticates `memfs.keys` (keyed BLAKE3 over its body).
 pub(crate) const KEYS_MAC_CONTEXT: &str = "memfs v7 2026-11-26 key set authentication key";
 
+/// The Ed25519 signing key of a root: it signs the next root (`roots` in the slot set).
+pub(crate) const ROOT_SIGN_CONTEXT: &str = "memfs v7 2026-11-26 root signing key";
+
+/// The key, from a slot's X25519 secret, of the tag with which the slot's holder confirms a
+/// root (only the holder of the slot's credential can make it).
+pub(crate) const SLOT_TAG_CONTEXT: &str = "memfs v7 2026-11-26 slot root confirmation key";
+
 /// The key that wraps each epoch key under the root.
 pub(crate) const EPOCH_WRAP_CONTEXT: &str = "memfs v7 2026-11-26 epoch key wrapping key";
 

@@ -104,6 +104,14 @@ pub enum Error {
     #[error("the key slots fail their authentication: memfs.keys was changed by someone without the store's key")]
     KeysTampered,
 
+    /// The root a slot unwrapped is not one its holder confirmed, nor one that a chain of
+    /// signatures leads to from one it confirmed: someone wrapped a root of their own to the
+    /// slot's public key.
+    #[error(
+        "the key slots name a root key that this slot never confirmed and that no root it confirmed vouches for: memfs.keys was replaced by someone without the store's key"
+    )]
+    UntrustedRoot,
+
     /// The operation needs every key slot to hold a public key (format 7), and these slots
     /// were made before format 7 and have not been used since (each is carried over the first
     /// time it unlocks the store).

@@ -5,6 +5,7 @@
 //! removed before the rotation held the old root only, and the new one is wrapped to the
 //! remaining slots' public keys, never to it.
 
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use zeroize::ZeroizeOnDrop;
 
 use crate::derive;
@@ -34,6 +35,22 @@ impl RootKey {
         self.0.expose()
     }
 
+    /// The Ed25519 key this root signs the next root with (wiped on drop).
+    fn signing_key(&self) -> SigningKey {
+        SigningKey::from_bytes(&derive::subkey(derive::ROOT_SIGN_CONTEXT, self.expose()))
+    }
+
+    /// This root's public key: how a chain of roots names it.
+    pub fn public(&self) -> [u8; 32] {
+        self.signing_key().verifying_key().to_bytes()
+    }
+
+    /// This root's signature that `next` (a root's public key) is link `index` of store
+    /// `store_id`'s chain of roots, after it.
+    pub(crate) fn vouch(&self, next: &[u8; 32], store_id: &[u8; 16], index: u32) -> [u8; 64] {
+        self.signing_key().sign(&vouch_message(next, store_id, index)).to_bytes()
+    }
+
     /// The public check value of this root: a PRF output, so it reveals nothing about it.
     pub(crate) fn check(&self) -> blake3::Hash {
         blake3::Hash::from(*derive::subkey(derive::ROOT_CHECK_CONTEXT, self.expose()))
@@ -53,6 +70,29 @@ impl RootKey {
     }
 }
 
+/// Whether `signature` is the signature, by the root whose public key is `previous`, that
+/// `next` is link `index` of store `store_id`'s chain (strict Ed25519 verification).
+pub(crate) fn vouched(
+    previous: &[u8; 32],
+    next: &[u8; 32],
+    store_id: &[u8; 16],
+    index: u32,
+    signature: &[u8; 64],
+) -> bool {
+    let Ok(key) = VerifyingKey::from_bytes(previous) else { return false };
+    key.verify_strict(&vouch_message(next, store_id, index), &Signature::from_bytes(signature)).is_ok()
+}
+
+/// `"memfs root vouch" || store id || index (4, big-endian) || next`: 68 bytes.
+fn vouch_message(next: &[u8; 32], store_id: &[u8; 16], index: u32) -> [u8; 68] {
+    let mut message = [0u8; 68];
+    message[..16].copy_from_slice(b"memfs root vouch");
+    message[16..32].copy_from_slice(store_id);
+    message[32..36].copy_from_slice(&index.to_be_bytes());
+    message[36..].copy_from_slice(next);
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +105,18 @@ mod tests {
         assert!(matches!(a.verify(b"bodz", &tag), Err(Error::KeysTampered)));
         assert!(matches!(b.verify(b"body", &tag), Err(Error::KeysTampered)));
         assert_ne!(a.check(), b.check());
+    }
+
+    #[test]
+    fn a_root_vouches_for_the_next_and_nobody_else_can() {
+        let (a, b, c) = (RootKey::from_bytes([1; 32]), RootKey::from_bytes([2; 32]), RootKey::from_bytes([3; 32]));
+        let store = [7; 16];
+        let signature = a.vouch(&b.public(), &store, 1);
+        assert!(vouched(&a.public(), &b.public(), &store, 1, &signature));
+        assert!(!vouched(&a.public(), &c.public(), &store, 1, &signature), "another root");
+        assert!(!vouched(&a.public(), &b.public(), &store, 2, &signature), "another place");
+        assert!(!vouched(&a.public(), &b.public(), &[8; 16], 1, &signature), "another store");
+        let forged = c.vouch(&b.public(), &store, 1);
+        assert!(!vouched(&a.public(), &b.public(), &store, 1, &forged), "signed by another root");
     }
 }

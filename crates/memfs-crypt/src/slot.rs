@@ -81,6 +81,9 @@ const BRIDGE_AAD: &[u8; 12] = b"memfs bridge";
 
 /// A wrapped 32-byte secret (master key, or a slot's X25519 secret): ciphertext and tag.
 const WRAPPED_LEN: usize = 32 + TAG_LEN;
+/// The longest chain of roots a set holds (one per rotation, as many as the keyring's epochs).
+const MAX_ROOTS: usize = 4096;
+
 /// The root wrapped to a slot: ephemeral public key, nonce, ciphertext and tag.
 const SLOT_ROOT_LEN: usize = 32 + WRAPPED_32;
 
@@ -127,6 +130,10 @@ struct Slot {
     /// Format 7: the root, wrapped to `public`.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
     root: Option<[u8; SLOT_ROOT_LEN]>,
+    /// Format 7: the slot holder's confirmation of a root of the chain (see
+    /// [`KeySlots::unlock`]): a keyed hash of its public key under a key from the slot's secret.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    tag: Option<[u8; 32]>,
     /// Shown to people (see [`SlotNote`]); absent in slots made before notes.
     #[serde(flatten)]
     note: SlotNote,
@@ -161,8 +168,9 @@ impl Slot {
         let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
         aead::seal_into(&Cipher::new(kek), &nonce, &aad, secret.as_bytes(), &mut out)?;
         let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
+        let tag = Some(slot_tag(&Zeroizing::new(secret.to_bytes()), store_id, id, &root.public()));
         let root = Some(wrap_root(&public, root, store_id, id)?);
-        Ok(Slot { id, source, nonce, wrapped, public: Some(public), root, note: SlotNote::default() })
+        Ok(Slot { id, source, nonce, wrapped, public: Some(public), root, tag, note: SlotNote::default() })
     }
 
     /// A slot of formats 2 to 6, wrapping `master` (tests build such sets).
@@ -178,7 +186,7 @@ impl Slot {
         let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
         aead::seal_into(&Cipher::new(kek), &nonce, &aad, master.expose(), &mut out)?;
         let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
-        Ok(Slot { id, source, nonce, wrapped, public: None, root: None, note: SlotNote::default() })
+        Ok(Slot { id, source, nonce, wrapped, public: None, root: None, tag: None, note: SlotNote::default() })
     }
 
     /// This slot's KEK from `credential`, if the kinds match. Runs Argon2 (once) for a
@@ -226,6 +234,25 @@ impl Slot {
         let root: Zeroizing<[u8; 32]> = wrap::unwrap(&key, &root_aad(store_id, self.id), wrapped)?;
         Ok(RootKey::from_bytes(*root))
     }
+}
+
+/// The tag with which the holder of a slot's secret confirms the root whose public key is
+/// `root`: `BLAKE3-keyed(derive_key("memfs v7 2026-11-26 slot root confirmation key", slot
+/// secret), "memfs root tag" || store id || slot id || root)`.
+fn slot_tag(secret: &Zeroizing<[u8; 32]>, store_id: &[u8; 16], id: SlotId, root: &[u8; 32]) -> [u8; 32] {
+    let key = derive::subkey(derive::SLOT_TAG_CONTEXT, secret);
+    let mut hasher = blake3::Hasher::new_keyed(&key);
+    hasher.update(b"memfs root tag").update(store_id).update(&id.get().to_be_bytes()).update(root);
+    *hasher.finalize().as_bytes()
+}
+
+/// One root of a store's chain: its public key, and the previous root's signature of it.
+#[derive(Clone, Serialize, Deserialize)]
+struct RootLink {
+    #[serde(with = "hex::array")]
+    public: [u8; 32],
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    vouch: Option<[u8; 64]>,
 }
 
 /// A fresh X25519 secret from the operating system's RNG.
@@ -310,6 +337,8 @@ pub struct Opened {
     slot: SlotId,
     key: Unlocked,
     kek: Zeroizing<[u8; 32]>,
+    /// The slot's confirmation names an older root of the chain than the current one.
+    stale: bool,
 }
 
 impl Opened {
@@ -333,7 +362,7 @@ impl Opened {
 
     /// The slot and what it unlocked, by value.
     pub fn into_parts(self) -> (SlotId, Unlocked) {
-        let Opened { slot, key, kek: _ } = self;
+        let Opened { slot, key, kek: _, stale: _ } = self;
         (slot, key)
     }
 
@@ -415,6 +444,10 @@ pub struct KeySlots {
     /// from the old master key.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
     bridge: Option<[u8; WRAPPED_32]>,
+    /// Format 7: the public keys of the store's roots, oldest first, each after the first
+    /// signed by the one before; the last is the current root's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    roots: Vec<RootLink>,
     slots: Vec<Slot>,
 }
 
@@ -475,14 +508,20 @@ impl KeySlots {
             version: SetVersion::V1,
             key_check: *derive::key_check(master.expose()).as_bytes(),
             bridge: None,
+            roots: Vec::new(),
             slots: vec![Slot::legacy(id, source, &kek, master, store_id)?],
         })
     }
 
     /// A new set for `root` holding the one slot `add` puts in it.
     fn one_slot(root: &RootKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
-        let mut slots =
-            KeySlots { version: SetVersion::V2, key_check: *root.check().as_bytes(), bridge: None, slots: Vec::new() };
+        let mut slots = KeySlots {
+            version: SetVersion::V2,
+            key_check: *root.check().as_bytes(),
+            bridge: None,
+            roots: vec![RootLink { public: root.public(), vouch: None }],
+            slots: Vec::new(),
+        };
         add(&mut slots)?;
         Ok(slots)
     }
@@ -528,18 +567,69 @@ impl KeySlots {
                 failure = Error::WrongKey;
                 continue;
             };
-            let key = match (self.version, slot.is_legacy()) {
-                (SetVersion::V1, _) => Unlocked::Master(MasterKey::from_bytes(*inner)),
-                (SetVersion::V2, false) => Unlocked::Root(slot.open_root(&inner, store_id)?),
-                (SetVersion::V2, true) => Unlocked::Root(self.cross_bridge(&MasterKey::from_bytes(*inner), store_id)?),
+            let (key, stale) = match (self.version, slot.is_legacy()) {
+                (SetVersion::V1, _) => (Unlocked::Master(MasterKey::from_bytes(*inner)), false),
+                (SetVersion::V2, false) => {
+                    let root = slot.open_root(&inner, store_id)?;
+                    let stale = self.confirmed(slot, &inner, &root, store_id)?;
+                    (Unlocked::Root(root), stale)
+                }
+                (SetVersion::V2, true) => {
+                    let root = self.cross_bridge(&MasterKey::from_bytes(*inner), store_id)?;
+                    self.current_root_is(&root)?;
+                    (Unlocked::Root(root), false)
+                }
             };
             // Authentic but not this set's key: the set was assembled wrongly.
             if !self.owns(&key) {
                 return Err(Error::KeyMismatch);
             }
-            return Ok(Opened { slot: slot.id, key, kek });
+            return Ok(Opened { slot: slot.id, key, kek, stale });
         }
         Err(failure)
+    }
+
+    /// Whether `root`, which `slot` unwrapped, is one its holder confirmed, or one a chain of
+    /// signatures leads to from one it confirmed: `Ok(false)` for the root it confirmed last,
+    /// `Ok(true)` for a later one (the confirmation is stale: [`KeySlots::carry_over`] renews
+    /// it), [`Error::UntrustedRoot`] otherwise.
+    ///
+    /// Why: the root is wrapped to the slot's *public* key, which anyone can do. Without this,
+    /// whoever holds the storage could wrap a root of their own to a slot, with a keyring and a
+    /// tag of their own, and the slot's credential would open that store and seal new data
+    /// under keys they know. The confirmation needs the slot's secret, and each later root the
+    /// previous root's signature.
+    fn confirmed(
+        &self,
+        slot: &Slot,
+        secret: &Zeroizing<[u8; 32]>,
+        root: &RootKey,
+        store_id: &[u8; 16],
+    ) -> Result<bool, Error> {
+        self.current_root_is(root)?;
+        let tag = blake3::Hash::from(slot.tag.ok_or(Error::UntrustedRoot)?);
+        let confirmed = self
+            .roots
+            .iter()
+            .rposition(|link| blake3::Hash::from(slot_tag(secret, store_id, slot.id, &link.public)) == tag)
+            .ok_or(Error::UntrustedRoot)?;
+        for index in confirmed + 1..self.roots.len() {
+            let (previous, link) = (&self.roots[index - 1], &self.roots[index]);
+            let vouch = link.vouch.as_ref().ok_or(Error::UntrustedRoot)?;
+            let at = u32::try_from(index).map_err(|_| Error::UntrustedRoot)?;
+            if !crate::root::vouched(&previous.public, &link.public, store_id, at, vouch) {
+                return Err(Error::UntrustedRoot);
+            }
+        }
+        Ok(confirmed + 1 < self.roots.len())
+    }
+
+    /// [`Error::UntrustedRoot`] unless `root` is the last of the chain.
+    fn current_root_is(&self, root: &RootKey) -> Result<(), Error> {
+        match self.roots.last() {
+            Some(link) if link.public == root.public() => Ok(()),
+            _ => Err(Error::UntrustedRoot),
+        }
     }
 
     /// The root a slot of formats 2 to 6 reaches through the bridge.
@@ -557,7 +647,16 @@ impl KeySlots {
     pub fn carry_over(&mut self, opened: &Opened, root: &RootKey, store_id: &[u8; 16]) -> Result<bool, Error> {
         let index = self.index(opened.slot)?;
         if !self.slots[index].is_legacy() {
-            return Ok(false);
+            if !opened.stale {
+                return Ok(false);
+            }
+            // Confirm the current root, which the chain vouched for.
+            self.check_root(root)?;
+            let slot = &self.slots[index];
+            let secret = slot.unwrap(&opened.kek, store_id)?;
+            let tag = slot_tag(&secret, store_id, slot.id, &root.public());
+            self.slots[index].tag = Some(tag);
+            return Ok(true);
         }
         self.check_owns(&opened.key)?;
         if self.version == SetVersion::V1 {
@@ -566,6 +665,7 @@ impl KeySlots {
             self.bridge = Some(wrap::wrap(&key, &bridge_aad(store_id), root.expose())?);
             self.version = SetVersion::V2;
             self.key_check = *root.check().as_bytes();
+            self.roots = vec![RootLink { public: root.public(), vouch: None }];
         } else {
             self.check_root(root)?;
         }
@@ -586,6 +686,7 @@ impl KeySlots {
         let slot = &self.slots[self.index(secret.id)?];
         let root = slot.open_root(&secret.secret, store_id)?;
         self.check_root(&root)?;
+        self.confirmed(slot, &secret.secret, &root, store_id)?;
         Ok(root)
     }
 
@@ -657,13 +758,21 @@ impl KeySlots {
     }
 
     /// Wraps `new_root` to every slot (by its public key: no credential needed) in place of
-    /// the root they held, for `memfs key rotate`. [`Error::LegacySlots`] if some slots were
-    /// made before format 7 and never used since: they have no public key to wrap to.
-    pub fn rewrap_root(&mut self, new_root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
+    /// `old_root`, this set's root, which signs the new one into the chain, for `memfs key
+    /// rotate`. [`Error::LegacySlots`] if some slots were made before format 7 and never used
+    /// since: they have no public key to wrap to. [`Error::TooManyEpochs`] past 4,096 roots.
+    pub fn rewrap_root(&mut self, old_root: &RootKey, new_root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
+        self.check_root(old_root)?;
         let legacy = self.legacy_slots();
         if !legacy.is_empty() {
             return Err(Error::LegacySlots { slots: legacy });
         }
+        if self.roots.len() >= MAX_ROOTS {
+            return Err(Error::TooManyEpochs);
+        }
+        let public = new_root.public();
+        let index = u32::try_from(self.roots.len()).map_err(|_| Error::TooManyEpochs)?;
+        self.roots.push(RootLink { public, vouch: Some(old_root.vouch(&public, store_id, index)) });
         for slot in &mut self.slots {
             let public = slot.public.ok_or(Error::Decrypt)?;
             slot.root = Some(wrap_root(&public, new_root, store_id, slot.id)?);
@@ -779,7 +888,7 @@ impl KeySlots {
 impl fmt::Debug for KeySlots {
     /// Ids and kinds only: the rest is opaque bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let KeySlots { version: _, key_check: _, bridge: _, slots } = self;
+        let KeySlots { version: _, key_check: _, bridge: _, roots: _, slots } = self;
         f.debug_struct("KeySlots").field("slots", &slots.iter().map(|s| (s.id, s.kind())).collect::<Vec<_>>()).finish()
     }
 }
@@ -822,6 +931,8 @@ struct UncheckedKeySlots {
     key_check: [u8; 32],
     #[serde(default, with = "hex::option_array")]
     bridge: Option<[u8; WRAPPED_32]>,
+    #[serde(default)]
+    roots: Vec<RootLink>,
     slots: Vec<Slot>,
 }
 
@@ -829,7 +940,7 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
     type Error = String;
 
     fn try_from(u: UncheckedKeySlots) -> Result<Self, Self::Error> {
-        let UncheckedKeySlots { version, key_check, bridge, slots } = u;
+        let UncheckedKeySlots { version, key_check, bridge, roots, slots } = u;
         if slots.is_empty() {
             return Err("a key slot set needs at least one slot".into());
         }
@@ -846,10 +957,14 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
         if slots.iter().any(|s| s.public.is_some() != s.root.is_some()) {
             return Err("a key slot has a public key without a root, or a root without a public key".into());
         }
-        if version == SetVersion::V1 && (bridge.is_some() || slots.iter().any(|s| !s.is_legacy())) {
-            return Err("a key slot set of version 1 holds a slot or bridge of version 2".into());
+        if version == SetVersion::V1 && (bridge.is_some() || !roots.is_empty() || slots.iter().any(|s| !s.is_legacy()))
+        {
+            return Err("a key slot set of version 1 holds a slot, root or bridge of version 2".into());
         }
-        Ok(KeySlots { version, key_check, bridge, slots })
+        if version == SetVersion::V2 && (roots.is_empty() || roots.len() > MAX_ROOTS) {
+            return Err(format!("a key slot set of version 2 names 1 to {MAX_ROOTS} roots, not {}", roots.len()));
+        }
+        Ok(KeySlots { version, key_check, bridge, roots, slots })
     }
 }
 
@@ -1080,7 +1195,7 @@ mod tests {
             assert_eq!(opened.root().map(|r| *r.expose()), Some([5; 32]));
         }
         // Rotation needs every slot's public key.
-        let err = slots.clone().rewrap_root(&RootKey::from_bytes([6; 32]), &store).err().unwrap();
+        let err = slots.clone().rewrap_root(&root, &RootKey::from_bytes([6; 32]), &store).err().unwrap();
         assert_eq!(err.to_string(), "key slots 2 were made before format 7 and have not been used since");
         let opened = slots.unlock(&Credential::KeyFile(file), &store).unwrap();
         assert!(slots.carry_over(&opened, &root, &store).unwrap());
@@ -1099,7 +1214,7 @@ mod tests {
         let before = slots.clone();
         slots.remove_slot(gone).unwrap();
         let new_root = RootKey::from_bytes([9; 32]);
-        slots.rewrap_root(&new_root, &store).unwrap();
+        slots.rewrap_root(&root, &new_root, &store).unwrap();
         let opened = slots.unlock(&Credential::KeyFile(kept), &store).unwrap();
         assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
         // An open store follows with the slot's secret alone; the removed slot's cannot.
@@ -1121,6 +1236,54 @@ mod tests {
         let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         let mut slots = KeySlots::with_key_file(&root, &store, &KeyFile::from_bytes([3; 32])).unwrap();
         slots.slots[0].public = Some([0; 32]);
-        assert!(matches!(slots.rewrap_root(&root, &store), Err(Error::Decrypt)));
+        assert!(matches!(slots.rewrap_root(&root, &root, &store), Err(Error::Decrypt)));
+    }
+
+    /// The attack the chain of roots meets: the storage holder wraps a root of their own to a
+    /// slot's public key (public: anyone can), with the set's check value and chain made to
+    /// match. The slot's credential unlocks the slot, and the root is refused: the slot never
+    /// confirmed it and no root it confirmed signed it.
+    #[test]
+    fn a_root_wrapped_to_a_slot_by_someone_else_is_refused() {
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let file = KeyFile::from_bytes([3; 32]);
+        let genuine = KeySlots::with_key_file(&root, &store, &file).unwrap();
+        let attacker = RootKey::from_bytes([66; 32]);
+        let mut forged = genuine.clone();
+        let public = forged.slots[0].public.unwrap();
+        forged.slots[0].root = Some(wrap_root(&public, &attacker, &store, SlotId::new(1)).unwrap());
+        forged.key_check = *attacker.check().as_bytes();
+        forged.roots = vec![RootLink { public: attacker.public(), vouch: None }];
+        assert!(matches!(forged.unlock(&Credential::KeyFile(file), &store), Err(Error::UntrustedRoot)));
+        // Appending the attacker's root to the genuine chain needs the genuine root's signature.
+        let mut appended = genuine.clone();
+        appended.slots[0].root = forged.slots[0].root;
+        appended.key_check = forged.key_check;
+        let forged_vouch = attacker.vouch(&attacker.public(), &store, 1);
+        appended.roots.push(RootLink { public: attacker.public(), vouch: Some(forged_vouch) });
+        let file = KeyFile::from_bytes([3; 32]);
+        assert!(matches!(appended.unlock(&Credential::KeyFile(file), &store), Err(Error::UntrustedRoot)));
+    }
+
+    /// After rotations by another slot's holder, a slot's confirmation names an older root; the
+    /// chain of signatures vouches for the current one, and the next unlock confirms it.
+    #[test]
+    fn a_stale_confirmation_follows_the_chain_and_is_renewed() {
+        let (store, first) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let (mine, theirs) = (KeyFile::from_bytes([3; 32]), KeyFile::from_bytes([4; 32]));
+        let mut slots = KeySlots::with_key_file(&first, &store, &mine).unwrap();
+        slots.add_key_file_slot(&first, &store, &theirs).unwrap();
+        let (second, third) = (RootKey::from_bytes([5; 32]), RootKey::from_bytes([6; 32]));
+        slots.rewrap_root(&first, &second, &store).unwrap();
+        slots.rewrap_root(&second, &third, &store).unwrap();
+        let opened = slots.unlock(&Credential::KeyFile(KeyFile::from_bytes([3; 32])), &store).unwrap();
+        assert_eq!(opened.root().map(|r| *r.expose()), Some([6; 32]));
+        assert!(slots.carry_over(&opened, &third, &store).unwrap(), "the confirmation is renewed");
+        let again = slots.unlock(&Credential::KeyFile(mine), &store).unwrap();
+        assert!(!slots.carry_over(&again, &third, &store).unwrap(), "and then current");
+        // A link whose signature is broken breaks the chain for a stale slot.
+        let mut broken = slots.clone();
+        broken.roots[2].vouch = Some([0; 64]);
+        assert!(matches!(broken.unlock(&Credential::KeyFile(theirs), &store), Err(Error::UntrustedRoot)));
     }
 }

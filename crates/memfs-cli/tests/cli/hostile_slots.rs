@@ -95,7 +95,7 @@ fn refuses_hostile_slots(root: &Path, store: &str, env: &[(&str, String)], rewri
         "17 slots",
         &text(&out.stderr),
         &format!(
-            "memfs: store {store}: object memfs.keys is corrupt: 17 key slots, at most 16 are accepted at line 1 column 9609\n"
+            "memfs: store {store}: object memfs.keys is corrupt: 17 key slots, at most 16 are accepted at line 1 column 10938\n"
         ),
     );
 

@@ -89,13 +89,15 @@ fn json_round_trip_and_layout() {
     assert_eq!(p["kind"], "passphrase");
     assert_eq!(p["argon2id"], json!({"m_cost": 8, "t_cost": 1, "p_cost": 1}));
     assert!(hex_of(&p["salt"], 32) && hex_of(&p["nonce"], 24) && hex_of(&p["wrapped"], 96), "{p}");
-    assert!(hex_of(&p["public"], 64) && hex_of(&p["root"], 184), "{p}");
-    assert_eq!(p.as_object().unwrap().len(), 8);
+    assert!(hex_of(&p["public"], 64) && hex_of(&p["root"], 184) && hex_of(&p["tag"], 64), "{p}");
+    assert_eq!(p.as_object().unwrap().len(), 9);
     assert_eq!(f["id"], 2);
     assert_eq!(f["kind"], "key-file");
     assert!(hex_of(&f["nonce"], 24) && hex_of(&f["wrapped"], 96), "{f}");
-    assert!(hex_of(&f["public"], 64) && hex_of(&f["root"], 184), "{f}");
-    assert_eq!(f.as_object().unwrap().len(), 6);
+    assert!(hex_of(&f["public"], 64) && hex_of(&f["root"], 184) && hex_of(&f["tag"], 64), "{f}");
+    assert_eq!(f.as_object().unwrap().len(), 7);
+    let [first] = v["roots"].as_array().unwrap().as_slice() else { panic!("{v}") };
+    assert!(hex_of(&first["public"], 64) && first.as_object().unwrap().len() == 1, "{first}");
 
     let back = from_json(v.clone());
     assert_eq!(json_of(&back), v);
@@ -164,10 +166,11 @@ fn tampered_slots_do_not_unlock() {
     assert!(matches!(slots.unlock(&phrase("open sesame"), &store()), Err(Error::NoSlot { .. })));
     // The relabelled slot does not open with the key file; the real key-file slot does.
     assert_eq!(crate::unlock_slot(&slots, &key_file(5), &store()).unwrap().0, SlotId::new(2));
-    // A slot from another set (another master key) is authentic but not this store's key.
+    // A slot from another set (another root) is authentic but gives a root that is not this
+    // set's.
     let stranger = two_slots(&RootKey::generate().unwrap());
     let mixed = tampered(&|v| v["slots"][1] = json_of(&stranger)["slots"][1].clone());
-    assert!(matches!(mixed.unlock(&key_file(5), &store()), Err(Error::KeyMismatch)));
+    assert!(matches!(mixed.unlock(&key_file(5), &store()), Err(Error::UntrustedRoot)));
 }
 
 #[test]

@@ -97,7 +97,7 @@ impl EncryptedRepository {
         }
         let keys = set.store_keys()?;
         let new_root = RootKey::generate()?;
-        set.object.slots.rewrap_root(&new_root, &set.store_id)?;
+        set.object.slots.rewrap_root(&set.root, &new_root, &set.store_id)?;
         let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
         let epoch = keyring.rotate(&keys, &new_root, &set.store_id)?;
         let rotation =
@@ -163,7 +163,7 @@ impl EncryptedRepository {
             set.object.slots.remove_slot(*id)?;
         }
         let first = RootKey::generate()?;
-        set.object.slots.rewrap_root(&first, &set.store_id)?;
+        set.object.slots.rewrap_root(&set.root, &first, &set.store_id)?;
         let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
         keyring.rotate(&keys, &first, &set.store_id)?;
         set.root = first;
