@@ -6,7 +6,9 @@
 //! stored in the clear, and the store's root key is wrapped to it (an ephemeral X25519 key,
 //! as age does for its recipients). So the root can be replaced (`memfs key rotate`) and
 //! wrapped to every remaining slot without any of their credentials, and a removed slot never
-//! receives the new one.
+//! receives the new one. Since anyone can wrap a root to a public key, a slot accepts only a
+//! root its holder confirmed (`tag`) or one that a chain of signatures, each root signing the
+//! next (`roots`), leads to from one it confirmed.
 //!
 //! Formats 2 to 6 (a set of version 1): each slot wraps the store's master key directly under
 //! its KEK. Such a set is carried over to version 2 by the first unlock of a format-7 memfs
@@ -29,13 +31,15 @@
 //! {
 //!   "version": 2,
 //!   "key_check": "<64 hex: BLAKE3 derive_key(\"memfs v7 2026-11-26 root key check\", root)>",
+//!   "roots": [ { "public": "<64 hex>" }, { "public": "<64 hex>", "vouch": "<128 hex>" } ],
 //!   "slots": [
 //!     { "id": 1, "kind": "passphrase",
 //!       "argon2id": { "m_cost": 65536, "t_cost": 3, "p_cost": 4 },
 //!       "salt": "<32 hex>", "nonce": "<24 hex>", "wrapped": "<96 hex: the slot's X25519 secret>",
 //!       "public": "<64 hex: the slot's X25519 public key>",
-//!       "root": "<184 hex: ephemeral public key || nonce || the root wrapped>" },
-//!     { "id": 2, "kind": "key-file", "nonce": "<24 hex>", "wrapped": "<96 hex>", "public": "…", "root": "…" }
+//!       "root": "<184 hex: ephemeral public key || nonce || the root wrapped>",
+//!       "tag": "<64 hex: the holder's confirmation of a root of the chain>" },
+//!     { "id": 2, "kind": "key-file", "nonce": "<24 hex>", "wrapped": "<96 hex>", "public": "…", "root": "…", "tag": "…" }
 //!   ]
 //! }
 //! ```

@@ -355,6 +355,116 @@ fn a_replayed_key_set_with_a_removed_slot_is_refused() {
     }
 }
 
+/// `json` without the whitespace outside its strings: serde_json's compact form of what
+/// memfs wrote pretty, field order kept (a `Value` would sort the keys).
+fn compact(json: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in json.chars() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, false, '"') => in_string = !in_string,
+            (false, _, c) if c.is_whitespace() => continue,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `memfs.keys` as an attacker with no key rewrites it, following docs/FORMAT.md: a root
+/// `R` of their own, wrapped to slot 1's public key (X25519 with an ephemeral key, BLAKE3,
+/// AES-256-GCM), the check value, the chain of roots and a keyring all made from `R`, and
+/// the tag under `R`. Everything verifies but the slot holder's confirmation, which needs the
+/// slot's secret.
+fn forge_root(keys: &[u8]) -> (Vec<u8>, memfs_crypt::RootKey) {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    let random = || {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).unwrap();
+        bytes
+    };
+    let original = compact(std::str::from_utf8(keys).unwrap());
+    let value: Value = serde_json::from_str(&original).unwrap();
+    let unhex = |s: &str| -> Vec<u8> {
+        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+    };
+    let hex = |b: &[u8]| -> String { b.iter().map(|x| format!("{x:02x}")).collect() };
+    let store_id: [u8; 16] = unhex(value["store_id"].as_str().unwrap()).try_into().unwrap();
+    let root_bytes = random();
+    let root = memfs_crypt::RootKey::from_bytes(root_bytes);
+
+    let slot = &value["slots"]["slots"][0];
+    let public: [u8; 32] = unhex(slot["public"].as_str().unwrap()).try_into().unwrap();
+    let ephemeral = x25519_dalek::StaticSecret::from(random());
+    let ephemeral_public = x25519_dalek::PublicKey::from(&ephemeral).to_bytes();
+    let shared = ephemeral.diffie_hellman(&x25519_dalek::PublicKey::from(public));
+    let mut material = shared.as_bytes().to_vec();
+    material.extend_from_slice(&ephemeral_public);
+    material.extend_from_slice(&public);
+    let wrapping = blake3::derive_key("memfs v7 2026-11-26 root wrapped to a slot", &material);
+    let mut aad = b"memfs root".to_vec();
+    aad.extend_from_slice(&store_id);
+    aad.extend_from_slice(&1u32.to_be_bytes());
+    let nonce = [7u8; 12];
+    let sealed = aes_gcm::Aes256Gcm::new((&wrapping).into())
+        .encrypt((&nonce).into(), Payload { msg: &root_bytes, aad: &aad })
+        .unwrap();
+    let wrapped_root = [&ephemeral_public[..], &nonce, &sealed].concat();
+
+    let check = blake3::derive_key("memfs v7 2026-11-26 root key check", &root_bytes);
+    let keyring = memfs_crypt::Keyring::new(&root, &store_id, &memfs_crypt::MasterKey::from_bytes(random())).unwrap();
+    let mut forged = original
+        .replace(slot["root"].as_str().unwrap(), &hex(&wrapped_root))
+        .replace(value["slots"]["key_check"].as_str().unwrap(), &hex(&check))
+        .replace(
+            &compact(&value["slots"]["roots"].to_string()),
+            &format!(r#"[{{"public":"{}"}}]"#, hex(&root.public())),
+        );
+    let ring_at = forged.find(r#","keyring":"#).unwrap();
+    let mac_at = forged.find(r#","mac":"#).unwrap();
+    forged.replace_range(ring_at..mac_at, &format!(r#","keyring":{}"#, serde_json::to_string(&keyring).unwrap()));
+    let body = forged[..forged.find(r#","mac":"#).unwrap()].to_owned() + "}";
+    let signed = format!(r#"{},"mac":"{}"}}"#, &body[..body.len() - 1], hex(&root.mac(body.as_bytes())));
+    (signed.into_bytes(), root)
+}
+
+/// Issue 17: whoever holds the storage, with no key, wraps a root of their own to the owner's
+/// slot (its public key is in `memfs.keys`), with a check value, chain, keyring and tag all
+/// made from that root ([`forge_root`]). Had it been accepted, the owner's next memories would
+/// be sealed under the attacker's keys. The owner's key file unlocks the slot and the root is
+/// refused, for the owner and for a client that never saw the store; nothing is written.
+#[test]
+fn v6_a_root_wrapped_to_a_slot_by_the_storage_holder_is_refused() {
+    for site in sites() {
+        let alice = Client::new();
+        alice.create(&site, "/memories/a.md");
+        let genuine = site.copy();
+        let (forged, root) = forge_root(&genuine["memfs.keys"]);
+        // The forgery is whole: its tag is the attacker's root's, by memfs's own verifier.
+        let body = compact(std::str::from_utf8(&forged).unwrap());
+        let (body, mac) = body.split_at(body.find(r#","mac":"#).unwrap());
+        let mac: Vec<u8> = (0..32).map(|i| u8::from_str_radix(&mac[8 + 2 * i..10 + 2 * i], 16).unwrap()).collect();
+        root.verify(format!("{body}}}").as_bytes(), &mac.try_into().unwrap()).expect("the forged tag verifies");
+
+        let mut served = genuine.clone();
+        served.insert("memfs.keys".into(), forged);
+        site.put_back(&served);
+        let expected = format!(
+            "memfs: store {}: the key slots name a root key that this slot never confirmed and that no root it \
+             confirmed vouches for: memfs.keys was replaced by someone without the store's key\n",
+            site.url
+        );
+        assert_text(site.name, &alice.fails(&site, &["log"]), &expected);
+        assert_text(site.name, &Client::new().fails(&site, &["log"]), &expected);
+        // `exec` opens the store before it reads a line: it stops there.
+        assert_text(site.name, &alice.fails(&site, &["exec"]), &expected);
+        assert!(site.copy() == served, "{}: a refused command changed the store", site.name);
+        site.put_back(&genuine);
+        assert!(alice.ok(&site, &["log", "--limit", "1"]).contains(" create /memories/a.md"), "{}", site.name);
+    }
+}
+
 #[test]
 fn v3_a_fork_is_refused_and_writes_nothing() {
     for site in sites() {
