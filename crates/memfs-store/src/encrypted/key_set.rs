@@ -328,7 +328,11 @@ impl Keys {
         }
         // Rotated: this client's slot gives the new root, or it was removed.
         let secret = self.slot.as_ref().ok_or(Error::KeysRotated)?;
-        let root = keys.slots.root_for(secret, &id).map_err(|_| Error::KeysRotated)?;
+        // The slot gone, or no longer holding this key pair: removed (or re-keyed) elsewhere.
+        let root = keys.slots.root_for(secret, &id).map_err(|e| match e {
+            memfs_crypt::Error::NoSuchSlot { .. } | memfs_crypt::Error::Decrypt => Error::KeysRotated,
+            other => Error::from(other),
+        })?;
         keys.authenticate(&root)?;
         let opened = keyring.open(&root, &id)?;
         let mut live = self.live.write().unwrap_or_else(|p| p.into_inner());
