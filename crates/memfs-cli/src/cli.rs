@@ -113,11 +113,15 @@ pub(crate) enum Commands {
     /// seconds) are never deleted. With --grace 0, one run deletes every unreachable object
     /// (writers running at the same time are still safe: gc fences them).
     Gc(gc::GcArgs),
-    /// List, add or remove the key slots that unlock the store.
+    /// List, add or remove the key slots that unlock the store; rotate, reseal or shred its keys.
     ///
-    /// A store's master key is wrapped once per slot (a passphrase or a key file). Adding or
-    /// removing a slot rewrites only the small `memfs.keys` object; no data is touched. Changes
-    /// are unlocked with the usual options (MEMFS_PASSPHRASE, --passphrase-file, --key-file).
+    /// Each slot (a passphrase or a key file) reaches the store's root key. Adding or removing a
+    /// slot rewrites only the small `memfs.keys` object and records the change in the history;
+    /// no data is touched. Removing a slot revokes nobody who kept a copy of the keys: `key
+    /// remove ID --rotate` does (a new root and key epoch the removed slot never held), and `key
+    /// reseal` seals what was written before under the new keys. After a purge, `key shred`
+    /// destroys the keys of the copies kept elsewhere. Changes are unlocked with the usual
+    /// options (MEMFS_PASSPHRASE, --passphrase-file, --key-file).
     #[command(subcommand)]
     Key(key::KeyCommand),
     /// Show or change the store's policy: size limits, view pagination, filter, expiration

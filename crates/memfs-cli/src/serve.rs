@@ -59,7 +59,7 @@ Tokens (--tokens FILE and/or MEMFS_SERVE_TOKENS, same format):
 
 Namespaces:
   Each namespace is its own store under the --store URL (PREFIX/ns/NAME), with its own random
-  master key. The server unlocks every namespace with its one credential (MEMFS_PASSPHRASE,
+  keys. The server unlocks every namespace with its one credential (MEMFS_PASSPHRASE,
   --passphrase-file or --key-file): create the stores with `memfs --store URL --namespace
   NAME init` and that passphrase, or let --create-namespaces create the missing ones at start
   (needed to share one key file). Under --store memory:// each namespace gets its own

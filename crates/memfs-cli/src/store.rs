@@ -34,7 +34,7 @@ pub(crate) struct StoreArgs {
     #[arg(long = "store-option", global = true, value_name = "KEY=VALUE", value_parser = parse_store_option)]
     pub(crate) store_options: Vec<(String, String)>,
 
-    /// A tenant's namespace: its own store, with its own master key, under PREFIX/ns/NAME of
+    /// A tenant's namespace: its own store, with its own keys, under PREFIX/ns/NAME of
     /// the store URL. Each namespace is created with `memfs init`.
     #[arg(long, global = true, env = "MEMFS_NAMESPACE", value_name = "NAME")]
     pub(crate) namespace: Option<String>,

@@ -135,7 +135,7 @@ impl Memfs {
             .with_today(options.today))
     }
 
-    /// Creates a new persistent store at `location`, with a new random master key and one key
+    /// Creates a new persistent store at `location`, with new random keys and one key
     /// slot for `credential` (a passphrase slot uses `kdf`). Refuses if a store exists there,
     /// and refuses an object store that does not honour conditional writes
     /// ([`memfs_store::probe`]).

@@ -39,7 +39,7 @@
 //! # Tokens and namespaces
 //!
 //! Each token is bound to one namespace ([`Tokens`]); a request can reach only its
-//! namespace's store, which has its own master key. Only hashes of tokens are kept, compared in
+//! namespace's store, which has its own keys. Only hashes of tokens are kept, compared in
 //! constant time. The stores are opened on first use with one set of [`OpenOptions`] (so one
 //! credential unlocks every namespace served) and shared by all requests ([`Namespaces`]);
 //! concurrent mutations on one store commit by compare-and-swap and re-run on a lost race.

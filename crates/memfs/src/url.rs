@@ -17,7 +17,7 @@ use crate::error::Error;
 /// [`memfs_store::cloud`]).
 ///
 /// A namespace is a store of its own under `PREFIX/ns/NAME/`, created with its own random
-/// master key: tenants share a bucket and nothing else.
+/// keys: tenants share a bucket and nothing else.
 ///
 /// ```
 /// use memfs::Location;

@@ -13,14 +13,14 @@ use crate::url::Location;
 /// The stores of the namespaces under one location, all unlocked by one set of options.
 ///
 /// Namespace `NAME` is the store at `location` with [`Location::namespace`]`(NAME)`: its own
-/// store under `PREFIX/ns/NAME/`, with its own master key, created beforehand with
+/// store under `PREFIX/ns/NAME/`, with its own keys, created beforehand with
 /// `memfs --namespace NAME init` (or [`Memfs::init`]) using the credential in `options`. Each
 /// is opened on its first request, once, and then shared by all requests (an `Arc<Memfs>`);
 /// an opening that fails is tried again by the next request. A server can open the stores it
 /// knows of before it listens, with [`Namespaces::get`], so that a wrong credential stops it at
 /// start rather than answering every request with a failure.
 ///
-/// At most `MAX_OPENINGS` (2) stores are opened at once: opening unlocks a master key, which
+/// At most `MAX_OPENINGS` (2) stores are opened at once: opening unlocks a store's keys, which
 /// with a passphrase runs Argon2id on the blocking pool (up to
 /// [`KeySlots::MAX_UNLOCK_WORK_KIB`](memfs_crypt::KeySlots::MAX_UNLOCK_WORK_KIB) of work, a
 /// few seconds of one core and up to 2 GiB of memory per slot). A tenant who rewrites its own
