@@ -694,6 +694,16 @@ impl KeySlots {
         Ok(root)
     }
 
+    /// Confirms `root` for the slot of `secret` (its holder is at hand: a rotation confirms the
+    /// rotator's own slot, so its next unlock has nothing to renew). [`Error::NoSuchSlot`] if
+    /// the slot is gone; [`Error::KeyMismatch`] if `root` is not this set's.
+    pub fn confirm(&mut self, secret: &SlotSecret, root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
+        self.check_root(root)?;
+        let index = self.index(secret.id)?;
+        self.slots[index].tag = Some(slot_tag(&secret.secret, store_id, secret.id, &root.public()));
+        Ok(())
+    }
+
     /// The slots made before format 7 and not carried over yet.
     pub fn legacy_slots(&self) -> Vec<SlotId> {
         self.slots.iter().filter(|s| s.is_legacy()).map(|s| s.id).collect()
@@ -1280,6 +1290,13 @@ mod tests {
         let (second, third) = (RootKey::from_bytes([5; 32]), RootKey::from_bytes([6; 32]));
         slots.rewrap_root(&first, &second, &store).unwrap();
         slots.rewrap_root(&second, &third, &store).unwrap();
+        // The rotator confirms its own slot at once; the other holder's is renewed on unlock.
+        let theirs_opened = slots.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
+        let theirs_secret = theirs_opened.slot_secret(&slots, &store).unwrap();
+        let mut confirmed = slots.clone();
+        confirmed.confirm(&theirs_secret, &third, &store).unwrap();
+        let fresh = confirmed.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
+        assert!(!confirmed.carry_over(&fresh, &third, &store).unwrap(), "confirmed: nothing to renew");
         let opened = slots.unlock(&Credential::KeyFile(KeyFile::from_bytes([3; 32])), &store).unwrap();
         assert_eq!(opened.root().map(|r| *r.expose()), Some([6; 32]));
         assert!(slots.carry_over(&opened, &third, &store).unwrap(), "the confirmation is renewed");

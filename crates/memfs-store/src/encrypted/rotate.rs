@@ -98,6 +98,10 @@ impl EncryptedRepository {
         let keys = set.store_keys()?;
         let new_root = RootKey::generate()?;
         set.object.slots.rewrap_root(&set.root, &new_root, &set.store_id)?;
+        // The rotator's own slot confirms the new root now (unless it was just removed).
+        if let Some(secret) = set.secret.as_ref().filter(|s| Some(s.slot()) != plan.remove) {
+            set.object.slots.confirm(secret, &new_root, &set.store_id)?;
+        }
         let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
         let epoch = keyring.rotate(&keys, &new_root, &set.store_id)?;
         let rotation =
@@ -249,6 +253,12 @@ mod tests {
         let plan = RotateKeys { remove: Some(two), own: false, dry_run: false };
         let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), "t", plan).await.unwrap();
         assert_eq!(rotation, Rotation { epoch: 1, slots: vec![SlotId::new(1)], removed: Some(two) });
+
+        // The rotator's slot confirmed the new root: opening with it again writes nothing.
+        let keys_path = object_store::path::Path::from("memfs.keys");
+        let keys_now = store.get(&keys_path).await.unwrap().bytes().await.unwrap();
+        EncryptedRepository::open(backend(), &alice, off()).await.unwrap();
+        assert_eq!(store.get(&keys_path).await.unwrap().bytes().await.unwrap(), keys_now);
 
         run(&a, serde_json::json!({"command": "create", "path": "/memories/y.txt", "file_text": "y"})).await;
         assert_eq!(a.keys.objects().current_epoch(), 1, "the open client followed the rotation");
