@@ -365,20 +365,14 @@ fn shred_plan(s: &memfs::Shred) -> String {
 
 /// `key epoch 0`, `key epochs 0, 1 and 2`.
 fn epochs(list: &[u32]) -> String {
-    let ids: Vec<String> = list.iter().map(ToString::to_string).collect();
-    match ids.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("key epochs {} and {last}", rest.join(", ")),
-        _ => format!("key epoch {}", ids.concat()),
-    }
+    let noun = if list.len() == 1 { "key epoch" } else { "key epochs" };
+    format!("{noun} {}", memfs::join_ids(list))
 }
 
 /// `key slot 2`, `key slots 2 and 3`.
 fn slot_list(list: &[SlotId]) -> String {
-    let ids: Vec<String> = list.iter().map(|id| id.get().to_string()).collect();
-    match ids.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("key slots {} and {last}", rest.join(", ")),
-        _ => format!("key slot {}", ids.concat()),
-    }
+    let noun = if list.len() == 1 { "key slot" } else { "key slots" };
+    format!("{noun} {}", memfs::join_ids(list))
 }
 
 /// What a rotation did (or would do): `rotated the keys: key epoch 1, wrapped to key slots 1

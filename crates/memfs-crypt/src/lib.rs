@@ -99,5 +99,5 @@ pub use root::RootKey;
 pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, OVERHEAD_V1, ObjectKey, ObjectKind};
 pub use secrecy::SecretString;
 pub use slot::{KeySlots, Opened, SlotSecret, Unlocked};
-pub use slot_id::{SlotId, SlotKind};
+pub use slot_id::{SlotId, SlotKind, join as join_ids};
 pub use slot_note::SlotNote;

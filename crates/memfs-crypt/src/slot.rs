@@ -167,11 +167,7 @@ impl Slot {
     fn new(id: SlotId, source: KekSource, kek: &[u8; 32], root: &RootKey, store_id: &[u8; 16]) -> Result<Self, Error> {
         let secret = random_secret()?;
         let public = PublicKey::from(&secret).to_bytes();
-        let nonce = aead::random_nonce()?;
-        let aad = associated_data(AAD_LABEL_V2, store_id, source.kind(), id);
-        let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
-        aead::seal_into(&Cipher::new(kek), &nonce, &aad, secret.as_bytes(), &mut out)?;
-        let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
+        let (nonce, wrapped) = seal_under_kek(kek, AAD_LABEL_V2, store_id, source.kind(), id, secret.as_bytes())?;
         let tag = Some(slot_tag(&Zeroizing::new(secret.to_bytes()), store_id, id, &root.public()));
         let root = Some(wrap_root(&public, root, store_id, id)?);
         Ok(Slot { id, source, nonce, wrapped, public: Some(public), root, tag, note: SlotNote::default() })
@@ -185,11 +181,7 @@ impl Slot {
         master: &MasterKey,
         store_id: &[u8; 16],
     ) -> Result<Self, Error> {
-        let nonce = aead::random_nonce()?;
-        let aad = associated_data(AAD_LABEL_V1, store_id, source.kind(), id);
-        let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
-        aead::seal_into(&Cipher::new(kek), &nonce, &aad, master.expose(), &mut out)?;
-        let wrapped = out[..].try_into().map_err(|_| Error::Decrypt)?;
+        let (nonce, wrapped) = seal_under_kek(kek, AAD_LABEL_V1, store_id, source.kind(), id, master.expose())?;
         Ok(Slot { id, source, nonce, wrapped, public: None, root: None, tag: None, note: SlotNote::default() })
     }
 
@@ -257,6 +249,24 @@ struct RootLink {
     public: [u8; 32],
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
     vouch: Option<[u8; 64]>,
+}
+
+/// `secret` sealed under a slot's KEK with the slot's associated data (label `label`): a fresh
+/// nonce, and ciphertext and tag.
+fn seal_under_kek(
+    kek: &[u8; 32],
+    label: &[u8; 16],
+    store_id: &[u8; 16],
+    kind: SlotKind,
+    id: SlotId,
+    secret: &[u8; 32],
+) -> Result<([u8; NONCE_LEN], [u8; WRAPPED_LEN]), Error> {
+    let nonce = aead::random_nonce()?;
+    // `seal_into` copies the plaintext into `out` before encrypting it there: wipe it, and
+    // size it exactly so it never reallocates.
+    let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
+    aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(label, store_id, kind, id), secret, &mut out)?;
+    Ok((nonce, out[..].try_into().map_err(|_| Error::Decrypt)?))
 }
 
 /// A fresh X25519 secret from the operating system's RNG.

@@ -60,8 +60,8 @@ impl fmt::Display for SlotKind {
     }
 }
 
-/// `1, 2 and 3`: slot ids for a message.
-pub(crate) fn join(ids: &[SlotId]) -> String {
+/// `1, 2 and 3`: ids (of slots, epochs) for a message.
+pub fn join<T: fmt::Display>(ids: &[T]) -> String {
     let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),

@@ -82,11 +82,11 @@ pub enum Error {
     /// with the copies of `memfs.keys` the storage held, would still reach the retired keys.
     #[error(
         "key slots {} would still open the keys the shred destroys (with the copies of memfs.keys the storage kept): remove them too, or remove them first",
-        join(slots)
+        memfs_crypt::join_ids(slots)
     )]
     ShredLeavesSlots {
         /// Their ids.
-        slots: Vec<u32>,
+        slots: Vec<memfs_crypt::SlotId>,
     },
     /// The store's root key changed (`memfs key rotate`) since this client opened it.
     #[error("the store's keys were rotated since this client opened it: open it again")]
@@ -340,12 +340,3 @@ impl std::fmt::Display for Scrubbed {
 }
 
 impl std::error::Error for Scrubbed {}
-
-/// `1, 2 and 3`.
-fn join(ids: &[u32]) -> String {
-    let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => names.concat(),
-    }
-}

@@ -206,7 +206,9 @@ pub use info::Info;
 pub use keys::RemoveKey;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
-pub use memfs_crypt::{Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote};
+pub use memfs_crypt::{
+    Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote, join_ids,
+};
 pub use memfs_store::{
     Error as StoreError, PurgeOptions, PurgeReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir,
 };

@@ -386,9 +386,7 @@ fn forge_root(keys: &[u8]) -> (Vec<u8>, memfs_crypt::RootKey) {
     };
     let original = compact(std::str::from_utf8(keys).unwrap());
     let value: Value = serde_json::from_str(&original).unwrap();
-    let unhex = |s: &str| -> Vec<u8> {
-        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
-    };
+    let unhex = |s: &str| support::unhex(s).expect("hex");
     let hex = |b: &[u8]| -> String { b.iter().map(|x| format!("{x:02x}")).collect() };
     let store_id: [u8; 16] = unhex(value["store_id"].as_str().unwrap()).try_into().unwrap();
     let root_bytes = random();
@@ -444,7 +442,7 @@ fn v6_a_root_wrapped_to_a_slot_by_the_storage_holder_is_refused() {
         // The forgery is whole: its tag is the attacker's root's, by memfs's own verifier.
         let body = compact(std::str::from_utf8(&forged).unwrap());
         let (body, mac) = body.split_at(body.find(r#","mac":"#).unwrap());
-        let mac: Vec<u8> = (0..32).map(|i| u8::from_str_radix(&mac[8 + 2 * i..10 + 2 * i], 16).unwrap()).collect();
+        let mac = support::unhex(&mac[8..72]).expect("the tag's hex");
         root.verify(format!("{body}}}").as_bytes(), &mac.try_into().unwrap()).expect("the forged tag verifies");
 
         let mut served = genuine.clone();

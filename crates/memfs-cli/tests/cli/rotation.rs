@@ -11,7 +11,7 @@ use memfs_core::ObjectId;
 use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, ObjectKind, StoreKeys, Unlocked};
 use serde_json::{Value, json};
 
-use crate::support::{self, assert_text, log_history, run, text};
+use crate::support::{self, assert_text, log_history, run, text, unhex};
 
 const KINDS: [ObjectKind; 5] =
     [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy];
@@ -90,10 +90,6 @@ fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
         _ => ObjectId::from_bytes(unhex(path.rsplit('/').next()?)?.try_into().ok()?),
     };
     keys.iter().find_map(|k| KINDS.iter().find_map(|kind| k.open(*kind, &id, sealed).ok()))
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
 }
 
 fn contains(plain: &[u8], text: &str) -> bool {

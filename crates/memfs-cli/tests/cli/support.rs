@@ -158,6 +158,11 @@ pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The bytes of an even number of hex digits, or `None` for anything else.
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
+}
+
 /// The checksum that ends a log record: the first 16 bytes of BLAKE3 over everything before
 /// it. It is not a MAC: whoever can write the folder can forge one, which the attacks do.
 pub(crate) fn checksum(record: &[u8]) -> [u8; CHECKSUM_LEN] {

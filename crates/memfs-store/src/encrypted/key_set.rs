@@ -21,9 +21,12 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Connection, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, decode_store_id};
+use super::{
+    Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, OpenOptions, decode_store_id,
+};
 use crate::error::Error;
 use crate::head::HeadVersion;
+use crate::record::Operation;
 
 /// The unsealed key object, `memfs.keys`.
 #[derive(Serialize, Deserialize)]
@@ -210,8 +213,8 @@ impl KeySet {
         self.object.keyring.as_ref().expect("a key set is format 7 once unlocked")
     }
 
-    /// Writes the set back by compare-and-swap on the version it was read at, after raising
-    /// the counter and sealing it. [`Error::Conflict`] if `memfs.keys` changed meanwhile.
+    /// Writes the set back by compare-and-swap on the version it was read at, sealed.
+    /// [`Error::Conflict`] if `memfs.keys` changed meanwhile.
     pub(super) async fn write(&mut self, conn: &Connection) -> Result<(), Error> {
         self.object.seal(&self.root);
         conn.keys.swap(&self.version, self.object.to_bytes()).await?;
@@ -219,9 +222,55 @@ impl KeySet {
         Ok(())
     }
 
-    /// Raises the counter: the set is about to be written with a change.
-    pub(super) fn bump(&mut self) {
-        self.object.keyring.as_mut().expect("a key set is format 7 once unlocked").bump();
+    /// The keyring, to change.
+    fn keyring_mut(&mut self) -> &mut Keyring {
+        self.object.keyring.as_mut().expect("a key set is format 7 once unlocked")
+    }
+
+    /// Starts a new epoch under a new root, which the chain of roots gets signed by the
+    /// current one and every slot gets by its public key; the slot this client opened (if it
+    /// is still there) confirms it at once. Returns the new epoch. In memory only: see
+    /// [`KeySet::commit`].
+    pub(super) fn rotate(&mut self) -> Result<u32, Error> {
+        let keys = self.store_keys()?;
+        let new_root = RootKey::generate()?;
+        self.object.slots.rewrap_root(&self.root, &new_root, &self.store_id)?;
+        let mine = self.secret.as_ref().filter(|s| self.object.slots.slots().any(|(id, _)| id == s.slot()));
+        if let Some(secret) = mine {
+            self.object.slots.confirm(secret, &new_root, &self.store_id)?;
+        }
+        let store_id = self.store_id;
+        let epoch = self.keyring_mut().rotate(&keys, &new_root, &store_id)?;
+        // The slots keep their key pairs: the secret this client holds opens the new root.
+        self.root = new_root;
+        Ok(epoch)
+    }
+
+    /// Writes the changed set (its counter raised) by compare-and-swap on the version it was
+    /// read at, then records the change (`change`, `slot`) in a commit made under the keys it
+    /// now holds; returns the store, open with them. A lost race on `memfs.keys` is an error
+    /// that says to run the command again (`during` names what was being done).
+    pub(super) async fn commit(
+        mut self,
+        conn: &Connection,
+        options: OpenOptions,
+        actor: &str,
+        (change, slot): (&str, Option<u32>),
+        during: &str,
+    ) -> Result<EncryptedRepository, Error> {
+        self.keyring_mut().bump();
+        self.write(conn).await.map_err(|e| match e {
+            Error::Conflict => Error::Corrupt {
+                object: KEYS_PATH.into(),
+                reason: format!("the key slots changed while {during}; run it again"),
+            },
+            other => other,
+        })?;
+        let counter = self.keyring().counter();
+        let (keys, store_id) = self.into_keys()?;
+        let repo = EncryptedRepository::assemble(conn.again(), keys, store_id, options)?;
+        repo.record(actor, Operation::Keys { change: change.into(), counter, slot }).await?;
+        Ok(repo)
     }
 }
 

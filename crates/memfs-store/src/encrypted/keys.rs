@@ -11,9 +11,7 @@ use std::time::Duration;
 use memfs_core::Mutation;
 use memfs_crypt::{Credential, KeySlots, RootKey, SlotId, SlotKind, SlotNote};
 
-use super::{
-    Backend, EncryptedRepository, KEYS_PATH, KeySet, KeysObject, OpenOptions, connect, decode_store_id, parse_keys,
-};
+use super::{Backend, EncryptedRepository, KeySet, KeysObject, OpenOptions, connect, decode_store_id, parse_keys};
 use crate::error::Error;
 use crate::record::{Operation, Record};
 use crate::repository::{CommitInfo, Repository};
@@ -82,19 +80,7 @@ impl EncryptedRepository {
         if dry_run {
             return Ok(result);
         }
-        set.bump();
-        set.write(&conn).await.map_err(|e| match e {
-            Error::Conflict => Error::Corrupt {
-                object: KEYS_PATH.into(),
-                reason: "the key slots changed while this change was made; run it again".into(),
-            },
-            other => other,
-        })?;
-        let counter = set.keyring().counter();
-        let (keys, store_id) = set.into_keys()?;
-        let repo = Self::assemble(conn, keys, store_id, options)?;
-        let record = Operation::Keys { change: what.into(), counter, slot: Some(slot.get()) };
-        repo.record(actor, record).await?;
+        set.commit(&conn, options, actor, (what, Some(slot.get())), "this change was made").await?;
         Ok(result)
     }
 

@@ -5,20 +5,8 @@
 
 use memfs_crypt::{Credential, KeySlots, RootKey, SlotId};
 
-use super::{Backend, EncryptedRepository, KEYS_PATH, KeySet, OpenOptions, connect};
+use super::{Backend, EncryptedRepository, KeySet, OpenOptions, connect};
 use crate::error::Error;
-use crate::record::Operation;
-
-/// A lost compare-and-swap on `memfs.keys`, said as what to do.
-fn keys_changed(e: Error) -> Error {
-    match e {
-        Error::Conflict => Error::Corrupt {
-            object: KEYS_PATH.into(),
-            reason: "the key slots changed while this change was made; run it again".into(),
-        },
-        other => other,
-    }
-}
 
 /// How [`EncryptedRepository::rotate_keys`] rotates.
 #[derive(Debug, Clone, Copy, Default)]
@@ -95,35 +83,14 @@ impl EncryptedRepository {
                 return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() }.into());
             }
         }
-        let keys = set.store_keys()?;
-        let new_root = RootKey::generate()?;
-        set.object.slots.rewrap_root(&set.root, &new_root, &set.store_id)?;
-        // The rotator's own slot confirms the new root now (unless it was just removed).
-        if let Some(secret) = set.secret.as_ref().filter(|s| Some(s.slot()) != plan.remove) {
-            set.object.slots.confirm(secret, &new_root, &set.store_id)?;
-        }
-        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
-        let epoch = keyring.rotate(&keys, &new_root, &set.store_id)?;
+        let epoch = set.rotate()?;
         let rotation =
             Rotation { epoch, slots: set.object.slots.slots().map(|(id, _)| id).collect(), removed: plan.remove };
         if plan.dry_run {
             return Ok(rotation);
         }
-        // The slots keep their key pairs: the secret this client holds opens the new root.
-        set.root = new_root;
-        set.bump();
-        set.write(&conn).await.map_err(|e| match e {
-            Error::Conflict => Error::Corrupt {
-                object: KEYS_PATH.into(),
-                reason: "the key slots changed while the keys were rotated; run it again".into(),
-            },
-            other => other,
-        })?;
-        let counter = set.keyring().counter();
-        let (keys, store_id) = set.into_keys()?;
-        let repo = Self::assemble(conn, keys, store_id, options)?;
-        let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
-        repo.record(actor, record).await?;
+        let record = ("rotate", plan.remove.map(SlotId::get));
+        set.commit(&conn, options, actor, record, "the keys were rotated").await?;
         Ok(rotation)
     }
 
@@ -154,7 +121,7 @@ impl EncryptedRepository {
         let mut set = KeySet::unlock(&conn, credential).await?;
         let removed: Vec<SlotId> = set.object.slots.slots().map(|(id, _)| id).filter(|id| *id != set.slot).collect();
         if !removed.is_empty() && !plan.remove_others {
-            return Err(Error::ShredLeavesSlots { slots: removed.iter().map(|id| id.get()).collect() });
+            return Err(Error::ShredLeavesSlots { slots: removed });
         }
         let keys = set.store_keys()?;
         let epoch = keys.objects.current_epoch() + 1;
@@ -166,17 +133,8 @@ impl EncryptedRepository {
         for id in &removed {
             set.object.slots.remove_slot(*id)?;
         }
-        let first = RootKey::generate()?;
-        set.object.slots.rewrap_root(&set.root, &first, &set.store_id)?;
-        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
-        keyring.rotate(&keys, &first, &set.store_id)?;
-        set.root = first;
-        set.bump();
-        set.write(&conn).await.map_err(keys_changed)?;
-        let counter = set.keyring().counter();
-        let (open_keys, store_id) = set.into_keys()?;
-        let repo = Self::assemble(conn.again(), open_keys, store_id, options.clone())?;
-        repo.record(actor, Operation::Keys { change: "rotate".into(), counter, slot: None }).await?;
+        set.rotate()?;
+        let repo = set.commit(&conn, options.clone(), actor, ("rotate", None), "this change was made").await?;
         // 2. Everything under the new epoch.
         let resealed = repo.reseal(crate::ResealOptions { history: true }, progress).await?;
         // 3. The older epochs destroyed, under a root and a credential no copy of memfs.keys had.
@@ -189,17 +147,16 @@ impl EncryptedRepository {
             slots.set_note(SlotId::new(1), note.clone())?;
         }
         set.object.slots = slots;
-        let keyring = set.object.keyring.as_mut().expect("a key set is format 7 once unlocked");
-        keyring.retire(&keys, epoch, &last, &set.store_id)?;
+        let store_id = set.store_id;
+        set.object
+            .keyring
+            .as_mut()
+            .expect("a key set is format 7 once unlocked")
+            .retire(&keys, epoch, &last, &store_id)?;
         set.root = last;
-        set.bump();
-        set.write(&conn).await.map_err(keys_changed)?;
-        let counter = set.keyring().counter();
-        // This client opened with the old credential: it follows with the new slot's secret.
+        // This client opened with the old credential: it has no secret of the new slot.
         set.secret = None;
-        let (open_keys, store_id) = set.into_keys()?;
-        let repo = Self::assemble(conn.again(), open_keys, store_id, options)?;
-        repo.record(actor, Operation::Keys { change: "shred".into(), counter, slot: Some(1) }).await?;
+        let repo = set.commit(&conn, options, actor, ("shred", Some(1)), "this change was made").await?;
         if let Some(log) = &repo.log {
             progress.phase("compacting", None);
             log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
