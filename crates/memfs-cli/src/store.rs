@@ -253,20 +253,44 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         create_default_store(args, &url).await?;
     }
     let mut options = options(args, dialect, credential(args, is_default)?)?;
-    match Memfs::open_with(&url, &options).await {
-        Ok(memfs) => Ok(memfs),
+    let memfs = match Memfs::open_with(&url, &options).await {
+        Ok(memfs) => memfs,
         // An encrypted store and no credential: on a terminal, ask for the passphrase, as
         // `init` and `key add` do.
         Err(memfs::Error::CredentialRequired { store }) if std::io::stdin().is_terminal() => {
             options.credential = Some(crate::credential::prompt_once(&store)?);
-            Ok(Memfs::open_with(&url, &options).await?)
+            Memfs::open_with(&url, &options).await?
         }
         Err(memfs::Error::NoStore { store }) if is_default => {
             bail!(
                 "no memfs store at {store} yet: the first `memfs exec` creates this default store (or run `memfs init`)"
             )
         }
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(carried) = memfs.carried_over() {
+        eprintln!("memfs: {}", carried_over(carried));
+    }
+    Ok(memfs)
+}
+
+/// What opening the store changed in its keys, in a line.
+fn carried_over(carried: &memfs::CarriedOver) -> String {
+    let memfs::CarryOver { change, slot, from } = carried.change;
+    let what = match change {
+        memfs::CarryOverKind::Migrate => format!(
+            "carried this store over from format {from} to format {} (a root key and key epochs; no file changed), \
+             so memfs releases before format {0} cannot open it now",
+            memfs::FORMAT_VERSION
+        ),
+        memfs::CarryOverKind::CarryOver => format!("carried key slot {slot} over to format {}", memfs::FORMAT_VERSION),
+        memfs::CarryOverKind::Confirm => {
+            format!("key slot {slot} confirmed the root key of the last `memfs key rotate`")
+        }
+    };
+    match &carried.commit {
+        Ok(generation) => format!("{what}; recorded as @{generation} (see `memfs log`)"),
+        Err(why) => format!("{what}; not recorded in the history yet ({why}): the next command that opens it will"),
     }
 }
 

@@ -52,6 +52,7 @@ use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
 
+mod carry_over;
 mod check;
 mod commit;
 #[doc(hidden)]
@@ -60,6 +61,7 @@ mod gc;
 mod history;
 mod key_set;
 mod keys;
+mod mark;
 mod objects;
 mod purge;
 mod reseal;
@@ -68,11 +70,13 @@ mod snapshot;
 mod unlock;
 
 pub(crate) use crate::rollback::Mark;
+pub use carry_over::CarriedOver;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
 pub use keys::KeyChange;
+pub use mark::{CarryOver, CarryOverKind};
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
@@ -169,6 +173,9 @@ pub struct OpenOptions {
     /// read; a damaged file is deleted and fetched again. `None` (the default): memory only.
     /// Bounded to about [`crate::DISK_CACHE_BYTES`] per store (oldest files evicted first).
     pub cache_dir: Option<PathBuf>,
+    /// Who a commit made while opening is by: the record of a change `memfs.keys` takes on
+    /// open, such as a store carried over to format 7 (see [`EncryptedRepository::open`]).
+    pub actor: String,
 }
 
 /// An open encrypted repository.
@@ -196,6 +203,8 @@ pub struct EncryptedRepository {
     log: Option<Arc<LogStore>>,
     /// Objects this process stored, and the epoch of each (see `objects.rs`, `put_object`).
     written: Mutex<HashMap<ObjectId, u32>>,
+    /// What opening changed in `memfs.keys` ([`EncryptedRepository::carried_over`]).
+    carried_over: Option<CarriedOver>,
 }
 
 #[derive(Default)]
@@ -360,8 +369,10 @@ impl EncryptedRepository {
     ///
     /// A store of formats 5 and 6 is migrated to format 7 here, once (docs/FORMAT.md,
     /// "Versioning"): `memfs.keys` is rewritten by compare-and-swap; no other object changes.
-    /// So is a slot made before format 7 the first time it opens a format-7 store. If another
-    /// client changed `memfs.keys` meanwhile, it is read and unlocked again.
+    /// So is a slot made before format 7 the first time it opens a format-7 store, and a slot
+    /// confirms the root a rotation gave it. If another client changed `memfs.keys`
+    /// meanwhile, it is read and unlocked again. Each such change is then recorded in a commit
+    /// of its own, by [`OpenOptions::actor`]; [`EncryptedRepository::carried_over`] reports it.
     pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
         if !local_log_exists(&backend) {
             return Err(Error::NotInitialized);
@@ -379,8 +390,20 @@ impl EncryptedRepository {
                 Err(e) => return Err(e),
             }
         };
+        let (mark, counter) = (set.object.unrecorded, set.keyring().counter());
         let (keys, store_id) = set.into_keys()?;
-        Self::assemble(conn, keys, store_id, options)
+        let actor = options.actor.clone();
+        let mut repo = Self::assemble(conn, keys, store_id, options)?;
+        if let Some(mark) = mark {
+            repo.carried_over = repo.finish_carry_over(mark, counter, &actor).await;
+        }
+        Ok(repo)
+    }
+
+    /// What opening this store changed in `memfs.keys`, and the commit that records it
+    /// (`None` if nothing, or if another client recorded it).
+    pub fn carried_over(&self) -> Option<&CarriedOver> {
+        self.carried_over.as_ref()
     }
 
     /// Whether a store exists at this backend.
@@ -420,6 +443,7 @@ impl EncryptedRepository {
             disk,
             log: conn.log,
             written: Mutex::new(HashMap::new()),
+            carried_over: None,
         })
     }
 

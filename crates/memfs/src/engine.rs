@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots, SlotNote};
 use memfs_store::{
-    Backend, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository, StateDir,
+    Backend, CarriedOver, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record,
+    Repository, StateDir,
 };
 use serde_json::Value;
 
@@ -51,6 +52,7 @@ impl OpenOptions {
             display,
             max_staleness: self.max_staleness,
             cache_dir: self.cache_dir.clone(),
+            actor: self.actor.clone(),
         }
     }
 }
@@ -239,6 +241,13 @@ impl Memfs {
     /// The actor recorded with every commit.
     pub fn actor(&self) -> &str {
         &self.actor
+    }
+
+    /// What opening this store changed in its keys (a store carried over to format 7, a key
+    /// slot carried over or confirming a rotation), and the commit that records it; `None`
+    /// if nothing changed.
+    pub fn carried_over(&self) -> Option<&CarriedOver> {
+        self.history.as_deref().and_then(EncryptedRepository::carried_over)
     }
 
     /// What this handle did since it was opened: commands, commits, conflicts retried.

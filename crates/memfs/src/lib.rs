@@ -210,7 +210,8 @@ pub use memfs_crypt::{
     Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote, join_ids,
 };
 pub use memfs_store::{
-    Error as StoreError, PurgeOptions, PurgeReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir,
+    CarriedOver, CarryOver, CarryOverKind, Error as StoreError, FORMAT_VERSION, PurgeOptions, PurgeReport, RotateKeys,
+    Rotation, Shred, ShredKeys, StateDir,
 };
 pub use policy::PolicyChanged;
 pub use transaction::Stats;

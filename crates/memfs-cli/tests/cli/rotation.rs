@@ -180,12 +180,27 @@ fn a_dry_run_says_what_a_rotation_would_do() {
         &team.ok(&["key", "rotate"]),
         "rotated the keys: key epoch 1, wrapped to key slots 1 and 2\n",
     );
-    // Bob's key file, still a slot, opens the store under the new root.
-    let mut bob = support::memfs(&team.dir.path().join("bob-home"));
-    bob.arg("--store").arg(format!("file://{}", team.folder().display())).arg("--key-file").arg(team.bob());
+    // Bob's key file, still a slot, opens the store under the new root; its first open
+    // confirms that root, in a commit of its own.
+    let bob = || {
+        let mut bob = support::memfs(&team.dir.path().join("bob-home"));
+        bob.arg("--store").arg(format!("file://{}", team.folder().display())).arg("--key-file").arg(team.bob());
+        bob
+    };
+    let out = run(bob().args(["cat", "/memories/before.md"]), "");
+    assert_text("bob", &support::succeeds("bob cat", &out), "BEFORE-ROTATION-TEXT");
     assert_text(
-        "bob",
-        &support::ok("bob cat", &run(bob.args(["cat", "/memories/before.md"]), "")),
+        "bob's first open",
+        &String::from_utf8_lossy(&out.stderr),
+        "memfs: key slot 2 confirmed the root key of the last `memfs key rotate`; recorded as @4 (see `memfs log`)\n",
+    );
+    let log = support::ok("bob log", &run(bob().args(["log", "--limit", "2"]), ""));
+    let lines: Vec<&str> = log.lines().map(|l| l.split_once(" - ").map_or(l, |(_, what)| what)).collect();
+    assert_eq!(lines, ["key confirm slot 2", "key rotate"]);
+    // The second open has nothing to confirm.
+    assert_text(
+        "bob again",
+        &support::ok("bob cat", &run(bob().args(["cat", "/memories/before.md"]), "")),
         "BEFORE-ROTATION-TEXT",
     );
 }

@@ -21,6 +21,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 
+use super::mark::{CarryOver, CarryOverKind};
 use super::{
     Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, OpenOptions, decode_store_id,
 };
@@ -41,6 +42,11 @@ pub(super) struct KeysObject {
     /// Format 7: the keys the root unwraps, and the change counter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) keyring: Option<Keyring>,
+    /// Format 7: a carry-over written here whose commit is not made yet. The open that wrote
+    /// it makes the commit, then clears this; if it was stopped between the two, the next open
+    /// does (see [`EncryptedRepository::open`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) unrecorded: Option<CarryOver>,
     /// Format 7: the tag of everything above under the root (64 hex digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) mac: Option<String>,
@@ -55,6 +61,7 @@ impl KeysObject {
             store_id: hex::encode(store_id),
             slots,
             keyring: Some(keyring),
+            unrecorded: None,
             mac: None,
         };
         keys.seal(root);
@@ -66,13 +73,14 @@ impl KeysObject {
     /// writer's bytes back from what it parsed; anything it could not parse back the same way
     /// (an unknown field, another spelling) fails the tag.
     fn body(&self) -> Vec<u8> {
-        let KeysObject { format, version, store_id, slots, keyring, mac: _ } = self;
+        let KeysObject { format, version, store_id, slots, keyring, unrecorded, mac: _ } = self;
         let unsigned = KeysObject {
             format: format.clone(),
             version: *version,
             store_id: store_id.clone(),
             slots: slots.clone(),
             keyring: keyring.clone(),
+            unrecorded: *unrecorded,
             mac: None,
         };
         serde_json::to_vec(&unsigned).expect("key slots serialize")
@@ -84,7 +92,7 @@ impl KeysObject {
     }
 
     /// [`Error::Corrupt`] unless this is a format-7 object whose tag `root` gives.
-    fn authenticate(&self, root: &RootKey) -> Result<(), Error> {
+    pub(super) fn authenticate(&self, root: &RootKey) -> Result<(), Error> {
         let refused = |reason: &str| Error::Corrupt { object: KEYS_PATH.into(), reason: reason.into() };
         if self.keyring.is_none() || self.version < 7 {
             return Err(refused("its key slots reach a root key, but it has no keyring"));
@@ -159,13 +167,20 @@ impl KeySet {
     /// its id and stays readable), the opened slot made a format-7 slot, and the others
     /// reaching the root through a bridge until each is used. A format-7 set must carry its
     /// root's tag; a slot in it made before format 7 is carried over the same way. Either
-    /// change raises the counter; [`KeySet::changed`] says whether to write it back.
+    /// change raises the counter and is marked unrecorded ([`KeysObject::unrecorded`]) until
+    /// a commit records it; [`KeySet::changed`] says whether to write it back.
     pub(super) async fn unlock(conn: &Connection, credential: &Credential) -> Result<KeySet, Error> {
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut object = parse_keys(&bytes)?;
         let store_id = decode_store_id(&object.store_id)?;
         let opened = super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
         let slot = opened.slot();
+        let kind = match (object.keyring.is_some(), object.slots.legacy_slots().contains(&slot)) {
+            (false, _) => CarryOverKind::Migrate,
+            (true, true) => CarryOverKind::CarryOver,
+            (true, false) => CarryOverKind::Confirm,
+        };
+        let carry_over = CarryOver { change: kind, slot: slot.get(), from: object.version };
         let (new_root, changed) = match opened.key() {
             Unlocked::Master(master) => {
                 let root = RootKey::generate()?;
@@ -183,6 +198,11 @@ impl KeySet {
                 (None, carried)
             }
         };
+        // One mark at a time: a store carried over whose commit is still to be made keeps
+        // that mark (its record matters more than a slot's).
+        if changed && object.unrecorded.is_none() {
+            object.unrecorded = Some(carry_over);
+        }
         // A slot made before format 7 has none (only if a carry-over could not run).
         let secret = opened.slot_secret(&object.slots, &store_id).ok();
         let root = match (new_root, opened.into_parts().1) {
@@ -259,6 +279,9 @@ impl KeySet {
         during: &str,
     ) -> Result<EncryptedRepository, Error> {
         self.keyring_mut().bump();
+        // A carry-over made by this unlock (or left unrecorded by an earlier one) is recorded
+        // here, before the change: a key change's commits are made after its write.
+        let carried = self.object.unrecorded.take();
         self.write(conn).await.map_err(|e| match e {
             Error::Conflict => Error::Corrupt {
                 object: KEYS_PATH.into(),
@@ -269,6 +292,9 @@ impl KeySet {
         let counter = self.keyring().counter();
         let (keys, store_id) = self.into_keys()?;
         let repo = EncryptedRepository::assemble(conn.again(), keys, store_id, options)?;
+        if let Some(carried) = carried {
+            repo.record(actor, carried.operation(counter)).await?;
+        }
         repo.record(actor, Operation::Keys { change: change.into(), counter, slot }).await?;
         Ok(repo)
     }
@@ -322,6 +348,11 @@ impl Keys {
     /// Whether this is a format-7 store's keys (with a root), not an ephemeral store's.
     pub(super) fn has_root(&self) -> bool {
         self.live().root.is_some()
+    }
+
+    /// `f` of the root key held (`None` for an ephemeral store).
+    pub(super) fn with_root<R>(&self, f: impl FnOnce(&RootKey) -> R) -> Option<R> {
+        self.live().root.as_ref().map(f)
     }
 
     /// The change counter of the `memfs.keys` held.

@@ -87,14 +87,37 @@ impl EncryptedRepository {
     /// Commits `operation` with the tree unchanged, on the newest head, as many times as
     /// other writers win the race (at most [`RECORD_ATTEMPTS`]).
     pub(super) async fn record(&self, actor: &str, operation: Operation) -> Result<u64, Error> {
+        let recorded = self.record_if(actor, operation, None).await?;
+        Ok(recorded.expect("recorded unless a counter is named"))
+    }
+
+    /// [`EncryptedRepository::record`], unless the head already names change `counter` of
+    /// `memfs.keys` (or a later one): then `None`. Checked again on every attempt, so of two
+    /// clients recording the same change, one does.
+    pub(super) async fn record_unless_named(
+        &self,
+        actor: &str,
+        operation: Operation,
+        counter: u64,
+    ) -> Result<Option<u64>, Error> {
+        self.record_if(actor, operation, Some(counter)).await
+    }
+
+    async fn record_if(&self, actor: &str, operation: Operation, unless: Option<u64>) -> Result<Option<u64>, Error> {
         let mut last = Error::Conflict;
         for attempt in 0..RECORD_ATTEMPTS {
+            if let Some(counter) = unless
+                && let Some((head, _)) = self.load_head(None).await?
+                && head.keys.is_some_and(|named| named >= counter)
+            {
+                return Ok(None);
+            }
             let head = self.head().await?;
             let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
             let info =
                 CommitInfo { actor: actor.into(), command: Record::from(operation.clone()), changes: Vec::new() };
             match self.commit(&head, &mutation, info).await {
-                Ok(generation) => return Ok(generation),
+                Ok(generation) => return Ok(Some(generation)),
                 Err(Error::Conflict) => {
                     last = Error::Conflict;
                     // Busy writers: wait a random while, longer each time (up to about 0.6 s).

@@ -454,7 +454,8 @@ fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf, [u8; 32])
 
 /// Issue 17, criterion 6: carrying a format-5 or format-6 store over to format 7 (its first
 /// open) with a failure at every storage operation, before or after it reaches the store: the
-/// store then opens (carried over or not), holds its six commits' files, and checks clean.
+/// store then opens (carried over or not), holds its six commits' files, checks clean, and its
+/// history records the carry-over in exactly one commit, its `memfs.keys` unmarked.
 #[tokio::test]
 async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
     for name in ["format-5", "format-6"] {
@@ -470,7 +471,17 @@ async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
         let repo = open_on(counting.clone(), &credential).await.expect("the carry-over");
         let points = counting.plan().counts().total();
         let expected = verify(&repo).await.unwrap();
+        let from = if name == "format-5" { 5 } else { 6 };
+        let change = memfs_store::CarryOver { change: memfs_store::CarryOverKind::Migrate, slot: 1, from };
+        assert_eq!(repo.carried_over(), Some(&memfs_store::CarriedOver { change, commit: Ok(7) }));
         assert!(points > 0);
+        // What the history holds after the carry-over: the six commits and one that records it.
+        let recorded = |log: Vec<memfs_store::CommitRecord>| -> Vec<(u64, String)> {
+            log.into_iter().map(|c| (c.generation, c.command)).collect()
+        };
+        let history = recorded(repo.log(None, None).await.unwrap());
+        assert_eq!(history.len(), 7);
+        assert_eq!(history[0], (7, r#"{"command":"keys","change":"migrate","counter":1,"slot":1}"#.to_owned()));
         for fault in [Fault::Fail, Fault::FailAfter] {
             for nth in 1..=points {
                 let what = format!("{name}: {fault:?} at operation {nth} of {points}");
@@ -487,7 +498,31 @@ async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
                 let keys = log.get(&object_store::path::Path::from("memfs.keys")).await.unwrap().bytes().await.unwrap();
                 let keys: Value = serde_json::from_slice(&keys).unwrap();
                 assert_eq!(keys["version"], 7, "{what}: the second open carries it over");
+                assert_eq!(keys.get("unrecorded"), None, "{what}: the mark is cleared");
+                assert_eq!(recorded(client.log(None, None).await.unwrap()), history, "{what}");
             }
         }
     }
+}
+
+/// Two clients opening a format-6 store at once: one carries it over, the other unlocks what
+/// it wrote; the carry-over is recorded in one commit, whichever makes it.
+#[tokio::test]
+async fn two_first_opens_at_once_record_the_carry_over_once() {
+    let (_dir, folder, key) = fixture_copy("format-6");
+    let log: Arc<dyn ObjectStore> = Arc::new(memfs_store::log_store::LogStore::open(&folder).unwrap());
+    let open_on = |store: Arc<dyn ObjectStore>| {
+        let credential = memfs_crypt::Credential::KeyFile(memfs_crypt::KeyFile::from_bytes(key));
+        async move {
+            let options = crate::support::options(None);
+            EncryptedRepository::open(Backend::ObjectStore(store), &credential, options).await.unwrap()
+        }
+    };
+    let (a, b) = tokio::join!(open_on(log.clone()), open_on(log.clone()));
+    let reported: Vec<_> = [&a, &b].iter().filter_map(|r| r.carried_over().cloned()).collect();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0].commit, Ok(7));
+    let commands: Vec<_> = a.log(None, None).await.unwrap().into_iter().map(|c| c.command).collect();
+    assert_eq!(commands.len(), 7, "{commands:?}");
+    assert_eq!(commands[0], r#"{"command":"keys","change":"migrate","counter":1,"slot":1}"#);
 }
