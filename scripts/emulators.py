@@ -25,7 +25,10 @@ only it and what it started are in: TERM, then KILL after 10 s), exiting with CM
 gets 10 s to end, before the servers are stopped. If CMD fails or a server died while it ran,
 the servers' logs are kept and, for a server that died, their tails printed. Needs python3 (with
 venv), Node.js 18 or newer and npm; standard library only. See docs/ARCHITECTURE.md ("Tests")
-for why these two servers and why no GCS emulator.
+for why these two servers. No GCS emulator: fake-gcs-server 1.54.0 refuses the XML-API PUTs of
+object_store's GCS client (400 invalid uploadType), and the one PUT it takes at that URL ignores
+x-goog-if-generation-match; the GCS tests use a loopback stub of their own (docs/CLOUD.md,
+"Google Cloud Storage", has the requests and answers).
 """
 
 import fcntl

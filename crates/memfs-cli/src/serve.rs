@@ -242,6 +242,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         today: crate::store::today()?,
         max_staleness: store.max_staleness,
         cache_dir: store.cache_dir.clone(),
+        memory_cache_bytes: store.cache_memory,
     };
     let limits = Limits {
         max_connections: args.max_connections,

@@ -50,6 +50,12 @@ pub(crate) struct StoreArgs {
     #[arg(long, global = true, env = "MEMFS_CACHE_DIR", value_name = "PATH")]
     pub(crate) cache_dir: Option<PathBuf>,
 
+    /// The memory a process may use to cache decrypted objects (directories, contents,
+    /// commits), such as 64MiB (the default) or 512MiB; past it, the least used are dropped
+    /// and read again when needed. Bounds a long-running `serve` or `mcp`.
+    #[arg(long, global = true, env = "MEMFS_CACHE_MEMORY", value_name = "SIZE", value_parser = crate::value::parse_memory)]
+    pub(crate) cache_memory: Option<usize>,
+
     /// Read the passphrase from the first line of this file. (Or set MEMFS_PASSPHRASE.)
     ///
     /// An empty MEMFS_* variable counts as unset (an empty MEMFS_PASSPHRASE is no passphrase).
@@ -243,6 +249,7 @@ pub(crate) fn options(
         today: today()?,
         max_staleness: args.max_staleness,
         cache_dir: args.cache_dir.clone(),
+        memory_cache_bytes: args.cache_memory,
     })
 }
 

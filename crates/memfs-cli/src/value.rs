@@ -12,6 +12,15 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, Refused> {
     s.parse().map_err(|_| Refused("expected `spec` or `python-sdk`"))
 }
 
+/// A memory budget (`--cache-memory`): a size as the policy writes one (`64MiB`, `512MB`), at
+/// least 1MiB.
+pub(crate) fn parse_memory(s: &str) -> Result<usize, Refused> {
+    memfs::parse_bytes(s)
+        .filter(|&n| n >= 1 << 20)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or(Refused("expected a size of at least 1MiB, such as 64MiB or 512MiB"))
+}
+
 /// `30s`, `500ms`, `2m` (`--max-staleness`, `serve --request-timeout`): the grammar of a cloud
 /// store's `timeout=` option, parsed by the same function so that one duration reads the same
 /// on the command line and in a `--store-option`. (`humantime` would accept more, `1h 30m`,

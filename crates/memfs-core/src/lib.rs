@@ -89,7 +89,7 @@ pub use graft::graft;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
 pub use policy::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_STORE_BYTES, DEFAULT_VIEW_MAX_CHARS, MIN_VIEW_MAX_CHARS,
-    Policy, PolicyError, RULE_PREFIX, SensitiveMode, parse_days,
+    Policy, PolicyError, RULE_PREFIX, SensitiveMode, parse_bytes, parse_days,
 };
 pub use render::{ToolError, ToolResult};
 pub use resolver::{Need, Resolver};

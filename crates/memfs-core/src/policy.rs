@@ -321,6 +321,11 @@ fn parse_size(value: &str) -> Option<Option<u64>> {
     digits(value).map(Some)
 }
 
+/// A byte size as the policy writes it: `65536`, `64KiB`, `2MB` (KiB, MiB, GiB; KB, MB, GB).
+pub fn parse_bytes(value: &str) -> Option<u64> {
+    parse_size(value).flatten()
+}
+
 /// A number of days as the policy and `memfs expire` write it (`90d`, at least `1d`).
 pub fn parse_days(value: &str) -> Option<u32> {
     let n = digits(value.strip_suffix('d')?)?;

@@ -52,6 +52,7 @@ use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
 
+mod cache;
 mod carry_over;
 mod check;
 mod commit;
@@ -70,6 +71,8 @@ mod snapshot;
 mod unlock;
 
 pub(crate) use crate::rollback::Mark;
+use cache::Cache;
+pub use cache::DEFAULT_MEMORY_CACHE_BYTES;
 pub use carry_over::CarriedOver;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
@@ -99,9 +102,6 @@ const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 4 << 10;
 
 /// How many written objects a process remembers the epoch of (about 4 MB).
 const WRITTEN_MEMORY: usize = 65_536;
-
-/// Upper bound on cached file contents, in bytes; immutable objects never go stale.
-const BLOB_CACHE_BYTES: usize = 64 << 20;
 
 /// Where a store lives.
 pub enum Backend {
@@ -173,6 +173,9 @@ pub struct OpenOptions {
     /// read; a damaged file is deleted and fetched again. `None` (the default): memory only.
     /// Bounded to about [`crate::DISK_CACHE_BYTES`] per store (oldest files evicted first).
     pub cache_dir: Option<PathBuf>,
+    /// The byte budget of the in-memory cache of immutable objects (`None`: the default,
+    /// [`DEFAULT_MEMORY_CACHE_BYTES`], 64 MiB). Past it, the least useful entries are evicted.
+    pub memory_cache_bytes: Option<usize>,
     /// Who a commit made while opening is by: the record of a change `memfs.keys` takes on
     /// open, such as a store carried over to format 7 (see [`EncryptedRepository::open`]).
     pub actor: String,
@@ -205,46 +208,6 @@ pub struct EncryptedRepository {
     written: Mutex<HashMap<ObjectId, u32>>,
     /// What opening changed in `memfs.keys` ([`EncryptedRepository::carried_over`]).
     carried_over: Option<CarriedOver>,
-}
-
-#[derive(Default)]
-struct Cache {
-    /// Whole directories by id (their top page's), children by id.
-    dirs: HashMap<ObjectId, Arc<Dir>>,
-    /// The pages of each cached directory, so a commit need not write again the pages of the
-    /// version it changed that are still the same.
-    pages: HashMap<ObjectId, Arc<[ObjectId]>>,
-    blobs: HashMap<ObjectId, Arc<[u8]>>,
-    blob_bytes: usize,
-    commits: HashMap<ObjectId, Arc<CommitObject>>,
-    policies: HashMap<ObjectId, Arc<Policy>>,
-    /// Plaintexts of directory pages and policies, as stored (verified against their ids):
-    /// what a commit copies into the head's snapshot, and where a directory's pages are
-    /// looked up before they are fetched.
-    plains: HashMap<ObjectId, Arc<[u8]>>,
-}
-
-impl Cache {
-    /// Drops everything known about `id` (an object deleted from the store).
-    fn forget(&mut self, id: &ObjectId) {
-        self.dirs.remove(id);
-        self.pages.remove(id);
-        self.commits.remove(id);
-        self.policies.remove(id);
-        self.plains.remove(id);
-        if let Some(blob) = self.blobs.remove(id) {
-            self.blob_bytes = self.blob_bytes.saturating_sub(blob.len());
-        }
-    }
-
-    fn insert_blob(&mut self, id: ObjectId, blob: Arc<[u8]>) {
-        if self.blob_bytes + blob.len() > BLOB_CACHE_BYTES {
-            self.blobs.clear();
-            self.blob_bytes = 0;
-        }
-        self.blob_bytes += blob.len();
-        self.blobs.insert(id, blob);
-    }
 }
 
 const KEYS_PATH: &str = "memfs.keys";
@@ -436,7 +399,7 @@ impl EncryptedRepository {
             watermark,
             trust_head: options.trust_head,
             display: options.display,
-            cache: Mutex::new(Cache::default()),
+            cache: Mutex::new(Cache::new(options.memory_cache_bytes.unwrap_or(DEFAULT_MEMORY_CACHE_BYTES))),
             parsed_head: Mutex::new(None),
             max_staleness: options.max_staleness,
             snapshot_budget: conn.snapshot_budget,
@@ -534,20 +497,18 @@ impl Repository for EncryptedRepository {
     }
 
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
-        if let Some(d) = self.cache().dirs.get(id) {
-            return Ok(d.clone());
+        if let Some(d) = self.cache().dir(id) {
+            return Ok(d);
         }
         let (dir, pages) = self.load_dir(id).await?;
         let dir = Arc::new(dir);
-        let mut cache = self.cache();
-        cache.dirs.insert(*id, dir.clone());
-        cache.pages.insert(*id, pages.into());
+        self.cache().insert_dir(*id, dir.clone(), pages.into());
         Ok(dir)
     }
 
     async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
-        if let Some(b) = self.cache().blobs.get(id) {
-            return Ok(b.clone());
+        if let Some(b) = self.cache().blob(id) {
+            return Ok(b);
         }
         let blob: Arc<[u8]> = Arc::from(self.read_object(ObjectKind::Blob, id).await?);
         self.cache().insert_blob(*id, blob.clone());

@@ -67,9 +67,9 @@ mod rollback;
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
     Backend, CarriedOver, CarryOver, CarryOverKind, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS,
-    EncryptedRepository, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES, KeyChange, OLDEST_FORMAT_VERSION,
-    OpenOptions, Problem, PurgeError, PurgeOptions, PurgeReport, ResealOptions, ResealReport, RotateKeys, Rotation,
-    Shred, ShredKeys, StateDir,
+    DEFAULT_MEMORY_CACHE_BYTES, EncryptedRepository, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES,
+    KeyChange, OLDEST_FORMAT_VERSION, OpenOptions, Problem, PurgeError, PurgeOptions, PurgeReport, ResealOptions,
+    ResealReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir,
 };
 pub use error::Error;
 pub use fetch::Fetched;

@@ -41,6 +41,9 @@ pub struct OpenOptions {
     /// Keep immutable objects, sealed as stored, in this folder too (`None`: memory only); see
     /// [`memfs_store::OpenOptions::cache_dir`].
     pub cache_dir: Option<std::path::PathBuf>,
+    /// The byte budget of the in-memory cache (`None`: 64 MiB); see
+    /// [`memfs_store::OpenOptions::memory_cache_bytes`].
+    pub memory_cache_bytes: Option<usize>,
 }
 
 impl OpenOptions {
@@ -52,6 +55,7 @@ impl OpenOptions {
             display,
             max_staleness: self.max_staleness,
             cache_dir: self.cache_dir.clone(),
+            memory_cache_bytes: self.memory_cache_bytes,
             actor: self.actor.clone(),
         }
     }

@@ -205,7 +205,7 @@ pub use import::{Entry, ImportOptions, Imported};
 pub use info::Info;
 pub use keys::RemoveKey;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
-pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_days};
+pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_bytes, parse_days};
 pub use memfs_crypt::{
     Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote, join_ids,
 };

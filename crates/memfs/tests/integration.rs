@@ -10,7 +10,8 @@
 //! - `protocol`: the `memfs exec` line protocol;
 //! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
 //! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip;
-//! - `records`: the commit records of the fixture stores (formats 5 and 6) read as typed records.
+//! - `records`: the commit records of the fixture stores (formats 5 and 6) read as typed records;
+//! - `memory_bound`: 100,000 commands in one process stay under 256 MB.
 //!
 //! `MEMFS_TEST_BACKEND` (memory, local, s3, azure) picks the backend of the command suites.
 //!
@@ -24,6 +25,8 @@ mod support;
 mod expiration;
 #[path = "integration/import_export.rs"]
 mod import_export;
+#[path = "integration/memory_bound.rs"]
+mod memory_bound;
 #[path = "integration/names.rs"]
 mod names;
 #[path = "integration/pagination.rs"]

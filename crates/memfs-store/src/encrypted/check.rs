@@ -146,7 +146,7 @@ impl EncryptedRepository {
         // Commits. The walk reads through the commit cache; empty it so that every commit is
         // read from storage and authenticated again (directories and contents below are read
         // with `get_object`, which never uses the cache).
-        self.cache().commits.clear();
+        self.cache().forget_commits();
         let mut roots = Vec::new();
         // Totals each directory is said to have (by its parent entry or commit), and what each
         // page holds: a leaf's sum, or an index page's pages.

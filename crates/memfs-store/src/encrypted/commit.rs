@@ -18,22 +18,22 @@ impl EncryptedRepository {
         let id = self.keys.tree_address.address(&plain);
         let mutation = Mutation { tree: base.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
         let generation = self.commit_with_policy(base, &mutation, info, Some(id), vec![(id, plain)]).await?;
-        self.cache().policies.insert(id, Arc::new(policy.clone()));
+        self.cache().insert_policy(id, Arc::new(policy.clone()));
         Ok(generation)
     }
 
     /// The policy object `id` names (the default for `None`), through the cache.
     pub(super) async fn policy_object(&self, id: Option<&ObjectId>) -> Result<Arc<Policy>, Error> {
         let Some(id) = id else { return Ok(Arc::new(Policy::default())) };
-        if let Some(p) = self.cache().policies.get(id) {
-            return Ok(p.clone());
+        if let Some(p) = self.cache().policy(id) {
+            return Ok(p);
         }
         let plain = self.get_object(ObjectKind::Policy, id).await?;
         let policy: Policy = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "policy", &e))?;
         let policy = Arc::new(policy);
         let mut cache = self.cache();
-        cache.policies.insert(*id, policy.clone());
-        cache.plains.insert(*id, plain.into());
+        cache.insert_policy(*id, policy.clone());
+        cache.insert_plain(*id, plain.into());
         Ok(policy)
     }
 
@@ -80,16 +80,15 @@ impl EncryptedRepository {
         {
             // Immutable and just written: the next command's reads need not fetch them.
             let mut cache = self.cache();
-            cache.commits.insert(commit_id, Arc::new(commit));
+            cache.insert_commit(commit_id, Arc::new(commit));
             for b in &mutation.blobs {
                 cache.insert_blob(b.id, b.content.clone());
             }
             for (id, dir, pages) in planned.dirs {
-                cache.dirs.insert(id, dir);
-                cache.pages.insert(id, pages);
+                cache.insert_dir(id, dir, pages);
             }
             for (id, plain) in planned.pages.iter().chain(&extra) {
-                cache.plains.insert(*id, Arc::from(&plain[..]));
+                cache.insert_plain(*id, Arc::from(&plain[..]));
             }
         }
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);

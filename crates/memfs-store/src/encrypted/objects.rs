@@ -138,12 +138,12 @@ impl EncryptedRepository {
     }
 
     pub(super) async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
-        if let Some(c) = self.cache().commits.get(id) {
-            return Ok(CommitObject::clone(c));
+        if let Some(c) = self.cache().commit(id) {
+            return Ok(CommitObject::clone(&c));
         }
         let plain = self.get_object(ObjectKind::Commit, id).await?;
         let commit: CommitObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
-        self.cache().commits.insert(*id, Arc::new(commit.clone()));
+        self.cache().insert_commit(*id, Arc::new(commit.clone()));
         Ok(commit)
     }
 
@@ -156,7 +156,7 @@ impl EncryptedRepository {
             return id;
         }
         let d = dir.dir().expect("an unwritten directory is loaded");
-        let base_dir = base.and_then(|id| self.cache().dirs.get(id).cloned());
+        let base_dir = base.and_then(|id| self.cache().dir(id));
         let mut decoded = Vec::with_capacity(d.len());
         for (name, node) in d.entries() {
             let node = match node {
@@ -175,7 +175,7 @@ impl EncryptedRepository {
         // so the next command does not read back what this one wrote.
         let decoded = Dir::from_entries(decoded);
         let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
-        let unchanged = base.and_then(|id| self.cache().pages.get(id).cloned());
+        let unchanged = base.and_then(|id| self.cache().pages(id));
         let id = pages.id();
         let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
         for (page, plain) in pages.pages {
@@ -212,7 +212,7 @@ impl EncryptedRepository {
         loop {
             let plains = {
                 let cache = self.cache();
-                level.iter().map(|p| cache.plains.get(p).cloned()).collect::<Option<Vec<_>>>()
+                level.iter().map(|p| cache.plain(p)).collect::<Option<Vec<_>>>()
             };
             let Some(plains) = plains else { return Ok(None) };
             match decode_level(&level, &plains)? {
@@ -227,11 +227,11 @@ impl EncryptedRepository {
 
     /// A directory page's plaintext: cached, or read (through the disk cache) and cached.
     pub(super) async fn page(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
-        if let Some(plain) = self.cache().plains.get(id) {
-            return Ok(plain.clone());
+        if let Some(plain) = self.cache().plain(id) {
+            return Ok(plain);
         }
         let plain: Arc<[u8]> = self.read_object(ObjectKind::Dir, id).await?.into();
-        self.cache().plains.insert(*id, plain.clone());
+        self.cache().insert_plain(*id, plain.clone());
         Ok(plain)
     }
 }

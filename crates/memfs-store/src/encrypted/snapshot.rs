@@ -235,21 +235,23 @@ impl EncryptedRepository {
         }
         let root = {
             let mut cache = self.cache();
+            // Immutable by id: what is cached already is the same, and replacing it costs
+            // nothing but the copy.
             for (id, commit) in commits {
-                cache.commits.entry(id).or_insert_with(|| Arc::new(commit));
+                cache.insert_commit(id, Arc::new(commit));
             }
             for (id, policy) in policies {
-                cache.policies.entry(id).or_insert_with(|| Arc::new(policy));
+                cache.insert_policy(id, Arc::new(policy));
             }
             for (id, plain) in plains {
-                cache.plains.entry(id).or_insert_with(|| Arc::from(plain));
+                cache.insert_plain(id, Arc::from(plain));
             }
             for (id, plain) in blobs {
-                if !cache.blobs.contains_key(&id) {
+                if !cache.has_blob(&id) {
                     cache.insert_blob(id, Arc::from(plain));
                 }
             }
-            cache.commits.get(&head.commit).map(|c| c.tree)
+            cache.commit(&head.commit).map(|c| c.tree)
         };
         match root {
             Some(root) => self.prime_dirs(head, root),
@@ -269,15 +271,13 @@ impl EncryptedRepository {
             if !inline.contains(&id) || !seen.insert(id) {
                 continue;
             }
-            let cached = self.cache().dirs.get(&id).cloned();
+            let cached = self.cache().dir(&id);
             let dir = match cached {
                 Some(dir) => dir,
                 None => {
                     let Some((dir, pages)) = self.assemble_dir(&id)? else { continue };
                     let dir = Arc::new(dir);
-                    let mut cache = self.cache();
-                    cache.dirs.insert(id, dir.clone());
-                    cache.pages.insert(id, pages.into());
+                    self.cache().insert_dir(id, dir.clone(), pages.into());
                     dir
                 }
             };
@@ -324,44 +324,59 @@ impl EncryptedRepository {
             add(InlineKind::Commit, commit.0, commit.1, size, &mut budget);
         }
         if let Some(p) = policy
-            && let Some(plain) = cache.plains.get(&p)
-            && inline_size(plain) <= budget
+            && let Some(plain) = cache.plain(&p)
+            && inline_size(&plain) <= budget
         {
-            add(InlineKind::Policy, p, plain, inline_size(plain), &mut budget);
+            add(InlineKind::Policy, p, &plain, inline_size(&plain), &mut budget);
         }
         let mut queue = VecDeque::from([root]);
         let mut seen = HashSet::new();
         let mut carried = Vec::new();
         while let Some(id) = queue.pop_front() {
+            // Nothing fits any more: the walk would only cost time (every cached directory
+            // of a large tree, at every commit).
+            if budget <= INLINE_OVERHEAD {
+                break;
+            }
             if !seen.insert(id) {
                 continue;
             }
-            let (Some(pages), Some(dir)) = (cache.pages.get(&id), cache.dirs.get(&id)) else { continue };
-            let Some(plains) = pages.iter().map(|p| cache.plains.get(p)).collect::<Option<Vec<_>>>() else { continue };
+            let (Some(pages), Some(dir)) = (cache.pages(&id), cache.dir(&id)) else { continue };
+            let Some(plains) = pages.iter().map(|p| cache.plain(p)).collect::<Option<Vec<_>>>() else { continue };
+            // A lower bound first, without reading the bytes: a directory too large for what
+            // is left is skipped at the cost of its page count.
+            if plains.iter().map(|p| INLINE_OVERHEAD + p.len()).sum::<usize>() > budget {
+                continue;
+            }
             let sizes: Vec<usize> = plains.iter().map(|p| inline_size(p)).collect();
             if sizes.iter().sum::<usize>() > budget {
                 continue;
             }
             for ((page, plain), size) in pages.iter().zip(plains).zip(sizes) {
-                add(InlineKind::Dir, *page, plain, size, &mut budget);
+                add(InlineKind::Dir, *page, &plain, size, &mut budget);
             }
             queue.extend(dir.entries().filter_map(|(_, node)| match node {
                 Node::Dir(d) => d.id(),
                 Node::File(_) => None,
             }));
-            carried.push(dir.clone());
+            carried.push(dir);
         }
         let mut files = HashSet::new();
-        for dir in carried {
+        'dirs: for dir in carried {
             for (_, node) in dir.entries() {
+                if budget <= INLINE_OVERHEAD {
+                    break 'dirs;
+                }
                 let Node::File(file) = node else { continue };
                 if !files.insert(file.id) {
                     continue;
                 }
-                if let Some(blob) = cache.blobs.get(&file.id) {
-                    let size = inline_size(blob);
+                if let Some(blob) = cache.blob(&file.id)
+                    && INLINE_OVERHEAD + blob.len() <= budget
+                {
+                    let size = inline_size(&blob);
                     if size <= budget {
-                        add(InlineKind::Blob, file.id, blob, size, &mut budget);
+                        add(InlineKind::Blob, file.id, &blob, size, &mut budget);
                     }
                 }
             }

@@ -1,6 +1,10 @@
 //! Google Cloud Storage: memfs over `object_store`'s real GCS client, against the loopback
-//! XML-API stub of `gcs_stub.rs` (no GCS emulator that installs here speaks what that client
-//! sends).
+//! XML-API stub of `gcs_stub.rs`. No GCS emulator that installs here serves that client's writes
+//! honestly: fake-gcs-server 1.54.0 answers its `PUT /{bucket}/{key}` `400 invalid uploadType`,
+//! and the one PUT it accepts at that URL ignores `x-goog-if-generation-match`. docs/CLOUD.md,
+//! "Google Cloud Storage", has the requests and answers. Even with such an emulator, the stub
+//! would stay for what only it can do: record every request for the on-the-wire assertions
+//! below, and inject faults for `retries.rs`.
 //!
 //! What this covers: our GCS configuration (`gs://` URLs and options through
 //! `memfs_store::cloud::build`), the repository conformance suite, and the precondition

@@ -1,5 +1,6 @@
 //! A loopback stub of the Google Cloud Storage XML API, as `object_store` 0.14's GCS client
-//! speaks it (no GCS emulator that installs here does: see `gcs.rs`).
+//! speaks it (no GCS emulator that installs here serves its writes: see `gcs.rs` and
+//! docs/CLOUD.md).
 //!
 //! It serves one bucket on `127.0.0.1:0` in the test's tokio runtime and implements only what
 //! that client sends for the calls memfs makes:

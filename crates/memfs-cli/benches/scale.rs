@@ -1,0 +1,215 @@
+//! Cost against store size (issue 18, criterion 3): `cargo bench -p memfs-cli --bench scale`.
+//!
+//! Grows one local encrypted store, through the release `memfs` binary, to 200, 2,000, 20,000
+//! and 100,000 files of about 250 bytes (in 100 folders, each size reached by one `memfs exec`
+//! of creates), and at each size measures, with fresh processes as a user's commands run:
+//!
+//! - *first answer*: a new `memfs exec` process, from its start until the answer to one file
+//!   view arrives (the median of 5);
+//! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit;
+//! - *bytes per create*: how much the store folder grew over those 100 creates, divided by
+//!   100 (the log is append-only, so that is what was written);
+//! - *peak memory* of that process (`VmHWM`, read from `/proc` every 2 ms while it runs).
+//!
+//! It then checks the issue's targets against the same run: open + 100 creates at 20,000 files
+//! within 1.5x of 200 files; the first answer at 100,000 files within 50 ms; at most 4 KB
+//! written per create at every size. `MEMFS_SCALE_SIZES=200,2000` measures fewer sizes.
+//! Linux only (`/proc`).
+
+#![allow(clippy::print_stdout, missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FOLDERS: usize = 100;
+
+struct Bench {
+    bin: PathBuf,
+    home: PathBuf,
+    store: PathBuf,
+    key: PathBuf,
+    /// Files created so far.
+    files: usize,
+}
+
+/// One size's figures.
+struct Row {
+    files: usize,
+    first_answer: Duration,
+    open_and_creates: Duration,
+    bytes_per_create: u64,
+    peak_memory: u64,
+}
+
+impl Bench {
+    fn memfs(&self) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join("config"))
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("XDG_STATE_HOME", self.home.join("state"))
+            .arg("--store")
+            .arg(format!("file://{}", self.store.display()))
+            .arg("--key-file")
+            .arg(&self.key);
+        cmd
+    }
+
+    fn create_line(&mut self) -> String {
+        let n = self.files;
+        self.files += 1;
+        let text = format!("{} {n}\n", "note ".repeat(49));
+        serde_json::json!({"command": "create", "path": format!("/memories/d{}/f{n}.md", n % FOLDERS), "file_text": text})
+            .to_string()
+    }
+
+    /// Runs `memfs exec` on `input`; returns its wall time and peak memory. Every answer must
+    /// be a success.
+    fn exec(&self, input: &str) -> (Duration, u64) {
+        let start = Instant::now();
+        let mut child = self
+            .memfs()
+            .arg("exec")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("memfs exec starts");
+        let status_path = format!("/proc/{}/status", child.id());
+        let mut stdin = child.stdin.take().expect("stdin");
+        let feeder = {
+            let input = input.to_owned();
+            std::thread::spawn(move || stdin.write_all(input.as_bytes()))
+        };
+        let stdout = child.stdout.take().expect("stdout");
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout).lines().map(|l| l.expect("an answer")).collect::<Vec<_>>()
+        });
+        let mut peak = 0;
+        loop {
+            if let Some(hwm) = vm_hwm(&status_path) {
+                peak = peak.max(hwm);
+            }
+            if child.try_wait().expect("wait").is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let elapsed = start.elapsed();
+        feeder.join().expect("feeder").expect("stdin written");
+        for answer in reader.join().expect("reader") {
+            assert!(!answer.contains("\"is_error\":true"), "{answer}");
+        }
+        (elapsed, peak)
+    }
+
+    /// The time until a new process answers one file view.
+    fn first_answer(&self) -> Duration {
+        let view = serde_json::json!({"command": "view", "path": "/memories/d0/f0.md"}).to_string();
+        let start = Instant::now();
+        let mut child =
+            self.memfs().arg("exec").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("memfs exec starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{view}").expect("the view is sent");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("an answer");
+        let elapsed = start.elapsed();
+        assert!(line.contains("note"), "{line}");
+        drop(stdin);
+        assert!(child.wait().expect("wait").success());
+        elapsed
+    }
+
+    fn grow_to(&mut self, files: usize) {
+        let lines: Vec<String> = (self.files..files).map(|_| self.create_line()).collect();
+        if !lines.is_empty() {
+            self.exec(&(lines.join("\n") + "\n"));
+        }
+    }
+
+    fn measure(&mut self) -> Row {
+        let files = self.files;
+        let mut firsts: Vec<Duration> = (0..5).map(|_| self.first_answer()).collect();
+        firsts.sort();
+        let before = folder_bytes(&self.store);
+        let lines: Vec<String> = (0..100).map(|_| self.create_line()).collect();
+        let (open_and_creates, peak_memory) = self.exec(&(lines.join("\n") + "\n"));
+        let bytes_per_create = (folder_bytes(&self.store) - before) / 100;
+        Row { files, first_answer: firsts[2], open_and_creates, bytes_per_create, peak_memory }
+    }
+}
+
+/// `VmHWM` of a process, in bytes, while it runs.
+fn vm_hwm(status: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status).ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+}
+
+/// The bytes of every file under `dir`.
+fn folder_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).expect("the store folder") {
+        let entry = entry.expect("an entry");
+        let meta = entry.metadata().expect("metadata");
+        total += if meta.is_dir() { folder_bytes(&entry.path()) } else { meta.len() };
+    }
+    total
+}
+
+fn main() {
+    let sizes: Vec<usize> = match std::env::var("MEMFS_SCALE_SIZES") {
+        Ok(s) => s.split(',').map(|n| n.trim().parse().expect("MEMFS_SCALE_SIZES: numbers")).collect(),
+        Err(_) => vec![200, 2_000, 20_000, 100_000],
+    };
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut bench = Bench {
+        bin: PathBuf::from(env!("CARGO_BIN_EXE_memfs")),
+        home: dir.path().join("home"),
+        store: dir.path().join("store"),
+        key: dir.path().join("store.key"),
+        files: 0,
+    };
+    let init = bench.memfs().arg("init").output().expect("memfs init runs");
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let mut rows = Vec::new();
+    println!("files in store | first answer | open + 100 creates | bytes written per create | peak memory");
+    for size in sizes {
+        let grow = Instant::now();
+        // The 100 creates of the last measurement count toward this size.
+        bench.grow_to(size);
+        let grown = grow.elapsed();
+        let row = bench.measure();
+        println!(
+            "{:>14} | {:>9.1} ms | {:>15.1} ms | {:>21} B | {:>8.1} MB   (grown in {:.0} s)",
+            row.files,
+            row.first_answer.as_secs_f64() * 1e3,
+            row.open_and_creates.as_secs_f64() * 1e3,
+            row.bytes_per_create,
+            row.peak_memory as f64 / 1e6,
+            grown.as_secs_f64(),
+        );
+        rows.push(row);
+    }
+    let at = |files: usize| rows.iter().find(|r| r.files == files);
+    let mut met = true;
+    let mut check = |what: String, ok: bool| {
+        println!("{} {what}", if ok { "met:    " } else { "NOT MET:" });
+        met &= ok;
+    };
+    if let (Some(small), Some(large)) = (at(200), at(20_000)) {
+        let ratio = large.open_and_creates.as_secs_f64() / small.open_and_creates.as_secs_f64();
+        check(format!("open + 100 creates at 20,000 files is {ratio:.2}x that at 200 (target <= 1.5x)"), ratio <= 1.5);
+    }
+    if let Some(large) = at(100_000) {
+        let ms = large.first_answer.as_secs_f64() * 1e3;
+        check(format!("first answer at 100,000 files: {ms:.1} ms (target <= 50 ms)"), ms <= 50.0);
+    }
+    let worst = rows.iter().map(|r| r.bytes_per_create).max().unwrap_or(0);
+    check(format!("bytes written per create, worst size: {worst} B (target <= 4096 B)"), worst <= 4096);
+    println!("{}", if met { "every target met" } else { "some targets not met" });
+}
