@@ -283,7 +283,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
 
 /// What opening the store changed in its keys, in a line.
 fn carried_over(carried: &memfs::CarriedOver) -> String {
-    let memfs::CarryOver { change, slot, from } = carried.change;
+    let memfs::CarryOver { change, slot, from, .. } = carried.change;
     let what = match change {
         memfs::CarryOverKind::Migrate => format!(
             "carried this store over from format {from} to format {} (a root key and key epochs; no file changed), \

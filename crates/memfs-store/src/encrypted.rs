@@ -353,12 +353,12 @@ impl EncryptedRepository {
                 Err(e) => return Err(e),
             }
         };
-        let (mark, counter) = (set.object.unrecorded, set.keyring().counter());
+        let mark = set.object.unrecorded;
         let (keys, store_id) = set.into_keys()?;
         let actor = options.actor.clone();
         let mut repo = Self::assemble(conn, keys, store_id, options)?;
         if let Some(mark) = mark {
-            repo.carried_over = repo.finish_carry_over(mark, counter, &actor).await;
+            repo.carried_over = repo.finish_carry_over(mark, &actor).await;
         }
         Ok(repo)
     }

@@ -206,3 +206,21 @@ fn the_format_7_fixture_opens_as_it_is() {
     assert!(objects(&root) == before, "reading wrote nothing");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
+
+/// A key command as the first command on a format-6 store: the carry-over is recorded before
+/// the command's own change, once; the next open only clears its mark and says nothing, and a
+/// later key command records nothing twice.
+#[test]
+fn a_key_command_first_records_the_carry_over_once() {
+    let (dir, root) = fixture("format-6");
+    let home = dir.path().join("client");
+    let second = dir.path().join("second.key");
+    let added = ok(&home, &root, &["key", "add", "--new-key-file", second.to_str().unwrap()]);
+    assert!(added.starts_with("added key slot 2"), "{added}");
+    assert_eq!(keys(&root)["unrecorded"]["change"], "migrate", "the mark waits for an open");
+    assert_text("the next open", &ok(&home, &root, &["cat", "/memories/notes.md"]), "alpha\ngamma\n");
+    assert_eq!(keys(&root).get("unrecorded"), None, "the open cleared the mark");
+    ok(&home, &root, &["key", "rotate"]);
+    let top: Vec<String> = history(&ok(&home, &root, &["log", "--limit", "3"])).lines().map(str::to_owned).collect();
+    assert_eq!(top, ["@9 key rotate", "@8 key add slot 2", "@7 key migrate slot 1"]);
+}

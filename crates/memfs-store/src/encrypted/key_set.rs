@@ -180,7 +180,7 @@ impl KeySet {
             (true, true) => CarryOverKind::CarryOver,
             (true, false) => CarryOverKind::Confirm,
         };
-        let carry_over = CarryOver { change: kind, slot: slot.get(), from: object.version };
+        let from = object.version;
         let (new_root, changed) = match opened.key() {
             Unlocked::Master(master) => {
                 let root = RootKey::generate()?;
@@ -201,7 +201,8 @@ impl KeySet {
         // One mark at a time: a store carried over whose commit is still to be made keeps
         // that mark (its record matters more than a slot's).
         if changed && object.unrecorded.is_none() {
-            object.unrecorded = Some(carry_over);
+            let counter = object.keyring.as_ref().map_or(0, Keyring::counter);
+            object.unrecorded = Some(CarryOver { change: kind, slot: slot.get(), from, counter });
         }
         // A slot made before format 7 has none (only if a carry-over could not run).
         let secret = opened.slot_secret(&object.slots, &store_id).ok();
@@ -279,9 +280,10 @@ impl KeySet {
         during: &str,
     ) -> Result<EncryptedRepository, Error> {
         self.keyring_mut().bump();
-        // A carry-over made by this unlock (or left unrecorded by an earlier one) is recorded
-        // here, before the change: a key change's commits are made after its write.
-        let carried = self.object.unrecorded.take();
+        // A carry-over made by this unlock (or left unrecorded by an earlier one) is written
+        // with its mark and recorded before the change, as an open records it: stopped
+        // between, the next open records it.
+        let carried = self.object.unrecorded;
         self.write(conn).await.map_err(|e| match e {
             Error::Conflict => Error::Corrupt {
                 object: KEYS_PATH.into(),
@@ -293,7 +295,9 @@ impl KeySet {
         let (keys, store_id) = self.into_keys()?;
         let repo = EncryptedRepository::assemble(conn.again(), keys, store_id, options)?;
         if let Some(carried) = carried {
-            repo.record(actor, carried.operation(counter)).await?;
+            // The mark stays in `memfs.keys`; the next open finds the head naming this
+            // counter and only clears it.
+            repo.record_unless_named(actor, carried.operation(counter), carried.counter).await?;
         }
         repo.record(actor, Operation::Keys { change: change.into(), counter, slot }).await?;
         Ok(repo)

@@ -15,6 +15,9 @@ pub struct CarryOver {
     pub slot: u32,
     /// The format `memfs.keys` was at before: 5 or 6 for [`CarryOverKind::Migrate`].
     pub from: u64,
+    /// `memfs.keys`' change counter once the change is written: a head naming it (or a later
+    /// one) comes after the commit that records the change.
+    pub counter: u64,
 }
 
 /// What a [`CarryOver`] changed.

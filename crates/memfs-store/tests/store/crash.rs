@@ -472,7 +472,7 @@ async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
         let points = counting.plan().counts().total();
         let expected = verify(&repo).await.unwrap();
         let from = if name == "format-5" { 5 } else { 6 };
-        let change = memfs_store::CarryOver { change: memfs_store::CarryOverKind::Migrate, slot: 1, from };
+        let change = memfs_store::CarryOver { change: memfs_store::CarryOverKind::Migrate, slot: 1, from, counter: 1 };
         assert_eq!(repo.carried_over(), Some(&memfs_store::CarriedOver { change, commit: Ok(7) }));
         assert!(points > 0);
         // What the history holds after the carry-over: the six commits and one that records it.
