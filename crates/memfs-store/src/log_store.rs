@@ -87,6 +87,10 @@
 //!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
 //! - When a segment would grow past the segment limit, the writer syncs it, creates the next
 //!   one (header synced, folder synced) and appends there.
+//! - After a synced put (looked at every 64), a writer compacts the log by itself once the dead
+//!   records (replaced or deleted) reach a threshold (64 MiB by default,
+//!   [`LogStore::with_auto_compact`]) and at least the live ones: the log stays within about
+//!   twice what it holds, and so does the time to open it.
 //!
 //! # Torn writes and corruption
 //!

@@ -21,6 +21,10 @@ use super::segment::{self, ScanEnd};
 /// How often one catch-up may start over because of compactions elsewhere.
 const MAX_REBUILDS: u32 = 8;
 
+/// Synced puts between two looks at whether the log needs an automatic compaction (each look
+/// is one `fstat` per segment in use).
+const AUTO_COMPACT_EVERY: u32 = 64;
+
 /// Where a live path's data is.
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
@@ -59,6 +63,9 @@ impl Entry {
 pub(super) struct Config {
     pub(super) segment_limit: u64,
     pub(super) lazy_prefixes: Vec<String>,
+    /// Compact automatically once the dead bytes (replaced and deleted records) reach this
+    /// many and at least the live ones; `None`: only when asked.
+    pub(super) auto_compact: Option<u64>,
 }
 
 impl Config {
@@ -92,6 +99,8 @@ pub(super) struct State {
     live: u64,
     /// Reused to encode records.
     buf: Vec<u8>,
+    /// Synced puts since the last look at the dead bytes.
+    since_look: u32,
 }
 
 impl State {
@@ -105,6 +114,7 @@ impl State {
             end: 0,
             live: 0,
             buf: Vec::new(),
+            since_look: 0,
         }
     }
 
@@ -316,8 +326,28 @@ impl State {
         let e_tag = result?;
         if sync {
             self.sync()?;
+            self.auto_compact();
         }
         Ok(e_tag)
+    }
+
+    /// After a synced put (under the lock, caught up): compacts the log if the dead bytes have
+    /// reached the threshold and at least the live bytes, so the log stays within about twice
+    /// what it holds and an open reads no more than that. The put is durable already, and its
+    /// e_tag survives a compaction, so a compaction that fails changes nothing for the caller:
+    /// the state is read afresh, and the next look tries again.
+    fn auto_compact(&mut self) {
+        let Some(threshold) = self.config.auto_compact else { return };
+        self.since_look += 1;
+        if self.since_look < AUTO_COMPACT_EVERY {
+            return;
+        }
+        self.since_look = 0;
+        let Ok(StoredBytes { live, total }) = self.stored_bytes() else { return };
+        let dead = total.saturating_sub(live);
+        if dead >= threshold && dead >= live && self.compact().is_err() {
+            self.reset();
+        }
     }
 
     /// Appends a tombstone of `location` and drops it from the index.

@@ -47,6 +47,10 @@ impl LogStore {
     /// The default segment limit: 64 MiB.
     pub const DEFAULT_SEGMENT_LIMIT: u64 = 64 << 20;
 
+    /// The default threshold of automatic compaction: 64 MiB of dead records (replaced heads,
+    /// deleted objects), and at least as many as live ones.
+    pub const DEFAULT_AUTO_COMPACT: u64 = 64 << 20;
+
     /// Opens the log in `dir`, creating the folder (mode 0700) if needed, and reads it. A bad
     /// segment fails here, with an error naming the file, and so does a folder (`dir` or its
     /// `log/`) that is a link, belongs to another user or is writable by group or others, or
@@ -84,7 +88,11 @@ impl LogStore {
         let lock_path = dir.join("log.lock");
         let lock = local_fs::open_file(&lock_path, OpenOptions::new().read(true).write(true).create(true).mode(0o600))
             .map_err(LogError::open("open", &lock_path))?;
-        let config = Config { segment_limit: Self::DEFAULT_SEGMENT_LIMIT, lazy_prefixes: vec!["objects/".into()] };
+        let config = Config {
+            segment_limit: Self::DEFAULT_SEGMENT_LIMIT,
+            lazy_prefixes: vec!["objects/".into()],
+            auto_compact: Some(Self::DEFAULT_AUTO_COMPACT),
+        };
         let inner = Inner { dir, lock, state: Mutex::new(State::new(log_dir, config)) };
         inner.refresh(&mut inner.state())?;
         Ok(LogStore { inner: Arc::new(inner) })
@@ -103,6 +111,18 @@ impl LogStore {
     #[must_use]
     pub fn with_lazy_prefixes(self, prefixes: Vec<String>) -> Self {
         self.inner.state().config.lazy_prefixes = prefixes;
+        self
+    }
+
+    /// Sets when a write compacts the log by itself (see [`LogStore::compact`]): once the dead
+    /// records (replaced or deleted) reach `dead_bytes` and at least the live ones, looked at
+    /// every 64 synced puts. Default [`LogStore::DEFAULT_AUTO_COMPACT`]; `None`: never.
+    ///
+    /// The compaction runs in the writing call, holding the lock: it blocks other writers for
+    /// as long as it takes to copy the live records (about a second per 100 MB here).
+    #[must_use]
+    pub fn with_auto_compact(self, dead_bytes: Option<u64>) -> Self {
+        self.inner.state().config.auto_compact = dead_bytes;
         self
     }
 

@@ -663,3 +663,35 @@ async fn folders_others_may_write_are_refused() {
     assert!(segments(&root).is_empty(), "nothing written");
     LogStore::open(&root).unwrap();
 }
+
+/// Issue 18: a log whose heads are replaced again and again compacts itself once the dead
+/// records reach the threshold and outweigh the live ones, so it stays within about twice
+/// what it holds; every object, the head and its e_tag survive, and another instance reading
+/// the folder meanwhile sees the same.
+#[tokio::test]
+async fn the_log_compacts_itself_when_dead_records_outweigh_live_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(16 << 10).with_auto_compact(Some(32 << 10));
+    let other = LogStore::open(dir.path()).unwrap().with_auto_compact(None);
+    let body = "h".repeat(1000);
+    let mut head = put(&log, "head", &body, PutMode::Create).await.unwrap();
+    let mut largest = 0;
+    for i in 0..2_000 {
+        put(&log, &format!("objects/{:02x}/{i}", i % 7), &format!("object {i}"), PutMode::Overwrite).await.unwrap();
+        head = put(&log, "head", &format!("{body}{i}"), update(head)).await.unwrap();
+        largest = largest.max(log.stored_bytes().await.unwrap().total);
+    }
+    let stored = log.stored_bytes().await.unwrap();
+    // 2,000 heads of 1 KB were written: without compaction the log would hold over 2 MB.
+    // Compaction starts once 32 KiB are dead and at least the live bytes, looked at every 64
+    // heads (another 64 KB or so of dead records).
+    assert!(largest < 2 * stored.live + (128 << 10), "the log reached {largest} bytes: {stored:?}");
+    assert!(largest < 1 << 20, "the log reached {largest} bytes");
+    let expected = snapshot(&log).await;
+    assert_eq!(expected.len(), 2_001);
+    assert_eq!(snapshot(&other).await, expected, "another instance reads the same");
+    let fresh = LogStore::open(dir.path()).unwrap();
+    assert_eq!(snapshot(&fresh).await, expected, "a new instance reads the same");
+    // The head's e_tag, from before the last compaction, still updates it.
+    put(&fresh, "head", "after", update(head)).await.unwrap();
+}
