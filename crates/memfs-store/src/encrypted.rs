@@ -176,8 +176,9 @@ pub struct OpenOptions {
     /// The byte budget of the in-memory cache of immutable objects (`None`: the default,
     /// [`DEFAULT_MEMORY_CACHE_BYTES`], 64 MiB). Past it, the least useful entries are evicted.
     pub memory_cache_bytes: Option<usize>,
-    /// Who a commit made while opening is by: the record of a change `memfs.keys` takes on
-    /// open, such as a store carried over to format 7 (see [`EncryptedRepository::open`]).
+    /// Who the commits the store makes by itself are by: the record of a change `memfs.keys`
+    /// takes on open (a store carried over to format 7, see [`EncryptedRepository::open`]) and
+    /// of a key-slot change, rotation or shred.
     pub actor: String,
 }
 
@@ -475,7 +476,7 @@ impl Repository for EncryptedRepository {
     async fn head(&self) -> Result<Head, Error> {
         let Some((head, version)) = self.load_head(self.max_staleness).await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
-            let anchor = Anchor { version: None, commit: None, policy: None };
+            let anchor = Anchor { version: None, commit: None, policy: None, keys: None };
             let policy = Arc::new(Policy::default());
             return Ok(Head { tree: Tree::empty(), generation: 0, policy, anchor: Some(anchor) });
         };
@@ -492,7 +493,8 @@ impl Repository for EncryptedRepository {
         }
         let tree = Tree::from_root(DirRef::stored(commit.tree, Totals { files: commit.files, bytes: commit.bytes }));
         let policy = self.policy_object(commit.policy.as_ref()).await?;
-        let anchor = Anchor { version: Some(version), commit: Some(head.commit), policy: commit.policy };
+        let anchor =
+            Anchor { version: Some(version), commit: Some(head.commit), policy: commit.policy, keys: head.keys };
         Ok(Head { tree, generation: head.generation, policy, anchor: Some(anchor) })
     }
 

@@ -40,6 +40,9 @@ pub(crate) struct Anchor {
     pub(crate) commit: Option<ObjectId>,
     /// The policy object that commit names (`None`: the default policy).
     pub(crate) policy: Option<ObjectId>,
+    /// The change counter of `memfs.keys` the head names (`None`: no head, or one written
+    /// before format 7).
+    pub(crate) keys: Option<u64>,
 }
 
 /// Who made a commit and what it did, recorded with it.

@@ -109,9 +109,7 @@ impl Memfs {
             return Err(Error::CredentialRequired { store: url.to_string() });
         };
         let store = options.store_options(url.to_string());
-        EncryptedRepository::rotate_keys(backend(url)?, unlock, store, &options.actor, plan)
-            .await
-            .map_err(store_error(url))
+        EncryptedRepository::rotate_keys(backend(url)?, unlock, store, plan).await.map_err(store_error(url))
     }
 }
 
@@ -131,9 +129,7 @@ impl Memfs {
             return Err(Error::CredentialRequired { store: url.to_string() });
         };
         let store = options.store_options(url.to_string());
-        EncryptedRepository::shred_keys(backend(url)?, unlock, store, &options.actor, plan, progress)
-            .await
-            .map_err(store_error(url))
+        EncryptedRepository::shred_keys(backend(url)?, unlock, store, plan, progress).await.map_err(store_error(url))
     }
 }
 
@@ -160,7 +156,5 @@ async fn edit_slots<R>(
         return Err(Error::CredentialRequired { store: url.to_string() });
     };
     let store = options.store_options(url.to_string());
-    EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, store, &options.actor, change)
-        .await
-        .map_err(store_error(url))
+    EncryptedRepository::plan_key_slots(backend(url)?, unlock, dry_run, store, change).await.map_err(store_error(url))
 }

@@ -71,6 +71,24 @@ impl Weighter<(Slot, ObjectId), Item> for Weight {
     }
 }
 
+/// For each kind of entry, a getter and an inserter: the key is the kind (the `Slot` of the
+/// same name as the `Item` variant) and the id.
+macro_rules! entries {
+    ($($(#[$doc:meta])* $get:ident, $insert:ident: $kind:ident($ty:ty);)*) => {$(
+        $(#[$doc])*
+        pub(super) fn $get(&self, id: &ObjectId) -> Option<$ty> {
+            match self.items.get(&(Slot::$kind, *id))? {
+                Item::$kind(value) => Some(value.clone()),
+                _ => None,
+            }
+        }
+
+        pub(super) fn $insert(&mut self, id: ObjectId, value: $ty) {
+            self.items.insert((Slot::$kind, id), Item::$kind(value));
+        }
+    )*};
+}
+
 /// The cache (see the module documentation). Not synchronized: the repository keeps it
 /// behind a mutex, held only for single lookups and inserts.
 pub(super) struct Cache {
@@ -86,72 +104,21 @@ impl Cache {
         Cache { items: quick_cache::unsync::Cache::with_weighter(items, budget, Weight) }
     }
 
-    fn get(&self, slot: Slot, id: &ObjectId) -> Option<&Item> {
-        self.items.get(&(slot, *id))
-    }
-
-    pub(super) fn dir(&self, id: &ObjectId) -> Option<Arc<Dir>> {
-        match self.get(Slot::Dir, id)? {
-            Item::Dir(dir) => Some(dir.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) fn pages(&self, id: &ObjectId) -> Option<Arc<[ObjectId]>> {
-        match self.get(Slot::Pages, id)? {
-            Item::Pages(pages) => Some(pages.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) fn blob(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        match self.get(Slot::Blob, id)? {
-            Item::Blob(bytes) => Some(bytes.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) fn commit(&self, id: &ObjectId) -> Option<Arc<CommitObject>> {
-        match self.get(Slot::Commit, id)? {
-            Item::Commit(commit) => Some(commit.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) fn policy(&self, id: &ObjectId) -> Option<Arc<Policy>> {
-        match self.get(Slot::Policy, id)? {
-            Item::Policy(policy) => Some(policy.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) fn plain(&self, id: &ObjectId) -> Option<Arc<[u8]>> {
-        match self.get(Slot::Plain, id)? {
-            Item::Plain(bytes) => Some(bytes.clone()),
-            _ => None,
-        }
+    entries! {
+        /// A decoded directory (see [`Cache::insert_dir`]).
+        dir, insert_decoded: Dir(Arc<Dir>);
+        /// A directory's page ids (see [`Cache::insert_dir`]).
+        pages, insert_pages: Pages(Arc<[ObjectId]>);
+        blob, insert_blob: Blob(Arc<[u8]>);
+        commit, insert_commit: Commit(Arc<CommitObject>);
+        policy, insert_policy: Policy(Arc<Policy>);
+        plain, insert_plain: Plain(Arc<[u8]>);
     }
 
     /// Caches a decoded directory and its page ids.
     pub(super) fn insert_dir(&mut self, id: ObjectId, dir: Arc<Dir>, pages: Arc<[ObjectId]>) {
-        self.items.insert((Slot::Dir, id), Item::Dir(dir));
-        self.items.insert((Slot::Pages, id), Item::Pages(pages));
-    }
-
-    pub(super) fn insert_blob(&mut self, id: ObjectId, bytes: Arc<[u8]>) {
-        self.items.insert((Slot::Blob, id), Item::Blob(bytes));
-    }
-
-    pub(super) fn insert_commit(&mut self, id: ObjectId, commit: Arc<CommitObject>) {
-        self.items.insert((Slot::Commit, id), Item::Commit(commit));
-    }
-
-    pub(super) fn insert_policy(&mut self, id: ObjectId, policy: Arc<Policy>) {
-        self.items.insert((Slot::Policy, id), Item::Policy(policy));
-    }
-
-    pub(super) fn insert_plain(&mut self, id: ObjectId, bytes: Arc<[u8]>) {
-        self.items.insert((Slot::Plain, id), Item::Plain(bytes));
+        self.insert_decoded(id, dir);
+        self.insert_pages(id, pages);
     }
 
     /// Whether a content is cached (without counting as a use).

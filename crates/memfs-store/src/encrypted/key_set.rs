@@ -269,13 +269,12 @@ impl KeySet {
 
     /// Writes the changed set (its counter raised) by compare-and-swap on the version it was
     /// read at, then records the change (`change`, `slot`) in a commit made under the keys it
-    /// now holds; returns the store, open with them. A lost race on `memfs.keys` is an error
+    /// now holds, by [`OpenOptions::actor`]; returns the store, open with them. A lost race on `memfs.keys` is an error
     /// that says to run the command again (`during` names what was being done).
     pub(super) async fn commit(
         mut self,
         conn: &Connection,
         options: OpenOptions,
-        actor: &str,
         (change, slot): (&str, Option<u32>),
         during: &str,
     ) -> Result<EncryptedRepository, Error> {
@@ -293,13 +292,14 @@ impl KeySet {
         })?;
         let counter = self.keyring().counter();
         let (keys, store_id) = self.into_keys()?;
+        let actor = options.actor.clone();
         let repo = EncryptedRepository::assemble(conn.again(), keys, store_id, options)?;
         if let Some(carried) = carried {
             // The mark stays in `memfs.keys`; the next open finds the head naming this
             // counter and only clears it.
-            repo.record_unless_named(actor, carried.operation(counter), carried.counter).await?;
+            repo.record_unless_named(&actor, carried.operation(counter), carried.counter).await?;
         }
-        repo.record(actor, Operation::Keys { change: change.into(), counter, slot }).await?;
+        repo.record(&actor, Operation::Keys { change: change.into(), counter, slot }).await?;
         Ok(repo)
     }
 }

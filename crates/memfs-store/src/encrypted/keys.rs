@@ -44,16 +44,15 @@ impl EncryptedRepository {
 
     /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots,
     /// writes them back by compare-and-swap, and records the change in a commit (opened with
-    /// `options`, by `actor`). `change` gets the slots, the root key, the store id and the slot
+    /// `options`, by [`OpenOptions::actor`]). `change` gets the slots, the root key, the store id and the slot
     /// `credential` opened, and returns its result and what to record.
     pub async fn change_key_slots<R>(
         backend: Backend,
         credential: &Credential,
         options: OpenOptions,
-        actor: &str,
         change: impl FnOnce(&mut KeySlots, &RootKey, &[u8; 16], SlotId) -> Result<(R, KeyChange), memfs_crypt::Error>,
     ) -> Result<R, Error> {
-        Self::plan_key_slots(backend, credential, false, options, actor, change).await
+        Self::plan_key_slots(backend, credential, false, options, change).await
     }
 
     /// [`EncryptedRepository::change_key_slots`], or with `dry_run` everything up to the
@@ -70,7 +69,6 @@ impl EncryptedRepository {
         credential: &Credential,
         dry_run: bool,
         options: OpenOptions,
-        actor: &str,
         change: impl FnOnce(&mut KeySlots, &RootKey, &[u8; 16], SlotId) -> Result<(R, KeyChange), memfs_crypt::Error>,
     ) -> Result<R, Error> {
         let conn = connect(backend)?;
@@ -80,7 +78,7 @@ impl EncryptedRepository {
         if dry_run {
             return Ok(result);
         }
-        set.commit(&conn, options, actor, (what, Some(slot.get())), "this change was made").await?;
+        set.commit(&conn, options, (what, Some(slot.get())), "this change was made").await?;
         Ok(result)
     }
 
@@ -106,13 +104,13 @@ impl EncryptedRepository {
     async fn record_if(&self, actor: &str, operation: Operation, unless: Option<u64>) -> Result<Option<u64>, Error> {
         let mut last = Error::Conflict;
         for attempt in 0..RECORD_ATTEMPTS {
+            let head = self.head().await?;
+            let named = head.anchor.as_ref().and_then(|a| a.keys);
             if let Some(counter) = unless
-                && let Some((head, _)) = self.load_head(None).await?
-                && head.keys.is_some_and(|named| named >= counter)
+                && named.is_some_and(|named| named >= counter)
             {
                 return Ok(None);
             }
-            let head = self.head().await?;
             let mutation = Mutation { tree: head.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
             let info =
                 CommitInfo { actor: actor.into(), command: Record::from(operation.clone()), changes: Vec::new() };
@@ -185,7 +183,7 @@ mod tests {
 
         let file = Credential::KeyFile(KeyFile::generate().unwrap());
         let off = || OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() };
-        let added = EncryptedRepository::change_key_slots(backend(), &pass, off(), "t", |slots, root, id, _| {
+        let added = EncryptedRepository::change_key_slots(backend(), &pass, off(), |slots, root, id, _| {
             slots.add_slot(root, id, &file, cheap()).map(|added| (added, ("add", added)))
         })
         .await
@@ -206,7 +204,7 @@ mod tests {
         .await
         .unwrap();
         let one = SlotId::new(1);
-        EncryptedRepository::change_key_slots(backend(), &file, off(), "t", |slots, _, _, _| {
+        EncryptedRepository::change_key_slots(backend(), &file, off(), |slots, _, _, _| {
             slots.remove_slot(one).map(|()| ((), ("remove", one)))
         })
         .await
@@ -221,7 +219,7 @@ mod tests {
         .unwrap();
         assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::NoSlot { .. })), "{refused:?}");
         // The last slot cannot go.
-        let last = EncryptedRepository::change_key_slots(backend(), &file, off(), "t", |slots, _, _, _| {
+        let last = EncryptedRepository::change_key_slots(backend(), &file, off(), |slots, _, _, _| {
             slots.remove_slot(added).map(|()| ((), ("remove", added)))
         })
         .await;

@@ -72,7 +72,6 @@ impl EncryptedRepository {
         backend: Backend,
         credential: &Credential,
         options: OpenOptions,
-        actor: &str,
         plan: RotateKeys,
     ) -> Result<Rotation, Error> {
         let conn = connect(backend)?;
@@ -90,7 +89,7 @@ impl EncryptedRepository {
             return Ok(rotation);
         }
         let record = ("rotate", plan.remove.map(SlotId::get));
-        set.commit(&conn, options, actor, record, "the keys were rotated").await?;
+        set.commit(&conn, options, record, "the keys were rotated").await?;
         Ok(rotation)
     }
 
@@ -113,7 +112,6 @@ impl EncryptedRepository {
         backend: Backend,
         credential: &Credential,
         options: OpenOptions,
-        actor: &str,
         plan: ShredKeys<'_>,
         progress: &dyn crate::Progress,
     ) -> Result<Shred, Error> {
@@ -134,7 +132,7 @@ impl EncryptedRepository {
             set.object.slots.remove_slot(*id)?;
         }
         set.rotate()?;
-        let repo = set.commit(&conn, options.clone(), actor, ("rotate", None), "this change was made").await?;
+        let repo = set.commit(&conn, options.clone(), ("rotate", None), "this change was made").await?;
         // 2. Everything under the new epoch.
         let resealed = repo.reseal(crate::ResealOptions { history: true }, progress).await?;
         // 3. The older epochs destroyed, under a root and a credential no copy of memfs.keys had.
@@ -156,7 +154,7 @@ impl EncryptedRepository {
         set.root = last;
         // This client opened with the old credential: it has no secret of the new slot.
         set.secret = None;
-        let repo = set.commit(&conn, options, actor, ("shred", Some(1)), "this change was made").await?;
+        let repo = set.commit(&conn, options, ("shred", Some(1)), "this change was made").await?;
         if let Some(log) = &repo.log {
             progress.phase("compacting", None);
             log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
@@ -194,7 +192,7 @@ mod tests {
             (Credential::KeyFile(KeyFile::generate().unwrap()), Credential::KeyFile(KeyFile::generate().unwrap()));
         let slots = |r: &RootKey, id: &[u8; 16]| KeySlots::with_slot(r, id, &alice, cheap());
         EncryptedRepository::init(backend(), slots, off()).await.unwrap();
-        let two = EncryptedRepository::change_key_slots(backend(), &alice, off(), "t", |slots, root, id, _| {
+        let two = EncryptedRepository::change_key_slots(backend(), &alice, off(), |slots, root, id, _| {
             slots.add_slot(root, id, &bob, cheap()).map(|added| (added, ("add", added)))
         })
         .await
@@ -208,7 +206,7 @@ mod tests {
         assert_eq!(a.keys.objects().current_epoch(), 0);
 
         let plan = RotateKeys { remove: Some(two), own: false, dry_run: false };
-        let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), "t", plan).await.unwrap();
+        let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), plan).await.unwrap();
         assert_eq!(rotation, Rotation { epoch: 1, slots: vec![SlotId::new(1)], removed: Some(two) });
 
         // The rotator's slot confirmed the new root: opening with it again writes nothing.

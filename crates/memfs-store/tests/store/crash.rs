@@ -343,7 +343,7 @@ enum KeyWork {
 async fn rotate(store: Arc<dyn ObjectStore>) -> Result<(), Error> {
     let (credential, options) = (crate::support::credential(), crate::support::options(None));
     let plan = memfs_store::RotateKeys::default();
-    EncryptedRepository::rotate_keys(Backend::ObjectStore(store), &credential, options, "t", plan).await.map(drop)
+    EncryptedRepository::rotate_keys(Backend::ObjectStore(store), &credential, options, plan).await.map(drop)
 }
 
 /// A store after the first commands of [`sequence`] (each acknowledged), and for a reseal
