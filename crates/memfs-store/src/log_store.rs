@@ -8,9 +8,10 @@
 //! so that one sync makes every earlier record in it durable too: a commit costs one sync.
 //!
 //! Many instances (processes) share one folder. Writers append holding an exclusive lock on
-//! `log.lock`; readers take no lock. Each instance keeps an index (path → where its data is)
-//! and, before every read, list or write, catches up: it reads the records appended since
-//! it last looked, and starts over from a compacted segment when one appears.
+//! `log.lock`; readers take no lock. Each instance keeps the last segment's records by path in
+//! memory, and uses the index files of the sealed ones; before every read, list or write, it
+//! catches up: it reads the records appended since it last looked, and starts over from a
+//! compacted segment when one appears.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
@@ -45,6 +46,7 @@
 //!   or segment 1) upward. Segments below the base are superseded (a compaction removes them,
 //!   or the next one does if it crashed first). A new segment is written as `log/<n>.tmp`, synced and renamed, so it is never seen
 //!   without its header, nor a compacted one without all its records.
+//! - `log/<n>.index`: sealed segment `n`'s index file (below), written the same way.
 //!
 //! All integers are little-endian. A record is at least 37 bytes (a delete of the empty path)
 //! and less than 4 GiB.
@@ -74,6 +76,40 @@
 //! The data is whatever the caller put: here, sealed objects, so the checksum only detects torn
 //! writes; tampering is the layer above's to detect.
 //!
+//! ## Index file (`log/<n>.index`, one per sealed segment)
+//!
+//! Written by the writer that seals segment `n` (before it starts `n + 1`) or compacts into it,
+//! as `log/<n>.index.tmp`, synced and renamed; by any writer that finds a sealed segment
+//! without a usable one. Never needed: without it the segment's records are read.
+//!
+//! | offset | size | field                                                                 |
+//! |-------:|-----:|-----------------------------------------------------------------------|
+//! |      0 |    8 | magic, ASCII `memfsidx`                                               |
+//! |      8 |    4 | format version, u32: 1                                                |
+//! |     12 |    4 | flags, u32: 0                                                         |
+//! |     16 |    8 | segment number                                                        |
+//! |     24 |    8 | the segment's length, which the index covers exactly                  |
+//! |     32 |   16 | the segment's last 16 bytes (its last record's checksum), or zeros     |
+//! |     48 |    8 | entries                                                               |
+//! |     56 |    8 | the log's dead bytes (replaced and deleted puts, tombstones) from its base through this segment |
+//! |     64 |    8 | offset of the metadata (after the blocks)                             |
+//! |     72 |    8 | its length                                                            |
+//! |     80 |    8 | bloom filter length, in 64-bit words                                  |
+//! |     88 |    8 | number of blocks                                                      |
+//! |     96 |   16 | checksum of the metadata                                              |
+//! |    112 |   16 | checksum of bytes 0..112                                              |
+//!
+//! Blocks follow from offset 128: entries sorted by path, at most 4 KiB with the block's
+//! checksum after them. An entry is a tag (bits 0–1: the record's op, 1 put, 2 delete, 3
+//! compacted put; bit 7: the path is `objects/{id[0..2]}/{id}`, stored as the 32 bytes of
+//! `id`, else as a u16 length and UTF-8), then for a put the record's offset (u64), length
+//! (u64) and time (u64), and for a compacted put its origin (2 × u64). The metadata is the
+//! bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at `(h1 + i·h2) mod
+//! bits`, `h1` and `h2 | 1` the first two u64 of BLAKE3 of the path) and then, per block, its
+//! offset (u64), length without checksum (u32) and first path (u16 length, UTF-8). Checksums
+//! are the first 16 bytes of BLAKE3 over the segment number (u64) and the bytes, except the
+//! header's (BLAKE3 of the header bytes alone).
+//!
 //! # Semantics
 //!
 //! - A path's e_tag is `<segment>:<offset>` (decimal) of the put that wrote its current
@@ -85,8 +121,12 @@
 //! - `put_multipart` buffers the parts in memory and appends one put (`Overwrite`) on
 //!   `complete`. `copy` reads and appends under one lock. Attributes are not stored:
 //!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
-//! - When a segment would grow past the segment limit, the writer syncs it, creates the next
-//!   one (header synced, folder synced) and appends there.
+//! - When a segment would grow past the segment limit (8 MiB by default), the writer syncs it,
+//!   writes its index file, creates the next one (header synced, folder synced) and appends
+//!   there. A segment with an index file takes no more records (a compacted one included).
+//! - Opening reads the header of each sealed segment's index file, and the records of the last
+//!   segment (and of any sealed one without a usable index). A lookup asks the newest segment
+//!   first; a put's lookup of a new path is usually answered by the bloom filters.
 //! - After a synced put (looked at every 64), a writer compacts the log by itself once the dead
 //!   records (replaced or deleted) reach a threshold (64 MiB by default,
 //!   [`LogStore::with_auto_compact`]) and at least the live ones: the log stays within about
@@ -120,6 +160,7 @@ mod report;
 mod segment;
 mod state;
 mod store;
+mod table;
 
 pub use report::{CompactReport, StoredBytes};
 pub use store::LogStore;

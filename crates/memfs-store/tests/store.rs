@@ -39,6 +39,8 @@ mod crash;
 mod gcs;
 #[path = "store/gcs_stub.rs"]
 mod gcs_stub;
+#[path = "store/log_index.rs"]
+mod log_index;
 #[path = "store/log_store.rs"]
 mod log_store;
 #[path = "store/object_conformance.rs"]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{self, all_segments, append_put, assert_text, log_entries, log_segments, text};
+use crate::support::{self, all_segments, append_put, assert_text, log_entries, log_segments, text, u32_at};
 
 const PASSPHRASE: &str = "attacks test passphrase";
 /// What the attacker points links at: a stand-in for `~/.ssh/authorized_keys`.
@@ -280,6 +280,101 @@ fn a_damaged_record_that_is_not_the_last_is_an_error_naming_it() {
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(1), String::new()));
     assert_text("exec view", &text(&out.stderr), &expected);
     assert_eq!(std::fs::read(&segment).expect("read the segment"), bad, "nothing truncated or written");
+}
+
+/// Segment `n`'s index file (`log/<n>.index`, docs/FORMAT.md).
+fn index_file(store: &Path, n: u64) -> PathBuf {
+    store.join(format!("log/{n:016x}.index"))
+}
+
+/// The attacker rewrites an index file so that two object paths name each other's records,
+/// following the documented layout (crates/memfs-store/src/log_store.rs), checksum included:
+/// in the first block, the first two object puts swap their offset, length and time.
+fn swap_two_entries(file: &Path, segment: u64) {
+    let mut b = std::fs::read(file).expect("read the index");
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let (meta, bloom_words) = (u64_at(&b, 64) as usize, u64_at(&b, 80) as usize);
+    let dir = meta + bloom_words * 8;
+    let (block, len) = (u64_at(&b, dir) as usize, u32_at(&b, dir + 8) as usize);
+    let mut puts = Vec::new();
+    let mut at = block;
+    while at < block + len {
+        let tag = b[at];
+        at += 1;
+        at += if tag & 0x80 != 0 { 32 } else { 2 + u16::from_le_bytes([b[at], b[at + 1]]) as usize };
+        match tag & 0x7f {
+            2 => {}
+            op => {
+                if tag & 0x80 != 0 && op == 1 {
+                    puts.push(at);
+                }
+                at += 24 + if op == 3 { 16 } else { 0 };
+            }
+        }
+    }
+    let (x, y) = (puts[0], puts[1]);
+    let (fx, fy) = (b[x..x + 24].to_vec(), b[y..y + 24].to_vec());
+    b[x..x + 24].copy_from_slice(&fy);
+    b[y..y + 24].copy_from_slice(&fx);
+    let mut key = [0; 32];
+    key[..8].copy_from_slice(&segment.to_le_bytes());
+    let sum = blake3::keyed_hash(&key, &b[block..block + len]);
+    b[block + len..block + len + 16].copy_from_slice(&sum.as_bytes()[..16]);
+    std::fs::write(file, b).expect("write the index");
+}
+
+/// An index file damaged or rewritten by whoever can write the folder: its answers are checked
+/// against the records they name, so the victim reads every file and version as before (the
+/// segment's own records answer). Damage an open sees (the header, the block holding the
+/// keys' entry, a short file) has the next write put the index back; forged entries are
+/// found when they are used, and then read around the same way.
+#[test]
+fn a_damaged_or_forged_index_file_is_read_around_and_written_again() {
+    let v = Victim::new();
+    // Fill segment 1 past its 8 MiB, so that the next write seals it and indexes it.
+    append_put(&v.dir(), "padding", &vec![0; 8 << 20]);
+    v.exec(&[json!({"command": "create", "path": "/memories/b.md", "file_text": "beta"})]);
+    let index = index_file(&v.dir(), 1);
+    let original = std::fs::read(&index).expect("segment 1 is indexed");
+    let read_everything = |v: &Victim| {
+        let views = v.exec(&[
+            json!({"command": "view", "path": "/memories/a.md"}),
+            json!({"command": "view", "path": "/memories/secret.md"}),
+        ]);
+        (views, v.ok(&["check", "--read-data"]), v.ok(&["show", "@1:/memories/a.md"]))
+    };
+    let first = read_everything(&v);
+    assert!(first.0.contains("alpha") && first.0.contains("a secret"), "{first:?}");
+    // (what, the attack, whether an open sees it)
+    type Attack<'a> = (&'a str, Box<dyn Fn() + 'a>, bool);
+    let attacks: Vec<Attack<'_>> = vec![
+        ("a block bit flipped", Box::new(|| flip(&index, 200)), true),
+        ("a header bit flipped", Box::new(|| flip(&index, 20)), true),
+        ("cut short", Box::new(|| std::fs::write(&index, &original[..original.len() / 2]).expect("write")), true),
+        ("replaced by junk", Box::new(|| std::fs::write(&index, vec![0x5a; original.len()]).expect("write")), true),
+        ("two entries naming each other's records", Box::new(|| swap_two_entries(&index, 1)), false),
+    ];
+    for (i, (what, attack, seen_at_open)) in attacks.iter().enumerate() {
+        let before = read_everything(&v);
+        attack();
+        let attacked = std::fs::read(&index).expect("read");
+        assert_ne!(attacked, original, "{what}: changed");
+        assert_eq!(read_everything(&v), before, "{what}");
+        v.exec(&[json!({"command": "create", "path": format!("/memories/c{i}.md"), "file_text": "c"})]);
+        let after = std::fs::read(&index).expect("read");
+        if *seen_at_open {
+            assert_eq!(after, original, "{what}: written again");
+        } else {
+            assert_eq!(after, attacked, "{what}: not used by the create, so not found");
+            assert_eq!(read_everything(&v).0, before.0, "{what}: still read around");
+        }
+    }
+}
+
+fn flip(file: &Path, at: usize) {
+    let mut b = std::fs::read(file).expect("read");
+    b[at] ^= 0x10;
+    std::fs::write(file, b).expect("write");
 }
 
 #[test]

@@ -36,6 +36,9 @@ pub(super) enum LogError {
     Unstable { dir: PathBuf, attempts: u32 },
     #[error("{}: the index names segment {segment:016x}, which is not open", dir.display())]
     NotOpen { dir: PathBuf, segment: u64 },
+    /// A segment's index file that cannot be used: the segment is read instead.
+    #[error("{}: {reason}", file.display())]
+    BadIndex { file: PathBuf, reason: &'static str },
     #[error("{path}: a record of this path and {size} bytes of data does not fit the log format (4 GiB at most)")]
     TooLarge { path: String, size: u64 },
 }

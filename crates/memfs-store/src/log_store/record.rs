@@ -242,6 +242,12 @@ pub(super) fn encode(buf: &mut Vec<u8>, kind: Kind, time_ms: u64, path: &str, da
     Some(data_start)
 }
 
+/// Where the data of a put starts, from the start of its record: after the fixed fields, the
+/// origin of a compacted put, and the path.
+pub(super) fn data_start(compacted: bool, path_len: usize) -> usize {
+    FIXED_LEN + if compacted { ORIGIN_LEN } else { 0 } + path_len
+}
+
 fn u32_at(b: &[u8], at: usize) -> u32 {
     let mut a = [0; 4];
     a.copy_from_slice(&b[at..at + 4]);

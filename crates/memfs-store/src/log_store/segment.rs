@@ -34,13 +34,21 @@ pub(super) fn list(log_dir: &Path) -> Result<Vec<u64>, LogError> {
     Ok(numbers)
 }
 
-/// Removes the `.tmp` files of segment creations that were interrupted (by a crash). Only
-/// under the write lock, when no creation is under way.
-pub(super) fn remove_leftovers(log_dir: &Path) -> Result<(), LogError> {
+/// Removes what interrupted work left (under the write lock, when no creation is under way):
+/// the `.tmp` files of segment and index creations, and the index files of segments below
+/// `base`, which a compaction superseded.
+pub(super) fn remove_leftovers(log_dir: &Path, base: u64) -> Result<(), LogError> {
     for entry in std::fs::read_dir(log_dir).map_err(LogError::io("list", log_dir))? {
         let entry = entry.map_err(LogError::io("list", log_dir))?;
         let name = entry.file_name();
-        let leftover = name.to_str().and_then(|n| n.strip_suffix(".tmp")).and_then(parse_name).is_some();
+        let Some(name) = name.to_str() else { continue };
+        let leftover = if let Some(n) = name.strip_suffix(".index.tmp").or_else(|| name.strip_suffix(".tmp")) {
+            parse_name(n).is_some()
+        } else if let Some(n) = name.strip_suffix(".index") {
+            parse_name(n).is_some_and(|n| n < base)
+        } else {
+            false
+        };
         if leftover {
             match std::fs::remove_file(entry.path()) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(LogError::io("remove", entry.path())(e)),

@@ -4,19 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::ops::Range;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use object_store::ObjectMeta;
 use object_store::path::Path;
 
 use super::error::LogError;
-use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed, Record};
+use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed};
 use super::report::{CompactReport, StoredBytes};
 use super::segment::{self, ScanEnd};
+use super::table::{self, Key, Seal, Table};
+pub(super) use super::table::{Entry, Slot};
 
 /// How often one catch-up may start over because of compactions elsewhere.
 const MAX_REBUILDS: u32 = 8;
@@ -24,39 +24,6 @@ const MAX_REBUILDS: u32 = 8;
 /// Synced puts between two looks at whether the log needs an automatic compaction (each look
 /// is one `fstat` per segment in use).
 const AUTO_COMPACT_EVERY: u32 = 64;
-
-/// Where a live path's data is.
-#[derive(Debug, Clone)]
-pub(super) struct Entry {
-    pub(super) segment: u64,
-    /// Of the record, in the segment file.
-    offset: u64,
-    /// Of the data, in the segment file.
-    data_offset: u64,
-    pub(super) size: u64,
-    time_ms: u64,
-    /// The position of the put that wrote this version: its e_tag, kept by compaction.
-    origin: (u64, u64),
-    record_len: u64,
-}
-
-impl Entry {
-    pub(super) fn e_tag(&self) -> String {
-        format!("{}:{}", self.origin.0, self.origin.1)
-    }
-
-    pub(super) fn meta(&self, location: &Path) -> ObjectMeta {
-        ObjectMeta {
-            location: location.clone(),
-            // In range: record times are at most MAX_TIME_MS. The conversion needs chrono's
-            // `std` feature, which object_store turns on (`clock`).
-            last_modified: (UNIX_EPOCH + Duration::from_millis(self.time_ms)).into(),
-            size: self.size,
-            e_tag: Some(self.e_tag()),
-            version: None,
-        }
-    }
-}
 
 /// The builder knobs.
 #[derive(Debug, Clone)]
@@ -84,19 +51,137 @@ pub(super) enum Mode {
     Write,
 }
 
+/// One segment read so far, kept open: reads never reopen, and a removed segment stays
+/// readable.
+struct Segment {
+    file: File,
+    index: Index,
+    /// For a sealed segment: the log's dead bytes from the base through its end.
+    dead_through: u64,
+    /// Writing its index failed once in this instance: not tried again.
+    index_failed: bool,
+}
+
+/// What a segment says of each path it has records of.
+enum Index {
+    /// Read from its records: the current segment, or a sealed one whose index file is missing
+    /// or not to be trusted.
+    Scanned(BTreeMap<Path, Slot>),
+    /// Its index file: a sealed segment, looked up without reading it.
+    Table(Table),
+}
+
+impl Segment {
+    fn new(file: File) -> Segment {
+        Segment { file, index: Index::Scanned(BTreeMap::new()), dead_through: 0, index_failed: false }
+    }
+
+    /// What this segment says of `location`. A table that fails is dropped for the segment's
+    /// own records, and asked no more.
+    fn get(&mut self, log_dir: &std::path::Path, n: u64, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
+        if let Index::Table(t) = &mut self.index {
+            match t.get(location) {
+                Ok(found) => return Ok(found),
+                Err(_) => self.distrust(log_dir, n)?,
+            }
+        }
+        match &self.index {
+            Index::Scanned(map) => Ok(map.get(location.path()).cloned()),
+            Index::Table(_) => unreachable!("distrusted above"),
+        }
+    }
+
+    /// Calls `visit` with every path of this segment from `prefix` on that starts with it, in
+    /// order.
+    fn scan_prefix(
+        &mut self,
+        log_dir: &std::path::Path,
+        n: u64,
+        prefix: &Path,
+        visit: &mut dyn FnMut(Path, Slot),
+    ) -> Result<(), LogError> {
+        let start = prefix.as_ref();
+        if let Index::Table(t) = &mut self.index {
+            let mut found = Vec::new();
+            let scanned = t.scan_from(start, |name, slot| {
+                if !name.starts_with(start) {
+                    return Ok(false);
+                }
+                let path = Path::parse(name).map_err(|_| LogError::BadIndex {
+                    file: table::path(log_dir, n),
+                    reason: "not an object_store path",
+                })?;
+                found.push((path, slot));
+                Ok(true)
+            });
+            match scanned {
+                Ok(()) => {
+                    found.into_iter().for_each(|(p, s)| visit(p, s));
+                    return Ok(());
+                }
+                Err(_) => self.distrust(log_dir, n)?,
+            }
+        }
+        let Index::Scanned(map) = &self.index else { unreachable!("distrusted above") };
+        for (path, slot) in map.range(prefix.clone()..) {
+            if !path.as_ref().starts_with(start) {
+                break;
+            }
+            visit(path.clone(), slot.clone());
+        }
+        Ok(())
+    }
+
+    /// Replaces the segment's table by its records, read afresh.
+    fn distrust(&mut self, log_dir: &std::path::Path, n: u64) -> Result<(), LogError> {
+        let Index::Table(t) = &self.index else { return Ok(()) };
+        let len = t.seal.covered_len;
+        let file_path = segment::path(log_dir, n);
+        let mut map = BTreeMap::new();
+        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, len, |offset, r, _| {
+            let location = Path::parse(r.path).map_err(|_| LogError::Corrupt {
+                file: file_path.clone(),
+                offset,
+                reason: "not an object_store path",
+            })?;
+            map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path.len(), r.len));
+            Ok(())
+        })?;
+        if let ScanEnd::Tail(offset) = stop {
+            return Err(LogError::TornNotLast { file: file_path, offset });
+        }
+        self.index = Index::Scanned(map);
+        Ok(())
+    }
+}
+
+/// What one record says of its path.
+fn slot_of(segment: u64, offset: u64, kind: Kind, time_ms: u64, path_len: usize, len: usize) -> Slot {
+    match kind {
+        Kind::Put { origin } => {
+            Slot::Live(Entry { segment, offset, record_len: len as u64, time_ms, origin, path_len: path_len as u64 })
+        }
+        Kind::Delete => Slot::Deleted,
+    }
+}
+
 pub(super) struct State {
     log_dir: PathBuf,
     pub(super) config: Config,
-    pub(super) index: BTreeMap<Path, Entry>,
-    /// The segments read so far, from the base (segment 1 or the newest compacted one) to
-    /// `current`, kept open: reads never reopen, and a removed segment stays readable.
-    segments: BTreeMap<u64, File>,
+    /// From the base (segment 1 or the newest compacted one) to `current`.
+    segments: BTreeMap<u64, Segment>,
     /// The last segment read; 0 before any.
     current: u64,
     /// How far `current` has been read: the end of its last good record.
     end: u64,
-    /// The bytes of the records behind `index`.
-    live: u64,
+    /// Bytes of records that no longer count (replaced or deleted puts, and tombstones), from
+    /// the base to `end`.
+    dead: u64,
+    /// Paths the last scan found in the current segment with no earlier record there: the
+    /// records they replace in older segments are not yet in `dead`. Looked up only when the
+    /// dead bytes are needed (a segment sealed, the bytes stored asked), so that an open does
+    /// not ask the older segments about every record it reads.
+    unresolved: Vec<Path>,
     /// Reused to encode records.
     buf: Vec<u8>,
     /// Synced puts since the last look at the dead bytes.
@@ -108,11 +193,11 @@ impl State {
         State {
             log_dir,
             config,
-            index: BTreeMap::new(),
             segments: BTreeMap::new(),
             current: 0,
             end: 0,
-            live: 0,
+            dead: 0,
+            unresolved: Vec::new(),
             buf: Vec::new(),
             since_look: 0,
         }
@@ -120,13 +205,14 @@ impl State {
 
     /// Forgets everything read: the next catch-up reads the log from the start.
     pub(super) fn reset(&mut self) {
-        self.index.clear();
         self.segments.clear();
-        (self.current, self.end, self.live) = (0, 0, 0);
+        self.unresolved.clear();
+        (self.current, self.end, self.dead) = (0, 0, 0);
     }
 
     /// Reads what other instances appended since the last call. In `Write` mode (under the
-    /// lock) a torn tail is truncated; in `Read` mode it is left as not yet written.
+    /// lock) a torn tail is truncated, and sealed segments without an index get one; in `Read`
+    /// mode a tail is left as not yet written.
     pub(super) fn catch_up(&mut self, mode: Mode) -> Result<(), LogError> {
         match self.advance(mode) {
             // A segment was removed between listing and opening: a compaction ran. Once more.
@@ -153,29 +239,39 @@ impl State {
         while self.current != 0 {
             let next = self.current + 1;
             let Some((file, header)) = segment::open(&self.log_dir, next)? else { break };
-            if header.compacted {
+            let finished = if header.compacted { None } else { self.current_len()? };
+            let Some(len) = finished else {
+                // A compaction, or the current segment removed or changed by hand: from the
+                // start.
                 rebuilds += 1;
                 if rebuilds > MAX_REBUILDS {
                     return Err(LogError::Unstable { dir: self.log_dir.clone(), attempts: rebuilds });
                 }
                 tail = self.rebuild()?;
                 continue;
+            };
+            // A writer starts the next segment only once this one is complete: read what it
+            // appended since the last look.
+            if len != self.end {
+                tail = self.scan_current(len)?;
             }
             if let Some(offset) = tail {
                 // A writer completes (or truncates) the last record before it starts a segment.
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
+            self.seal_current()?;
             self.open_next(next, file);
             let len = self.current_len()?.unwrap_or(HEADER_LEN);
             tail = self.scan_current(len)?;
         }
-        if let Some(offset) = tail
-            && mode == Mode::Write
-        {
-            // A crashed writer's partial record: nothing indexed it, no one can be appending
-            // it (the caller holds the lock), and no later segment exists.
-            let file = self.current_file()?;
-            file.set_len(offset).map_err(LogError::io("truncate", self.current_path()))?;
+        if mode == Mode::Write {
+            if let Some(offset) = tail {
+                // A crashed writer's partial record: nothing indexed it, no one can be
+                // appending it (the caller holds the lock), and no later segment exists.
+                let file = self.current_file()?;
+                file.set_len(offset).map_err(LogError::io("truncate", self.current_path()))?;
+            }
+            self.write_missing_tables();
         }
         Ok(())
     }
@@ -221,19 +317,114 @@ impl State {
             }
         }
         let mut tail = None;
-        for (n, file) in opened.into_iter().rev() {
+        while let Some((n, file)) = opened.pop() {
             if let Some(offset) = tail {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
+            }
+            // The last segment has an index too when it is sealed: a compacted segment, or one
+            // whose writer stopped before starting the next.
+            if self.attach_table(n, &file)? {
+                let Index::Table(t) = &self.segments[&n].index else { unreachable!("just attached") };
+                (self.current, self.end) = (n, t.seal.covered_len);
+                continue;
             }
             self.open_next(n, file);
             let len = self.current_len()?.unwrap_or(HEADER_LEN);
             tail = self.scan_current(len)?;
+            if !opened.is_empty() {
+                self.seal_current()?;
+            }
         }
         Ok(tail)
     }
 
+    /// Opens sealed segment `n`'s index, if it has a good one, and takes the dead bytes it
+    /// names; `false` if it has none, and nothing changed.
+    fn attach_table(&mut self, n: u64, file: &File) -> Result<bool, LogError> {
+        let file_path = segment::path(&self.log_dir, n);
+        let len = file.metadata().map_err(LogError::io("stat", &file_path))?.len();
+        let seal = Seal::of(file, &file_path, n, len, 0)?;
+        let Some(table) = Table::open(&self.log_dir, seal) else { return Ok(false) };
+        let file = file.try_clone().map_err(LogError::io("open", &file_path))?;
+        self.dead = table.seal.dead;
+        let segment = Segment { dead_through: self.dead, index: Index::Table(table), ..Segment::new(file) };
+        self.segments.insert(n, segment);
+        Ok(true)
+    }
+
+    /// The current segment is complete (a later one exists): notes the dead bytes through it,
+    /// and uses its index file if the writer that sealed it wrote one.
+    fn seal_current(&mut self) -> Result<(), LogError> {
+        self.resolve_dead()?;
+        let (n, end, dead) = (self.current, self.end, self.dead);
+        let log_dir = self.log_dir.clone();
+        let Some(seg) = self.segments.get_mut(&n) else { return Ok(()) };
+        seg.dead_through = dead;
+        if matches!(seg.index, Index::Table(_)) {
+            return Ok(());
+        }
+        let file_path = segment::path(&log_dir, n);
+        if let Ok(seal) = Seal::of(&seg.file, &file_path, n, end, dead)
+            && let Some(table) = Table::open(&log_dir, seal)
+        {
+            seg.index = Index::Table(table);
+        }
+        Ok(())
+    }
+
+    /// Counts in `dead` the records in older segments that the current segment's `unresolved`
+    /// paths replaced.
+    fn resolve_dead(&mut self) -> Result<(), LogError> {
+        for path in std::mem::take(&mut self.unresolved) {
+            if let Some(old) = self.lookup_below(&path, self.current)? {
+                self.dead += old.record_len;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the index of every sealed segment that lacks one (under the lock): after a
+    /// crash between sealing and indexing, a damaged index, or a store from before indexes.
+    /// Best effort: a segment without an index is read instead, so a failure here only costs
+    /// time.
+    fn write_missing_tables(&mut self) {
+        let numbers: Vec<u64> = self
+            .segments
+            .iter()
+            .filter(|&(&n, seg)| n != self.current && !seg.index_failed && matches!(seg.index, Index::Scanned(_)))
+            .map(|(&n, _)| n)
+            .collect();
+        for n in numbers {
+            let seg = &self.segments[&n];
+            let len = match seg.file.metadata() {
+                Ok(md) => md.len(),
+                Err(_) => continue,
+            };
+            let _ = self.write_table(n, len);
+        }
+    }
+
+    /// Writes segment `n`'s index from its records read so far (`len` bytes, `dead_through`),
+    /// and uses it from now on.
+    fn write_table(&mut self, n: u64, len: u64) -> Result<(), LogError> {
+        let log_dir = self.log_dir.clone();
+        let Some(seg) = self.segments.get_mut(&n) else { return Ok(()) };
+        let Index::Scanned(map) = &seg.index else { return Ok(()) };
+        let seal = Seal::of(&seg.file, &segment::path(&log_dir, n), n, len, seg.dead_through)?;
+        let written = table::write(&log_dir, seal, map.len(), map.iter().map(Ok));
+        match written {
+            Ok(Some(t)) => seg.index = Index::Table(t),
+            Ok(None) => seg.index_failed = true,
+            Err(e) => {
+                seg.index_failed = true;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     fn open_next(&mut self, n: u64, file: File) {
-        self.segments.insert(n, file);
+        self.segments.insert(n, Segment::new(file));
         self.current = n;
         self.end = HEADER_LEN;
     }
@@ -242,27 +433,65 @@ impl State {
     fn scan_current(&mut self, len: u64) -> Result<Option<u64>, LogError> {
         let n = self.current;
         let file_path = self.current_path();
-        let Self { segments, index, live, end, .. } = self;
-        let file = segments.get(&n).ok_or_else(|| LogError::NotOpen { dir: file_path.clone(), segment: n })?;
-        let stop = segment::scan(file, &file_path, *end, len, |offset, r, _| {
-            apply(index, live, n, offset, r).map_err(|reason| LogError::Corrupt {
-                file: file_path.clone(),
-                offset,
-                reason,
-            })?;
-            *end = offset + r.len as u64;
+        let log_dir = self.log_dir.clone();
+        let seg = self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
+        // Indexed, yet it grew: the index no longer covers it.
+        seg.distrust(&log_dir, n)?;
+        let mut records = Vec::new();
+        let stop = segment::scan(&seg.file, &file_path, self.end, len, |offset, r, _| {
+            records.push((offset, r.kind, r.time_ms, r.path.to_owned(), r.len));
             Ok(())
         })?;
+        for (offset, kind, time_ms, path, len) in records {
+            let location = Path::parse(&path).map_err(|_| LogError::Corrupt {
+                file: file_path.clone(),
+                offset,
+                reason: "not an object_store path",
+            })?;
+            let map = self.current_map()?;
+            let replaced = match map.get(&location) {
+                Some(Slot::Live(old)) => Some(old.record_len),
+                Some(Slot::Deleted) => Some(0),
+                None => None,
+            };
+            let slot = slot_of(n, offset, kind, time_ms, path.len(), len);
+            map.insert(location.clone(), slot);
+            match replaced {
+                Some(bytes) => self.dead += bytes,
+                None => self.unresolved.push(location),
+            }
+            if kind == Kind::Delete {
+                self.dead += len as u64;
+            }
+            self.end = offset + len as u64;
+        }
         Ok(match stop {
             ScanEnd::Clean(at) => {
-                *end = at;
+                self.end = at;
                 None
             }
             ScanEnd::Tail(at) => {
-                *end = at;
+                self.end = at;
                 Some(at)
             }
         })
+    }
+
+    /// The current segment's records, by path.
+    fn current_map(&mut self) -> Result<&mut BTreeMap<Path, Slot>, LogError> {
+        let (n, log_dir) = (self.current, &self.log_dir);
+        let seg = self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
+        seg.distrust(log_dir, n)?;
+        match &mut seg.index {
+            Index::Scanned(map) => Ok(map),
+            Index::Table(_) => unreachable!("distrusted above"),
+        }
+    }
+
+    /// Whether the current segment has its index: it is full, or compacted, and takes no
+    /// more records.
+    fn current_is_sealed(&self) -> bool {
+        self.segments.get(&self.current).is_some_and(|s| matches!(s.index, Index::Table(_)))
     }
 
     fn current_path(&self) -> PathBuf {
@@ -274,13 +503,73 @@ impl State {
     }
 
     fn file(&self, n: u64) -> Result<&File, LogError> {
-        self.segments.get(&n).ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: n })
+        self.segments
+            .get(&n)
+            .map(|s| &s.file)
+            .ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: n })
     }
 
-    /// Reads `range` of an entry's data. The whole record is read and its checksum verified
-    /// again: the file may have been changed since it was indexed, and a damaged record is
-    /// an error, never data.
-    pub(super) fn read(&self, entry: &Entry, range: Range<u64>) -> Result<Bytes, LogError> {
+    /// Where `location`'s data is, if it is live: the newest segment that has a record of it
+    /// says.
+    pub(super) fn lookup(&mut self, location: &Path) -> Result<Option<Entry>, LogError> {
+        self.lookup_below(location, u64::MAX)
+    }
+
+    /// As [`State::lookup`], asking only the segments numbered below `below`.
+    fn lookup_below(&mut self, location: &Path, below: u64) -> Result<Option<Entry>, LogError> {
+        let key = Key::new(location);
+        let log_dir = &self.log_dir;
+        for (&n, seg) in self.segments.range_mut(..below).rev() {
+            match seg.get(log_dir, n, &key)? {
+                Some(Slot::Live(entry)) => return Ok(Some(entry)),
+                Some(Slot::Deleted) => return Ok(None),
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The live paths under `prefix` (as a string prefix), in order.
+    pub(super) fn list(&mut self, prefix: &Path) -> Result<Vec<(Path, Entry)>, LogError> {
+        let mut found: BTreeMap<Path, Slot> = BTreeMap::new();
+        let log_dir = &self.log_dir;
+        // Oldest first: a newer segment's record replaces an older one's.
+        for (&n, seg) in self.segments.iter_mut() {
+            seg.scan_prefix(log_dir, n, prefix, &mut |path, slot| {
+                found.insert(path, slot);
+            })?;
+        }
+        Ok(found
+            .into_iter()
+            .filter_map(|(path, slot)| match slot {
+                Slot::Live(entry) => Some((path, entry)),
+                Slot::Deleted => None,
+            })
+            .collect())
+    }
+
+    /// `location`'s entry and data, if it is live. The whole record is read and checked again
+    /// (checksum, path, length): the file may have changed since it was indexed, and a damaged
+    /// record is an error, never data. An entry from an index file that its record does not
+    /// bear out sets that index aside, and the segment's records answer.
+    pub(super) fn get(&mut self, location: &Path) -> Result<Option<(Entry, Bytes)>, LogError> {
+        loop {
+            let Some(entry) = self.lookup(location)? else { return Ok(None) };
+            match self.read(location, &entry) {
+                Ok(data) => return Ok(Some((entry, data))),
+                Err(e) => {
+                    let log_dir = &self.log_dir;
+                    match self.segments.get_mut(&entry.segment) {
+                        Some(seg) if matches!(seg.index, Index::Table(_)) => seg.distrust(log_dir, entry.segment)?,
+                        _ => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads an entry's data.
+    fn read(&self, location: &Path, entry: &Entry) -> Result<Bytes, LogError> {
         let file_path = || segment::path(&self.log_dir, entry.segment);
         let corrupt = |reason| LogError::Corrupt { file: file_path(), offset: entry.offset, reason };
         let mut buf = vec![0; usize::try_from(entry.record_len).unwrap_or(usize::MAX)];
@@ -289,13 +578,17 @@ impl State {
         if read < buf.len() {
             return Err(corrupt("the file ends inside an indexed record"));
         }
-        let start = entry.data_offset - entry.offset;
+        let start = entry.data_start() as usize;
         match record::parse(&buf, true) {
-            Parsed::Record(r) if r.data_start as u64 == start && r.data_len as u64 == entry.size => {}
+            Parsed::Record(r)
+                if r.data_start == start
+                    && r.data_len as u64 == entry.size()
+                    && r.path == location.as_ref()
+                    && matches!(r.kind, Kind::Put { origin } if origin == entry.origin) => {}
             _ => return Err(corrupt("a damaged record (changed since it was read)")),
         }
         let bytes = Bytes::from(buf);
-        Ok(bytes.slice((start + range.start) as usize..(start + range.end) as usize))
+        Ok(bytes.slice(start..start + entry.size() as usize))
     }
 
     /// Appends a put of `location` and indexes it; returns its e_tag. `sync`: make it (and
@@ -303,23 +596,24 @@ impl State {
     pub(super) fn put(&mut self, location: &Path, data: &[&[u8]], sync: bool) -> Result<String, LogError> {
         let time_ms = now_ms();
         let size = data.iter().map(|d| d.len() as u64).sum();
+        let old = self.lookup(location)?;
         let mut buf = std::mem::take(&mut self.buf);
         let encoded = record::encode(&mut buf, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size }),
-            Some(data_start) => self.append(&buf).map(|(segment, offset)| {
+            Some(_) => self.append(&buf).and_then(|(segment, offset)| {
                 let entry = Entry {
                     segment,
                     offset,
-                    data_offset: offset + data_start as u64,
-                    size,
-                    time_ms,
-                    origin: (segment, offset),
                     record_len: buf.len() as u64,
+                    time_ms,
+                    origin: None,
+                    path_len: location.as_ref().len() as u64,
                 };
                 let e_tag = entry.e_tag();
-                self.index_put(location.clone(), entry);
-                e_tag
+                self.dead += old.map_or(0, |e| e.record_len);
+                self.current_map()?.insert(location.clone(), Slot::Live(entry));
+                Ok(e_tag)
             }),
         };
         self.buf = buf;
@@ -333,9 +627,9 @@ impl State {
 
     /// After a synced put (under the lock, caught up): compacts the log if the dead bytes have
     /// reached the threshold and at least the live bytes, so the log stays within about twice
-    /// what it holds and an open reads no more than that. The put is durable already, and its
-    /// e_tag survives a compaction, so a compaction that fails changes nothing for the caller:
-    /// the state is read afresh, and the next look tries again.
+    /// what it holds. The put is durable already, and its e_tag survives a compaction, so a
+    /// compaction that fails changes nothing for the caller: the state is read afresh, and the
+    /// next look tries again.
     fn auto_compact(&mut self) {
         let Some(threshold) = self.config.auto_compact else { return };
         self.since_look += 1;
@@ -350,30 +644,24 @@ impl State {
         }
     }
 
-    /// Appends a tombstone of `location` and drops it from the index.
+    /// Appends a tombstone of live `location` and drops it from the index.
     pub(super) fn delete(&mut self, location: &Path, sync: bool) -> Result<(), LogError> {
+        let old = self.lookup(location)?;
         let mut buf = std::mem::take(&mut self.buf);
         let encoded = record::encode(&mut buf, Kind::Delete, now_ms(), location.as_ref(), &[]);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size: 0 }),
             Some(_) => self.append(&buf),
         };
+        let len = buf.len() as u64;
         self.buf = buf;
         result?;
-        if let Some(old) = self.index.remove(location) {
-            self.live -= old.record_len;
-        }
+        self.dead += old.map_or(0, |e| e.record_len) + len;
+        self.current_map()?.insert(location.clone(), Slot::Deleted);
         if sync {
             self.sync()?;
         }
         Ok(())
-    }
-
-    fn index_put(&mut self, location: Path, entry: Entry) {
-        self.live += entry.record_len;
-        if let Some(old) = self.index.insert(location, entry) {
-            self.live -= old.record_len;
-        }
     }
 
     /// Writes one encoded record at the end of the log (under the lock, caught up); returns its
@@ -383,10 +671,17 @@ impl State {
         if self.current == 0 {
             let file = segment::create(&self.log_dir, 1, false, |_, _| Ok(()))?;
             self.open_next(1, file);
-        } else if self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit {
+        } else if self.end > HEADER_LEN
+            && (self.end.saturating_add(len) > self.config.segment_limit || self.current_is_sealed())
+        {
             // Seal the full segment first: a synced record in the next segment must not
-            // depend on unsynced ones in this one.
+            // depend on unsynced ones in this one. Its index goes before the next segment, so
+            // that whoever sees the next one finds it.
             self.sync()?;
+            if !self.current_is_sealed() {
+                self.seal_current()?;
+                let _ = self.write_table(self.current, self.end);
+            }
             let next = self.current + 1;
             let file = segment::create(&self.log_dir, next, false, |_, _| Ok(()))?;
             self.open_next(next, file);
@@ -409,8 +704,8 @@ impl State {
         self.current_file()?.sync_data().map_err(LogError::io("sync", self.current_path()))
     }
 
-    /// Writes every live path into a new compacted segment, then removes the segments it
-    /// supersedes (under the lock, caught up).
+    /// Writes every live path into a new compacted segment, with its index, then removes the
+    /// segments it supersedes (under the lock, caught up).
     pub(super) fn compact(&mut self) -> Result<CompactReport, LogError> {
         let numbers = segment::list(&self.log_dir)?;
         let Some(&last) = numbers.last() else { return Ok(CompactReport::default()) };
@@ -424,25 +719,26 @@ impl State {
                 Err(e) => return Err(LogError::io("stat", file_path)(e)),
             }
         }
+        let live = self.list(&Path::default())?;
         let new = last + 1;
-        let mut index = BTreeMap::new();
+        let mut moved: Vec<Slot> = Vec::with_capacity(live.len());
         let mut rec = Vec::new();
         let file = segment::create(&self.log_dir, new, true, |w, tmp| {
             let mut offset = HEADER_LEN;
-            for (location, e) in &self.index {
-                let data = self.read(e, 0..e.size)?;
-                let kind = Kind::Put { origin: Some(e.origin) };
-                let data_start = record::encode(&mut rec, kind, e.time_ms, location.as_ref(), &[&data])
+            for (location, e) in &live {
+                let data = self.read(location, e)?;
+                let origin = Some(e.origin.unwrap_or((e.segment, e.offset)));
+                let kind = Kind::Put { origin };
+                record::encode(&mut rec, kind, e.time_ms, location.as_ref(), &[&data])
                     .ok_or_else(|| LogError::TooLarge { path: location.to_string(), size: data.len() as u64 })?;
                 std::io::Write::write_all(w, &rec).map_err(LogError::io("write", tmp))?;
-                let entry = Entry {
+                moved.push(Slot::Live(Entry {
                     segment: new,
                     offset,
-                    data_offset: offset + data_start as u64,
                     record_len: rec.len() as u64,
+                    origin,
                     ..e.clone()
-                };
-                index.insert(location.clone(), entry);
+                }));
                 offset += rec.len() as u64;
             }
             Ok(())
@@ -452,11 +748,15 @@ impl State {
         // The new segment is durable and supersedes the rest: switch to it, then remove them.
         // Other instances holding them open keep reading them until they see the new one.
         self.reset();
+        let map: BTreeMap<Path, Slot> = live.into_iter().map(|(p, _)| p).zip(moved).collect();
         self.open_next(new, file);
         self.end = bytes_after;
-        for (location, entry) in index {
-            self.index_put(location, entry);
+        if let Some(seg) = self.segments.get_mut(&new) {
+            seg.index = Index::Scanned(map);
         }
+        // Its index, so that an open does not read it whole. The next put starts a new segment.
+        self.seal_current()?;
+        let _ = self.write_table(new, bytes_after);
         let mut segments_removed = 0;
         for n in numbers {
             let file_path = segment::path(&self.log_dir, n);
@@ -466,53 +766,23 @@ impl State {
                 Err(e) => return Err(LogError::io("remove", file_path)(e)),
             }
         }
-        segment::remove_leftovers(&self.log_dir)?;
+        segment::remove_leftovers(&self.log_dir, new)?;
         segment::sync_dir(&self.log_dir)?;
         Ok(CompactReport { segments_removed, bytes_before, bytes_after })
     }
 
     /// Bytes of the live records, and of every segment read.
-    pub(super) fn stored_bytes(&self) -> Result<StoredBytes, LogError> {
+    pub(super) fn stored_bytes(&mut self) -> Result<StoredBytes, LogError> {
+        self.resolve_dead()?;
         let mut total = 0;
-        for (&n, file) in &self.segments {
-            total += file.metadata().map_err(LogError::io("stat", segment::path(&self.log_dir, n)))?.len();
+        let mut records = 0;
+        for (&n, seg) in &self.segments {
+            let len = seg.file.metadata().map_err(LogError::io("stat", segment::path(&self.log_dir, n)))?.len();
+            total += len;
+            records += len.saturating_sub(HEADER_LEN);
         }
-        Ok(StoredBytes { live: self.live, total })
+        Ok(StoredBytes { live: records.saturating_sub(self.dead), total })
     }
-}
-
-/// Applies one record to the index.
-fn apply(
-    index: &mut BTreeMap<Path, Entry>,
-    live: &mut u64,
-    segment: u64,
-    offset: u64,
-    r: &Record<'_>,
-) -> Result<(), &'static str> {
-    let location = Path::parse(r.path).map_err(|_| "not an object_store path")?;
-    match r.kind {
-        Kind::Put { origin } => {
-            let entry = Entry {
-                segment,
-                offset,
-                data_offset: offset + r.data_start as u64,
-                size: r.data_len as u64,
-                time_ms: r.time_ms,
-                origin: origin.unwrap_or((segment, offset)),
-                record_len: r.len as u64,
-            };
-            *live += entry.record_len;
-            if let Some(old) = index.insert(location, entry) {
-                *live -= old.record_len;
-            }
-        }
-        Kind::Delete => {
-            if let Some(old) = index.remove(&location) {
-                *live -= old.record_len;
-            }
-        }
-    }
-    Ok(())
 }
 
 fn now_ms() -> u64 {

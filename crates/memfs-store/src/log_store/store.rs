@@ -44,8 +44,9 @@ struct Inner {
 }
 
 impl LogStore {
-    /// The default segment limit: 64 MiB.
-    pub const DEFAULT_SEGMENT_LIMIT: u64 = 64 << 20;
+    /// The default segment limit: 8 MiB. An open reads the last segment whole (the sealed ones
+    /// only through their index files), so this bounds its cost.
+    pub const DEFAULT_SEGMENT_LIMIT: u64 = 8 << 20;
 
     /// The default threshold of automatic compaction: 64 MiB of dead records (replaced heads,
     /// deleted objects), and at least as many as live ones.
@@ -98,7 +99,7 @@ impl LogStore {
         Ok(LogStore { inner: Arc::new(inner) })
     }
 
-    /// Sets the size past which a new segment is started (default 64 MiB). A record larger
+    /// Sets the size past which a new segment is started (default 8 MiB). A record larger
     /// than the limit gets a segment of its own.
     #[must_use]
     pub fn with_segment_limit(self, bytes: u64) -> Self {
@@ -175,10 +176,10 @@ impl Inner {
     }
 
     /// Runs `f` on the caught-up state.
-    fn read<T>(&self, f: impl FnOnce(&State) -> Result<T>) -> Result<T> {
+    fn read<T>(&self, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let mut state = self.state();
         self.refresh(&mut state)?;
-        f(&state)
+        f(&mut state)
     }
 
     /// Runs `op` holding the exclusive lock, which the caller has just taken, after catching up.
@@ -244,8 +245,8 @@ async fn write_blocking<T: Send + 'static>(
 }
 
 /// Checks a put's mode against the index (under the lock, caught up).
-fn check_mode(state: &State, location: &Path, mode: &PutMode) -> Result<()> {
-    let current = state.index.get(location);
+fn check_mode(state: &mut State, location: &Path, mode: &PutMode) -> Result<()> {
+    let current = state.lookup(location)?;
     match (mode, current) {
         (PutMode::Overwrite, _) | (PutMode::Create, None) => Ok(()),
         (PutMode::Create, Some(_)) => Err(object_store::Error::AlreadyExists {
@@ -297,7 +298,7 @@ fn put(state: &mut State, location: &Path, data: &[&[u8]]) -> Result<PutResult> 
 
 async fn delete(inner: &Arc<Inner>, location: Path) -> Result<()> {
     write(inner, move |state| {
-        if state.index.contains_key(&location) {
+        if state.lookup(&location)?.is_some() {
             let sync = !state.config.is_lazy(&location);
             state.delete(&location, sync)?;
         }
@@ -342,19 +343,22 @@ impl ObjectStore for LogStore {
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
         let (meta, range, data) = self.inner.read(|state| {
-            let entry = state.index.get(location).ok_or_else(|| not_found(location))?;
-            let meta = entry.meta(location);
-            options.check_preconditions(&meta)?;
             if options.head {
+                let entry = state.lookup(location)?.ok_or_else(|| not_found(location))?;
+                let meta = entry.meta(location);
+                options.check_preconditions(&meta)?;
                 return Ok((meta, 0..0, Bytes::new()));
             }
+            let (entry, data) = state.get(location)?.ok_or_else(|| not_found(location))?;
+            let meta = entry.meta(location);
+            options.check_preconditions(&meta)?;
             let range = match &options.range {
                 Some(r) => r
-                    .as_range(entry.size)
+                    .as_range(entry.size())
                     .map_err(|e| object_store::Error::Generic { store: STORE, source: Box::new(e) })?,
-                None => 0..entry.size,
+                None => 0..entry.size(),
             };
-            let data = state.read(entry, range.clone())?;
+            let data = data.slice(range.start as usize..range.end as usize);
             Ok((meta, range, data))
         })?;
         Ok(GetResult {
@@ -385,12 +389,11 @@ impl ObjectStore for LogStore {
         let prefix = prefix.unwrap_or(&root);
         let listed = self.inner.read(|state| {
             Ok(state
-                .index
-                .range(prefix.clone()..)
-                .take_while(|(key, _)| key.as_ref().starts_with(prefix.as_ref()))
+                .list(prefix)?
+                .into_iter()
                 // Whole path segments only, and not the prefix itself (as InMemory).
                 .filter(|(key, _)| key.prefix_match(prefix).is_some_and(|mut rest| rest.next().is_some()))
-                .map(|(key, entry)| Ok(entry.meta(key)))
+                .map(|(key, entry)| Ok(entry.meta(&key)))
                 .collect::<Vec<_>>())
         });
         match listed {
@@ -405,16 +408,13 @@ impl ObjectStore for LogStore {
         self.inner.read(|state| {
             let mut common_prefixes = BTreeSet::new();
             let mut objects = Vec::new();
-            for (key, entry) in state.index.range(prefix.clone()..) {
-                if !key.as_ref().starts_with(prefix.as_ref()) {
-                    break;
-                }
+            for (key, entry) in state.list(prefix)? {
                 let Some(mut parts) = key.prefix_match(prefix) else { continue };
                 let Some(first) = parts.next() else { continue };
                 if parts.next().is_some() {
                     common_prefixes.insert(prefix.clone().join(first));
                 } else {
-                    objects.push(entry.meta(key));
+                    objects.push(entry.meta(&key));
                 }
             }
             Ok(ListResult {
@@ -429,8 +429,7 @@ impl ObjectStore for LogStore {
         let CopyOptions { mode, extensions: _ } = options;
         let (from, to) = (from.clone(), to.clone());
         write(&self.inner, move |state| {
-            let entry = state.index.get(&from).ok_or_else(|| not_found(&from))?;
-            let data = state.read(entry, 0..entry.size)?;
+            let (_, data) = state.get(&from)?.ok_or_else(|| not_found(&from))?;
             if matches!(mode, CopyMode::Create) {
                 check_mode(state, &to, &PutMode::Create)?;
             }

@@ -219,7 +219,15 @@ async fn instances_share_a_folder() {
 }
 
 /// The segment files, ascending.
+/// The segment files (not their index files).
 fn segments(root: &FsPath) -> Vec<PathBuf> {
+    let mut files: Vec<_> = log_files(root).into_iter().filter(|f| f.extension().is_none()).collect();
+    files.sort();
+    files
+}
+
+/// Every file in `log/`: segments, their index files, leftovers.
+fn log_files(root: &FsPath) -> Vec<PathBuf> {
     let mut files: Vec<_> = fs::read_dir(root.join("log")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     files
@@ -228,7 +236,7 @@ fn segments(root: &FsPath) -> Vec<PathBuf> {
 fn copy_folder(from: &FsPath, to: &FsPath) {
     fs::create_dir_all(to.join("log")).unwrap();
     fs::copy(from.join("log.lock"), to.join("log.lock")).unwrap();
-    for file in segments(from) {
+    for file in log_files(from) {
         fs::copy(&file, to.join("log").join(file.file_name().unwrap())).unwrap();
     }
 }

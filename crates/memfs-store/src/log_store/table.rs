@@ -1,0 +1,707 @@
+//! A sealed segment's index file, `log/<n>.index`: the segment's records sorted by path, so
+//! that opening the log reads one small header per sealed segment instead of every record,
+//! and a lookup reads one block.
+//!
+//! The layout is in the parent module's doc. An index is a cache of what its segment says:
+//! one that is missing, fails a checksum, or does not match its segment (length, last
+//! checksum) is not used; the segment is read instead, and the next writer writes the index
+//! again. An entry is checked once more when its record is read (path, kind, length).
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path as FsPath, PathBuf};
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use object_store::ObjectMeta;
+use object_store::path::Path;
+
+use super::error::LogError;
+use super::record::{self, HEADER_LEN};
+use super::segment;
+use crate::local_fs::{self, OpenError};
+
+const MAGIC: [u8; 8] = *b"memfsidx";
+const VERSION: u32 = 1;
+/// The header's length; blocks follow it.
+const TABLE_HEADER_LEN: usize = 128;
+const CHECKSUM_LEN: usize = 16;
+/// A block holds whole entries and its checksum, in at most this many bytes (unless one entry
+/// is larger: then that entry is a block of its own).
+const BLOCK_LEN: usize = 4096;
+/// Bloom filter: bits per entry and probes. About 0.8% false positives.
+const BLOOM_BITS_PER_ENTRY: u64 = 10;
+const BLOOM_PROBES: u64 = 7;
+
+/// Entry tag: the low bits are the record's op, bit 7 says the path is an object path stored
+/// as its 32 id bytes.
+const TAG_PUT: u8 = 1;
+const TAG_DELETE: u8 = 2;
+const TAG_COMPACTED_PUT: u8 = 3;
+const TAG_OBJECT_PATH: u8 = 0x80;
+
+/// What an index says of one path in its segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// The path's newest record in the segment is a put.
+    Live(Entry),
+    /// Its newest record is a delete: older segments are not to be asked.
+    Deleted,
+}
+
+/// Where a live path's data is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Entry {
+    pub(super) segment: u64,
+    /// Of the record, in the segment file.
+    pub(super) offset: u64,
+    /// The whole record's length.
+    pub(super) record_len: u64,
+    pub(super) time_ms: u64,
+    /// The position of the put that wrote this version: its e_tag. `Some` for a put copied by
+    /// compaction (op 3), whose record carries it.
+    pub(super) origin: Option<(u64, u64)>,
+    /// The length of the path, which with the op fixes where the data starts.
+    pub(super) path_len: u64,
+}
+
+impl Entry {
+    /// Where the data starts, from the start of the record.
+    pub(super) fn data_start(&self) -> u64 {
+        record::data_start(self.origin.is_some(), self.path_len as usize) as u64
+    }
+
+    pub(super) fn size(&self) -> u64 {
+        self.record_len.saturating_sub(self.data_start() + CHECKSUM_LEN as u64)
+    }
+
+    pub(super) fn e_tag(&self) -> String {
+        let (segment, offset) = self.origin.unwrap_or((self.segment, self.offset));
+        format!("{segment}:{offset}")
+    }
+
+    pub(super) fn meta(&self, location: &Path) -> ObjectMeta {
+        ObjectMeta {
+            location: location.clone(),
+            // In range: record times are at most MAX_TIME_MS. The conversion needs chrono's
+            // `std` feature, which object_store turns on (`clock`).
+            last_modified: (UNIX_EPOCH + Duration::from_millis(self.time_ms)).into(),
+            size: self.size(),
+            e_tag: Some(self.e_tag()),
+            version: None,
+        }
+    }
+}
+
+/// What a table header names besides its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seal {
+    pub(super) segment: u64,
+    /// The segment's length: a table describes exactly this many bytes.
+    pub(super) covered_len: u64,
+    /// The segment's last 16 bytes (its last record's checksum), or zeros if it has no record:
+    /// a segment replaced by another of the same length does not match.
+    pub(super) last_checksum: [u8; CHECKSUM_LEN],
+    /// The dead bytes of the log (replaced and deleted records, tombstones) from its base
+    /// through the end of this segment.
+    pub(super) dead: u64,
+}
+
+impl Seal {
+    /// The seal of `file` (segment `segment`, of `len` bytes) as it is now.
+    pub(super) fn of(file: &File, file_path: &FsPath, segment: u64, len: u64, dead: u64) -> Result<Seal, LogError> {
+        let mut last_checksum = [0; CHECKSUM_LEN];
+        if len > HEADER_LEN {
+            let read = segment::read_full_at(file, &mut last_checksum, len - CHECKSUM_LEN as u64)
+                .map_err(LogError::io("read", file_path))?;
+            if read < CHECKSUM_LEN {
+                return Err(LogError::Corrupt { file: file_path.into(), offset: len, reason: "shorter than indexed" });
+            }
+        }
+        Ok(Seal { segment, covered_len: len, last_checksum, dead })
+    }
+}
+
+/// An open index file. The header is read when it is opened; the bloom filter and the block
+/// directory when it is first asked about a path.
+pub(super) struct Table {
+    file: File,
+    path: PathBuf,
+    pub(super) seal: Seal,
+    meta_offset: u64,
+    meta_len: u64,
+    bloom_words: u64,
+    blocks: u64,
+    meta_checksum: [u8; CHECKSUM_LEN],
+    meta: Option<Meta>,
+}
+
+struct Meta {
+    bloom: Vec<u64>,
+    /// Each block's offset, length (without its checksum) and first path.
+    dir: Vec<BlockRef>,
+}
+
+struct BlockRef {
+    offset: u64,
+    len: u32,
+    first: String,
+}
+
+/// The index file of segment `n`.
+pub(super) fn path(log_dir: &FsPath, n: u64) -> PathBuf {
+    log_dir.join(format!("{n:016x}.index"))
+}
+
+impl Table {
+    /// Opens segment `n`'s index, if there is one and its header is intact and matches `seal`
+    /// (but for `dead`, which the header gives). `None`: there is none, or it is not to be
+    /// used; the caller reads the segment.
+    pub(super) fn open(log_dir: &FsPath, expected: Seal) -> Option<Table> {
+        let path = path(log_dir, expected.segment);
+        let file = match local_fs::open_file(&path, OpenOptions::new().read(true)) {
+            Ok(f) => f,
+            Err(OpenError::Io(_) | OpenError::Unsafe(_)) => return None,
+        };
+        let mut h = [0; TABLE_HEADER_LEN];
+        if segment::read_full_at(&file, &mut h, 0).ok()? < TABLE_HEADER_LEN {
+            return None;
+        }
+        if h[..8] != MAGIC || u32_at(&h, 8) != VERSION || u32_at(&h, 12) != 0 {
+            return None;
+        }
+        if checksum(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]) != h[TABLE_HEADER_LEN - CHECKSUM_LEN..] {
+            return None;
+        }
+        let seal = Seal {
+            segment: u64_at(&h, 16),
+            covered_len: u64_at(&h, 24),
+            last_checksum: h[32..48].try_into().ok()?,
+            dead: u64_at(&h, 56),
+        };
+        if (Seal { dead: expected.dead, ..seal }) != expected {
+            return None;
+        }
+        Some(Table {
+            file,
+            path,
+            seal,
+            meta_offset: u64_at(&h, 64),
+            meta_len: u64_at(&h, 72),
+            bloom_words: u64_at(&h, 80),
+            blocks: u64_at(&h, 88),
+            meta_checksum: h[96..112].try_into().ok()?,
+            meta: None,
+        })
+    }
+
+    fn bad(&self, reason: &'static str) -> LogError {
+        LogError::BadIndex { file: self.path.clone(), reason }
+    }
+
+    fn meta(&mut self) -> Result<&Meta, LogError> {
+        if self.meta.is_none() {
+            let meta = self.load_meta()?;
+            self.meta = Some(meta);
+        }
+        Ok(self.meta.as_ref().expect("just loaded"))
+    }
+
+    fn load_meta(&self) -> Result<Meta, LogError> {
+        // Bounded by what a segment can hold, so a damaged length cannot ask for more.
+        if self.meta_len > self.seal.covered_len.saturating_mul(4).max(1 << 20) {
+            return Err(self.bad("index metadata larger than its segment allows"));
+        }
+        let mut buf = vec![0; self.meta_len as usize];
+        let read =
+            segment::read_full_at(&self.file, &mut buf, self.meta_offset).map_err(LogError::io("read", &self.path))?;
+        if read < buf.len() || checksum(self.seal.segment, &buf) != self.meta_checksum {
+            return Err(self.bad("index metadata fails its checksum"));
+        }
+        let bloom_len = usize::try_from(self.bloom_words.saturating_mul(8)).unwrap_or(usize::MAX);
+        if bloom_len > buf.len() || self.bloom_words == 0 {
+            return Err(self.bad("index bloom filter overruns its metadata"));
+        }
+        let bloom =
+            buf[..bloom_len].chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect();
+        let mut r = Reader { b: &buf, at: bloom_len };
+        let mut dir = Vec::new();
+        for _ in 0..self.blocks {
+            let offset = r.u64().ok_or_else(|| self.bad("index directory cut short"))?;
+            let len = r.u32().ok_or_else(|| self.bad("index directory cut short"))?;
+            let first = r.str().ok_or_else(|| self.bad("index directory cut short"))?;
+            dir.push(BlockRef { offset, len, first: first.to_owned() });
+        }
+        if r.at != buf.len() || dir.windows(2).any(|w| w[0].first >= w[1].first) {
+            return Err(self.bad("index directory out of order"));
+        }
+        Ok(Meta { bloom, dir })
+    }
+
+    /// What this segment says of `location`: `None` if it has no record of it.
+    pub(super) fn get(&mut self, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
+        let segment = self.seal.segment;
+        let meta = self.meta()?;
+        if !bloom_contains(&meta.bloom, location) {
+            return Ok(None);
+        }
+        let key = location.path.as_ref();
+        // The last block whose first path is at most the key.
+        let i = meta.dir.partition_point(|b| b.first.as_str() <= key);
+        let Some(i) = i.checked_sub(1) else { return Ok(None) };
+        let (offset, len) = (meta.dir[i].offset, meta.dir[i].len);
+        let body = self.read_block(offset, len)?;
+        // Compared as stored: an object path by its id bytes, without spelling out each entry.
+        let id = object_id(key);
+        let mut r = Reader { b: &body, at: 0 };
+        while r.at < body.len() {
+            let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
+            let hit = match (name, &id) {
+                (Name::Object(stored), Some(id)) => stored == id,
+                (Name::Plain(stored), None) => stored == key,
+                _ => false,
+            };
+            if hit {
+                return Ok(Some(raw.into_slot(segment, key)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Calls `visit` with each entry from the first path at least `from`, in order, until it
+    /// returns `false`.
+    pub(super) fn scan_from(
+        &mut self,
+        from: &str,
+        mut visit: impl FnMut(&str, Slot) -> Result<bool, LogError>,
+    ) -> Result<(), LogError> {
+        let segment = self.seal.segment;
+        let meta = self.meta()?;
+        let start = meta.dir.partition_point(|b| b.first.as_str() <= from).saturating_sub(1);
+        let blocks: Vec<(u64, u32)> = meta.dir[start..].iter().map(|b| (b.offset, b.len)).collect();
+        let mut name = String::new();
+        let mut last = String::new();
+        for (offset, len) in blocks {
+            let body = self.read_block(offset, len)?;
+            let mut r = Reader { b: &body, at: 0 };
+            let mut first = true;
+            while r.at < body.len() {
+                let (stored, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
+                stored.spell(&mut name);
+                if !first && last >= name {
+                    return Err(self.bad("index block out of order"));
+                }
+                first = false;
+                std::mem::swap(&mut last, &mut name);
+                if last.as_str() < from {
+                    continue;
+                }
+                if !visit(&last, raw.into_slot(segment, &last))? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one block and checks it; returns its entries' bytes.
+    fn read_block(&self, offset: u64, len: u32) -> Result<Vec<u8>, LogError> {
+        let mut buf = vec![0; len as usize + CHECKSUM_LEN];
+        let read = segment::read_full_at(&self.file, &mut buf, offset).map_err(LogError::io("read", &self.path))?;
+        let body = len as usize;
+        if read < buf.len() || checksum(self.seal.segment, &buf[..body]) != buf[body..] {
+            return Err(self.bad("index block fails its checksum"));
+        }
+        buf.truncate(body);
+        Ok(buf)
+    }
+}
+
+/// An entry's path as a block stores it.
+enum Name<'a> {
+    /// `objects/{id[0..2]}/{id}`, by the bytes of `id`.
+    Object(&'a [u8]),
+    Plain(&'a str),
+}
+
+impl Name<'_> {
+    /// Writes the path out into `out`.
+    fn spell(&self, out: &mut String) {
+        match self {
+            Name::Object(id) => object_path(id, out),
+            Name::Plain(s) => {
+                out.clear();
+                out.push_str(s);
+            }
+        }
+    }
+}
+
+/// An entry as a block stores it.
+enum RawSlot {
+    Live { offset: u64, record_len: u64, time_ms: u64, origin: Option<(u64, u64)> },
+    Deleted,
+}
+
+impl RawSlot {
+    fn into_slot(self, segment: u64, path: &str) -> Slot {
+        match self {
+            RawSlot::Live { offset, record_len, time_ms, origin } => {
+                Slot::Live(Entry { segment, offset, record_len, time_ms, origin, path_len: path.len() as u64 })
+            }
+            RawSlot::Deleted => Slot::Deleted,
+        }
+    }
+}
+
+/// Writes segment `seal.segment`'s index from its entries, sorted by path, then renames it into
+/// place. `estimate` sizes the bloom filter (at least the number of entries). `None` if an
+/// entry cannot be indexed (a path longer than 64 KiB): that segment is read instead.
+pub(super) fn write<'a>(
+    log_dir: &FsPath,
+    seal: Seal,
+    estimate: usize,
+    entries: impl Iterator<Item = Result<(&'a Path, &'a Slot), LogError>>,
+) -> Result<Option<Table>, LogError> {
+    let final_path = path(log_dir, seal.segment);
+    let tmp = log_dir.join(format!("{:016x}.index.tmp", seal.segment));
+    let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
+    let written = (|| {
+        let mut w = BufWriter::with_capacity(1 << 16, &file);
+        let io = |e| LogError::io("write", &tmp)(e);
+        w.write_all(&[0; TABLE_HEADER_LEN]).map_err(io)?;
+        let words = (estimate as u64).max(1).saturating_mul(BLOOM_BITS_PER_ENTRY).div_ceil(64).max(1);
+        let mut bloom = vec![0u64; words as usize];
+        let mut dir: Vec<BlockRef> = Vec::new();
+        let mut block: Vec<u8> = Vec::with_capacity(BLOCK_LEN);
+        let mut first = String::new();
+        let mut offset = TABLE_HEADER_LEN as u64;
+        let mut count = 0u64;
+        let mut one = Vec::new();
+        let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
+            w.write_all(block)?;
+            w.write_all(&checksum(seal.segment, block))?;
+            dir.push(BlockRef { offset: *offset, len: block.len() as u32, first: first.to_owned() });
+            *offset += (block.len() + CHECKSUM_LEN) as u64;
+            block.clear();
+            Ok::<(), std::io::Error>(())
+        };
+        let mut last: Option<String> = None;
+        for item in entries {
+            let (path, slot) = item?;
+            let name = path.as_ref();
+            debug_assert!(last.as_deref().is_none_or(|l| l < name), "entries come sorted");
+            one.clear();
+            if !encode_entry(&mut one, name, slot) {
+                return Ok(None);
+            }
+            if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
+                flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
+            }
+            if block.is_empty() {
+                first.clear();
+                first.push_str(name);
+            }
+            block.extend_from_slice(&one);
+            bloom_insert(&mut bloom, &Key::new(path));
+            count += 1;
+            last = Some(name.to_owned());
+        }
+        if !block.is_empty() {
+            flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
+        }
+        let mut meta = Vec::with_capacity(bloom.len() * 8 + dir.len() * 64);
+        for word in &bloom {
+            meta.extend_from_slice(&word.to_le_bytes());
+        }
+        for b in &dir {
+            meta.extend_from_slice(&b.offset.to_le_bytes());
+            meta.extend_from_slice(&b.len.to_le_bytes());
+            put_str(&mut meta, &b.first);
+        }
+        w.write_all(&meta).map_err(io)?;
+        w.flush().map_err(io)?;
+        drop(w);
+        let mut h = [0u8; TABLE_HEADER_LEN];
+        h[..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
+        h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
+        h[32..48].copy_from_slice(&seal.last_checksum);
+        h[48..56].copy_from_slice(&count.to_le_bytes());
+        h[56..64].copy_from_slice(&seal.dead.to_le_bytes());
+        h[64..72].copy_from_slice(&offset.to_le_bytes());
+        h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
+        h[80..88].copy_from_slice(&words.to_le_bytes());
+        h[88..96].copy_from_slice(&(dir.len() as u64).to_le_bytes());
+        h[96..112].copy_from_slice(&checksum(seal.segment, &meta));
+        let sum = checksum(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
+        h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
+        file.write_all_at(&h, 0).map_err(io)?;
+        // Synced before the rename: after a crash the name never shows a file without its data
+        // (which would be refused anyway, by its checksums, and read around).
+        file.sync_data().map_err(LogError::io("sync", &tmp))?;
+        Ok(Some(()))
+    })();
+    match written {
+        Ok(Some(())) => {}
+        Ok(None) | Err(_) => {
+            let _ = std::fs::remove_file(&tmp);
+            return written.map(|_| None);
+        }
+    }
+    std::fs::rename(&tmp, &final_path).map_err(LogError::io("rename", &tmp))?;
+    drop(file);
+    Ok(Table::open(log_dir, seal))
+}
+
+/// Encodes one entry; `false` if its path is too long for the format.
+fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot) -> bool {
+    let (tag, compact) = match slot {
+        Slot::Live(e) if e.origin.is_some() => (TAG_COMPACTED_PUT, object_id(name)),
+        Slot::Live(_) => (TAG_PUT, object_id(name)),
+        Slot::Deleted => (TAG_DELETE, object_id(name)),
+    };
+    match compact {
+        Some(id) => {
+            out.push(tag | TAG_OBJECT_PATH);
+            out.extend_from_slice(&id);
+        }
+        None => {
+            if u16::try_from(name.len()).is_err() {
+                return false;
+            }
+            out.push(tag);
+            put_str(out, name);
+        }
+    }
+    if let Slot::Live(e) = slot {
+        out.extend_from_slice(&e.offset.to_le_bytes());
+        out.extend_from_slice(&e.record_len.to_le_bytes());
+        out.extend_from_slice(&e.time_ms.to_le_bytes());
+        if let Some((s, o)) = e.origin {
+            out.extend_from_slice(&s.to_le_bytes());
+            out.extend_from_slice(&o.to_le_bytes());
+        }
+    }
+    true
+}
+
+/// The 32 bytes of an object path `objects/{id[0..2]}/{id}` (64 lowercase hex digits), which
+/// make up most entries: stored as bytes, they take 32 bytes instead of 75.
+fn object_id(name: &str) -> Option<[u8; 32]> {
+    let hex = name.strip_prefix("objects/")?;
+    let (fan, id) = hex.split_once('/')?;
+    if id.len() != 64 || !id.starts_with(fan) || fan.len() != 2 {
+        return None;
+    }
+    let mut out = [0; 32];
+    for (i, pair) in id.as_bytes().chunks_exact(2).enumerate() {
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+fn object_path(id: &[u8], out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex = |b: u8| [char::from(HEX[usize::from(b >> 4)]), char::from(HEX[usize::from(b & 15)])];
+    out.clear();
+    out.push_str("objects/");
+    out.extend(hex(id[0]));
+    out.push('/');
+    for &b in id {
+        out.extend(hex(b));
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// BLAKE3 of `bytes` keyed by the segment number, cut to 16 bytes: a block or metadata copied
+/// from another segment's index does not verify. Detects damage, not tampering (as the
+/// records' checksums). One call over contiguous bytes, so that BLAKE3 hashes whole chunks in
+/// parallel.
+fn checksum(segment: u64, bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
+    let mut key = [0; 32];
+    key[..8].copy_from_slice(&segment.to_le_bytes());
+    let mut out = [0; CHECKSUM_LEN];
+    out.copy_from_slice(&blake3::keyed_hash(&key, bytes).as_bytes()[..CHECKSUM_LEN]);
+    out
+}
+
+/// A path to look up, with its bloom filter hash computed once for all the segments asked.
+pub(super) struct Key<'a> {
+    path: &'a Path,
+    h1: u64,
+    h2: u64,
+}
+
+impl<'a> Key<'a> {
+    /// The hash is BLAKE3 of the path; the probes are double hashing over two 64-bit halves
+    /// of it. Written here rather than taken from a crate because the bits are stored: the
+    /// hash and the probes must never change with a dependency's version.
+    pub(super) fn new(path: &'a Path) -> Key<'a> {
+        let hash = blake3::hash(path.as_ref().as_bytes());
+        let b = hash.as_bytes();
+        let h1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        let h2 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) | 1;
+        Key { path, h1, h2 }
+    }
+
+    pub(super) fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    fn probes(&self, bits: u64) -> impl Iterator<Item = u64> {
+        let (h1, h2) = (self.h1, self.h2);
+        (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+    }
+}
+
+fn bloom_insert(bloom: &mut [u64], key: &Key<'_>) {
+    for bit in key.probes(bloom.len() as u64 * 64) {
+        bloom[(bit / 64) as usize] |= 1 << (bit % 64);
+    }
+}
+
+fn bloom_contains(bloom: &[u64], key: &Key<'_>) -> bool {
+    key.probes(bloom.len() as u64 * 64).all(|bit| bloom[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
+}
+
+/// Reads entries and directory items; `None` when the bytes end early.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len())?;
+        let out = &self.b[self.at..end];
+        self.at = end;
+        Some(out)
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    fn str(&mut self) -> Option<&'a str> {
+        let len = self.u16()? as usize;
+        std::str::from_utf8(self.take(len)?).ok()
+    }
+
+    /// One block entry: its path, and what it says.
+    fn entry(&mut self) -> Option<(Name<'a>, RawSlot)> {
+        let tag = self.take(1)?[0];
+        let name = if tag & TAG_OBJECT_PATH != 0 { Name::Object(self.take(32)?) } else { Name::Plain(self.str()?) };
+        let origin = match tag & !TAG_OBJECT_PATH {
+            TAG_DELETE => return Some((name, RawSlot::Deleted)),
+            TAG_PUT => false,
+            TAG_COMPACTED_PUT => true,
+            _ => return None,
+        };
+        let (offset, record_len, time_ms) = (self.u64()?, self.u64()?, self.u64()?);
+        let origin = if origin { Some((self.u64()?, self.u64()?)) } else { None };
+        Some((name, RawSlot::Live { offset, record_len, time_ms, origin }))
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(offset: u64) -> Slot {
+        Slot::Live(Entry { segment: 3, offset, record_len: 100, time_ms: 7, origin: None, path_len: 0 })
+    }
+
+    #[test]
+    fn object_paths_round_trip_and_others_stay_strings() {
+        let id = "ab".to_owned() + &"0123456789abcdef".repeat(4)[2..];
+        let name = format!("objects/ab/{id}");
+        assert_eq!(name.len(), 75);
+        let bytes = object_id(&name).expect("an object path");
+        let mut back = String::new();
+        object_path(&bytes, &mut back);
+        assert_eq!(back, name);
+        assert_eq!(object_id(&format!("objects/cd/{id}")), None);
+        assert_eq!(object_id("objects/ab/AB"), None);
+        assert_eq!(object_id("head"), None);
+    }
+
+    #[test]
+    fn a_table_finds_every_entry_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<Path> = (0..3000).map(|i| Path::from(format!("p/{i:05}"))).collect();
+        let slots: Vec<Slot> = (0..3000u64).map(|i| if i % 7 == 0 { Slot::Deleted } else { live(i) }).collect();
+        let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [9; 16], dead: 42 };
+        let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n, s)));
+        let mut table = write(dir.path(), seal, names.len(), entries).unwrap().expect("written");
+        assert!(table.blocks > 10, "{} blocks", table.blocks);
+        for (i, (n, s)) in names.iter().zip(&slots).enumerate() {
+            let got = table.get(&Key::new(n)).unwrap();
+            let want = match s {
+                Slot::Live(e) => Slot::Live(Entry { path_len: n.as_ref().len() as u64, ..e.clone() }),
+                Slot::Deleted => Slot::Deleted,
+            };
+            assert_eq!(got, Some(want), "entry {i}");
+        }
+        assert_eq!(table.get(&Key::new(&Path::from("p/00000x"))).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("a"))).unwrap(), None);
+        let mut seen = Vec::new();
+        table
+            .scan_from("p/02990", |n, _| {
+                seen.push(n.to_owned());
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(seen, names[2990..].iter().map(|n| n.to_string()).collect::<Vec<_>>());
+        // The header must match the segment it claims.
+        assert!(Table::open(dir.path(), seal).is_some());
+        assert!(Table::open(dir.path(), Seal { covered_len: 1001, ..seal }).is_none());
+        assert!(Table::open(dir.path(), Seal { last_checksum: [8; 16], ..seal }).is_none());
+    }
+
+    #[test]
+    fn a_damaged_block_is_an_error_not_an_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<Path> = (0..500).map(|i| Path::from(format!("p/{i:05}"))).collect();
+        let slot = live(1);
+        let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
+        write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n, &slot)))).unwrap().unwrap();
+        let file = path(dir.path(), 3);
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[TABLE_HEADER_LEN + 10] ^= 1;
+        std::fs::write(&file, &bytes).unwrap();
+        let mut table = Table::open(dir.path(), seal).unwrap();
+        assert!(matches!(table.get(&Key::new(&names[0])), Err(LogError::BadIndex { .. })));
+        // A damaged header: not used at all.
+        bytes[20] ^= 1;
+        std::fs::write(&file, &bytes).unwrap();
+        assert!(Table::open(dir.path(), seal).is_none());
+    }
+}

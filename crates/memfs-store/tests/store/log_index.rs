@@ -1,0 +1,215 @@
+//! `LogStore`'s index files (`log/<n>.index`, one per sealed segment): an open reads their
+//! headers and the last segment, not the sealed segments; an index that is damaged, missing,
+//! stale or another segment's is read around, from the segment, and written again by the next
+//! writer; a store from before index files gets them.
+//!
+//! Bytes read are measured with `/proc/self/io` (`rchar`), which counts the whole process:
+//! nextest runs each test in its own process.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path as FsPath, PathBuf};
+
+use futures::TryStreamExt;
+use memfs_store::log_store::LogStore;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, UpdateVersion};
+
+fn p(s: &str) -> Path {
+    Path::from(s)
+}
+
+async fn snapshot(store: &dyn ObjectStore) -> BTreeMap<String, Vec<u8>> {
+    let metas: Vec<_> = store.list(None).try_collect().await.unwrap();
+    let mut out = BTreeMap::new();
+    for meta in metas {
+        let bytes = store.get(&meta.location).await.unwrap().bytes().await.unwrap();
+        out.insert(meta.location.to_string(), bytes.to_vec());
+    }
+    out
+}
+
+/// Bytes this process has read through system calls so far.
+fn bytes_read() -> u64 {
+    let io = fs::read_to_string("/proc/self/io").unwrap();
+    io.lines().find_map(|l| l.strip_prefix("rchar: ")).unwrap().trim().parse().unwrap()
+}
+
+fn files(root: &FsPath, suffix: &str) -> Vec<PathBuf> {
+    let mut out: Vec<_> = fs::read_dir(root.join("log"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| {
+            let name = f.file_name().unwrap().to_str().unwrap();
+            name.len() == 16 + suffix.len() && name.ends_with(suffix)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn segments(root: &FsPath) -> Vec<PathBuf> {
+    files(root, "")
+}
+
+fn indexes(root: &FsPath) -> Vec<PathBuf> {
+    files(root, ".index")
+}
+
+/// An object path as the encrypted store names them, for object `i`.
+fn object(i: u32) -> String {
+    let id = blake3::hash(&i.to_le_bytes()).to_hex().to_string();
+    format!("objects/{}/{id}", &id[..2])
+}
+
+/// Writes `n` objects of about 1 KB, a head after every fourth, deletes every tenth object,
+/// and puts one plain-named path, into segments of `limit` bytes.
+async fn fill(root: &FsPath, n: u32, limit: u64) -> BTreeMap<String, Vec<u8>> {
+    let log = LogStore::open(root).unwrap().with_segment_limit(limit).with_auto_compact(None);
+    log.put(&p("memfs.keys"), PutPayload::from_static(b"keys")).await.unwrap();
+    let mut head = None;
+    for i in 0..n {
+        let data = format!("{i:>1000}");
+        log.put_opts(&p(&object(i)), PutPayload::from(data), PutMode::Create.into()).await.unwrap();
+        if i % 4 == 3 {
+            let mode = match head.take() {
+                None => PutMode::Create,
+                Some(e_tag) => PutMode::Update(UpdateVersion { e_tag: Some(e_tag), version: None }),
+            };
+            let r = log.put_opts(&p("head"), PutPayload::from(format!("head {i}")), mode.into()).await.unwrap();
+            head = r.e_tag;
+        }
+        if i % 10 == 9 {
+            log.delete(&p(&object(i - 5))).await.unwrap();
+        }
+    }
+    snapshot(&log).await
+}
+
+#[tokio::test]
+async fn an_open_reads_index_headers_and_the_last_segment_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = fill(dir.path(), 2_000, 64 << 10).await;
+    let sealed = segments(dir.path()).len() - 1;
+    assert!(sealed >= 30, "{sealed} sealed segments");
+    assert_eq!(indexes(dir.path()).len(), sealed, "every sealed segment has its index");
+    let log_bytes: u64 = segments(dir.path()).iter().map(|f| fs::metadata(f).unwrap().len()).sum();
+
+    // Open, and read what a command reads first: the keys (in segment 1), the head (near the
+    // end) and an object from the middle.
+    let before = bytes_read();
+    let fresh = LogStore::open(dir.path()).unwrap();
+    for path in ["memfs.keys", "head", &object(1_000)] {
+        let got = fresh.get(&p(path)).await.unwrap().bytes().await.unwrap();
+        assert_eq!(got.as_ref(), expected[path], "{path}");
+    }
+    let read = bytes_read() - before;
+    // At most the last segment (64 KiB), a header per index (128 bytes) and the last 16
+    // bytes of each sealed segment, and for the 3 lookups a bloom filter, directory and block
+    // each (under 8 KiB here), with records.
+    assert!(read < (64 << 10) + sealed as u64 * 200 + 3 * (8 << 10), "read {read} of {log_bytes} bytes");
+
+    // Without index files, the same costs the whole log: the measure can tell them apart.
+    for f in indexes(dir.path()) {
+        fs::remove_file(f).unwrap();
+    }
+    let before = bytes_read();
+    let fresh = LogStore::open(dir.path()).unwrap();
+    assert_eq!(fresh.get(&p("head")).await.unwrap().bytes().await.unwrap().as_ref(), expected["head"]);
+    let read = bytes_read() - before;
+    assert!(read >= log_bytes - (64 << 10), "read {read} of {log_bytes} bytes");
+    assert_eq!(snapshot(&fresh).await, expected);
+}
+
+/// A store from before index files: read whole, and its first writer indexes it.
+#[tokio::test]
+async fn a_store_without_index_files_gets_them_from_its_first_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = fill(dir.path(), 300, 16 << 10).await;
+    let originals: Vec<(PathBuf, Vec<u8>)> =
+        indexes(dir.path()).into_iter().map(|f| (f.clone(), fs::read(f).unwrap())).collect();
+    assert!(originals.len() >= 10);
+    for (f, _) in &originals {
+        fs::remove_file(f).unwrap();
+    }
+    let reader = LogStore::open(dir.path()).unwrap();
+    assert_eq!(snapshot(&reader).await, expected);
+    assert!(indexes(dir.path()).is_empty(), "a reader writes nothing");
+    let writer = LogStore::open(dir.path()).unwrap();
+    writer.put(&p("other"), PutPayload::from_static(b"x")).await.unwrap();
+    // The same index files as the writers that sealed the segments wrote.
+    for (f, bytes) in &originals {
+        assert_eq!(&fs::read(f).unwrap(), bytes, "{}", f.display());
+    }
+}
+
+/// Each way an index can be wrong: its answers are never used, the segment's records are; and
+/// the next writer writes it again.
+#[tokio::test]
+async fn a_bad_index_is_read_around_and_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = fill(dir.path(), 300, 16 << 10).await;
+    let idx = indexes(dir.path());
+    let good: Vec<Vec<u8>> = idx.iter().map(|f| fs::read(f).unwrap()).collect();
+    type Damage<'a> = (&'a str, Box<dyn Fn(usize) + 'a>);
+    let damage: Vec<Damage<'_>> = vec![
+        ("a flipped bit in a block", Box::new(|i| flip(&idx[i], 200))),
+        ("a flipped bit in the header", Box::new(|i| flip(&idx[i], 20))),
+        (
+            "a flipped bit at the end (the directory)",
+            Box::new(|i| flip(&idx[i], fs::metadata(&idx[i]).unwrap().len() - 3)),
+        ),
+        (
+            "cut short",
+            Box::new(|i| {
+                let half = fs::metadata(&idx[i]).unwrap().len() / 2;
+                fs::OpenOptions::new().write(true).open(&idx[i]).unwrap().set_len(half).unwrap()
+            }),
+        ),
+        ("another segment's", Box::new(|i| fs::copy(&idx[i + 1], &idx[i]).map(|_| ()).unwrap())),
+        ("an empty file", Box::new(|i| fs::write(&idx[i], b"").unwrap())),
+    ];
+    for (what, damage) in &damage {
+        for i in [0, 3, 7] {
+            damage(i);
+        }
+        let fresh = LogStore::open(dir.path()).unwrap();
+        assert_eq!(snapshot(&fresh).await, expected, "{what}");
+        fresh.put(&p("probe"), PutPayload::from_static(b"p")).await.unwrap();
+        fresh.delete(&p("probe")).await.unwrap();
+        for i in [0, 3, 7] {
+            assert_eq!(fs::read(&idx[i]).unwrap(), good[i], "{what}: written again");
+        }
+        assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected, "{what}");
+    }
+}
+
+/// A segment that changed after it was indexed (a record appended by hand, or the segment
+/// replaced): the index no longer matches it and is not used.
+#[tokio::test]
+async fn an_index_of_a_changed_segment_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = fill(dir.path(), 100, 16 << 10).await;
+    let segs = segments(dir.path());
+    // Segment 2 replaced by segment 3 (both sealed): segment 2's index names other bytes.
+    let (two, three) = (&segs[1], &segs[2]);
+    let saved = fs::read(two).unwrap();
+    fs::copy(three, two).unwrap();
+    let fresh = LogStore::open(dir.path()).unwrap();
+    let got = snapshot(&fresh).await;
+    assert_ne!(got, expected, "segment 2's own records are gone");
+    // Never what segment 2's index names: every object read is one whose record says so.
+    for (path, data) in &got {
+        if let Some(want) = expected.get(path) {
+            assert_eq!(data, want, "{path}");
+        }
+    }
+    fs::write(two, saved).unwrap();
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+}
+
+fn flip(file: &FsPath, at: u64) {
+    let mut bytes = fs::read(file).unwrap();
+    bytes[at as usize] ^= 0x10;
+    fs::write(file, bytes).unwrap();
+}
