@@ -9,7 +9,12 @@
 //!
 //! The mark is read from its file once per process and kept in memory; the file is read again
 //! and rewritten only when a head raises the mark, so a read-only command costs no file I/O
-//! after the first.
+//! after the first. A process that commits again and again writes the file at most once per
+//! [`WRITE_EVERY`] (the first raise at once, later ones when that time has passed since the
+//! last write, at the next raise or head read, and when the store is dropped): a durable
+//! write costs two syncs, more than the commit itself. A crash may so lose the last second's
+//! raises, which only narrows the check to the mark before them; the file is never ahead of
+//! a durable head (a commit's head is synced before its mark is raised).
 //!
 //! The file, `{state_dir}/generations/{store id}` (the canonical 32 lowercase hex digits of
 //! the store id), holds `{generation} {commit id}\n`. One written by memfs before format 6
@@ -24,6 +29,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use memfs_core::ObjectId;
 
@@ -37,20 +43,37 @@ pub(crate) struct Mark {
     pub(crate) commit: Option<ObjectId>,
 }
 
+/// How often a process that keeps raising the mark writes it to its file.
+pub(crate) const WRITE_EVERY: Duration = Duration::from_secs(1);
+
 /// One store's remembered commit, in `{state_dir}/generations/{store_id}`.
 pub(crate) struct Watermark {
     dir: PathBuf,
     path: PathBuf,
     lock: PathBuf,
+    seen: Mutex<Seen>,
+}
+
+#[derive(Default)]
+struct Seen {
     /// The newest mark known to this process: seen here or read from the file.
-    seen: Mutex<Option<Mark>>,
+    known: Option<Mark>,
+    /// A raise not written to the file yet.
+    unwritten: Option<Mark>,
+    /// When this process last wrote the file.
+    written_at: Option<Instant>,
 }
 
 impl Watermark {
     /// The mark of the store whose canonical id is `store_id` (32 lowercase hex digits).
     pub(crate) fn new(state_dir: &Path, store_id: &str) -> Self {
         let dir = state_dir.join("generations");
-        Watermark { path: dir.join(store_id), lock: dir.join(format!("{store_id}.lock")), dir, seen: Mutex::new(None) }
+        Watermark {
+            path: dir.join(store_id),
+            lock: dir.join(format!("{store_id}.lock")),
+            dir,
+            seen: Mutex::new(Seen::default()),
+        }
     }
 
     /// The mark before a head is read: a head read afterwards must be it or descend from it.
@@ -58,13 +81,14 @@ impl Watermark {
     /// Read before the head, not after: another process may raise the mark between the two
     /// reads, and a head that was current when it was read is no rollback.
     pub(crate) fn floor(&self) -> Result<Mark, Error> {
-        let mut known = self.known();
-        if let Some(k) = *known {
+        let mut seen = self.seen();
+        self.write_if_due(&mut seen)?;
+        if let Some(k) = seen.known {
             return Ok(k);
         }
-        let seen = self.read()?;
-        *known = Some(seen);
-        Ok(seen)
+        let on_file = self.read()?;
+        seen.known = Some(on_file);
+        Ok(on_file)
     }
 
     /// Remembers `mark` (a head this process verified or committed) if it is newer than the
@@ -79,10 +103,29 @@ impl Watermark {
     }
 
     fn write(&self, mark: Mark, force: bool) -> Result<(), Error> {
-        let mut known = self.known();
-        if !force && known.is_some_and(|k| mark.generation < k.generation || k == mark) {
+        let mut seen = self.seen();
+        if !force && seen.known.is_some_and(|k| mark.generation < k.generation || k == mark) {
             return Ok(());
         }
+        if !force && seen.written_at.is_some_and(|t| t.elapsed() < WRITE_EVERY) {
+            seen.known = Some(mark);
+            seen.unwritten = Some(mark);
+            return Ok(());
+        }
+        self.write_now(&mut seen, mark, force)
+    }
+
+    /// Writes a raise held back, once [`WRITE_EVERY`] has passed since the last write.
+    fn write_if_due(&self, seen: &mut Seen) -> Result<(), Error> {
+        match seen.unwritten {
+            Some(mark) if seen.written_at.is_none_or(|t| t.elapsed() >= WRITE_EVERY) => {
+                self.write_now(seen, mark, false)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn write_now(&self, seen: &mut Seen, mark: Mark, force: bool) -> Result<(), Error> {
         create_private_dir(&self.dir)?;
         let lock = open_nofollow(&self.lock, false)?;
         lock.lock().map_err(|e| Error::io(&self.lock, e))?;
@@ -92,7 +135,9 @@ impl Watermark {
         if newest != on_file {
             self.store(newest)?;
         }
-        *known = Some(newest);
+        seen.known = Some(newest);
+        seen.unwritten = None;
+        seen.written_at = Some(Instant::now());
         // The lock is released when `lock` is closed, after the rename.
         drop(lock);
         Ok(())
@@ -136,9 +181,20 @@ impl Watermark {
         File::open(&self.dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.dir, e))
     }
 
-    fn known(&self) -> std::sync::MutexGuard<'_, Option<Mark>> {
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         // A value, never left half-written: a poisoned lock is still sound.
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Watermark {
+    /// Writes a raise held back. An error here has no one to report to: the mark on file stays
+    /// the one before, as after a crash.
+    fn drop(&mut self) {
+        let mut seen = self.seen();
+        if let Some(mark) = seen.unwritten {
+            let _ = self.write_now(&mut seen, mark, false);
+        }
     }
 }
 
@@ -221,6 +277,27 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn raises_in_quick_succession_are_written_once_due_or_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("generations/00112233445566778899aabbccddeeff");
+        let on_file = || parse(&std::fs::read_to_string(&path).unwrap()).unwrap().generation;
+        let mark = Watermark::new(dir.path(), "00112233445566778899aabbccddeeff");
+        let at = |generation| Mark { generation, commit: Some(ObjectId::from_bytes([generation as u8; 32])) };
+        mark.raise(at(1)).unwrap();
+        assert_eq!(on_file(), 1, "the first raise is written at once");
+        mark.raise(at(2)).unwrap();
+        mark.raise(at(3)).unwrap();
+        assert_eq!((on_file(), mark.floor().unwrap().generation), (1, 3), "held back, known");
+        mark.seen().written_at = Some(Instant::now() - WRITE_EVERY);
+        assert_eq!(mark.floor().unwrap().generation, 3);
+        assert_eq!(on_file(), 3, "written once due, at the next head read");
+        mark.raise(at(4)).unwrap();
+        assert_eq!(on_file(), 3);
+        drop(mark);
+        assert_eq!(on_file(), 4, "written when dropped");
     }
 
     #[cfg(unix)]
