@@ -7,8 +7,10 @@
 //! - *first answer*: a new `memfs exec` process, from its start until the answer to one file
 //!   view arrives (the median of 5);
 //! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit;
-//! - *bytes per create*: how much the store folder grew over those 100 creates, divided by
-//!   100 (the log is append-only, so that is what was written);
+//! - *bytes per create*: how much the store folder grew since the previous size's measurement
+//!   (the creates that grew the store, and these 100), divided by the creates: the log is
+//!   append-only, so that is what was written, index files included, amortized over the
+//!   segments sealed in between (a window of 100 creates seals one 8 MiB segment or none);
 //! - *peak memory* of that process (`VmHWM`, read from `/proc` every 2 ms while it runs).
 //!
 //! It then checks the targets against the same run: open + 100 creates at 20,000 files
@@ -32,6 +34,8 @@ struct Bench {
     key: PathBuf,
     /// Files created so far.
     files: usize,
+    /// The folder's bytes and files at the end of the last measurement.
+    last: (u64, usize),
 }
 
 /// One size's figures.
@@ -135,10 +139,11 @@ impl Bench {
         let files = self.files;
         let mut firsts: Vec<Duration> = (0..5).map(|_| self.first_answer()).collect();
         firsts.sort();
-        let before = folder_bytes(&self.store);
         let lines: Vec<String> = (0..100).map(|_| self.create_line()).collect();
         let (open_and_creates, peak_memory) = self.exec(&(lines.join("\n") + "\n"));
-        let bytes_per_create = (folder_bytes(&self.store) - before) / 100;
+        let now = (folder_bytes(&self.store), self.files);
+        let bytes_per_create = (now.0 - self.last.0) / (now.1 - self.last.1) as u64;
+        self.last = now;
         Row { files, first_answer: firsts[2], open_and_creates, bytes_per_create, peak_memory }
     }
 }
@@ -173,12 +178,14 @@ fn main() {
         store: dir.path().join("store"),
         key: dir.path().join("store.key"),
         files: 0,
+        last: (0, 0),
     };
     let init = bench.memfs().arg("init").output().expect("memfs init runs");
     assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
     // The default policy stops at 100,000 files; the last size needs 100 more.
     let policy = bench.memfs().args(["policy", "set", "max-files", "none"]).output().expect("memfs policy runs");
     assert!(policy.status.success(), "{}", String::from_utf8_lossy(&policy.stderr));
+    bench.last = (folder_bytes(&bench.store), 0);
     let mut rows = Vec::new();
     println!("files in store | first answer | open + 100 creates | bytes written per create | peak memory");
     for size in sizes {

@@ -55,44 +55,47 @@ pub(super) enum Mode {
 /// readable.
 struct Segment {
     file: File,
-    index: Index,
+    /// Its index file: what its records say up to `table.seal.covered_len` (a sealed segment's
+    /// whole length, or a compacted segment's records before anything appended to it).
+    table: Option<Table>,
+    /// What its records after the table's cover say (all of them without a table), by path.
+    map: BTreeMap<Path, Slot>,
+    /// How far it has been read: the end of its last good record.
+    len: u64,
     /// For a sealed segment: the log's dead bytes from the base through its end.
     dead_through: u64,
     /// Writing its index failed once in this instance: not tried again.
     index_failed: bool,
 }
 
-/// What a segment says of each path it has records of.
-enum Index {
-    /// Read from its records: the current segment, or a sealed one whose index file is missing
-    /// or not to be trusted.
-    Scanned(BTreeMap<Path, Slot>),
-    /// Its index file: a sealed segment, looked up without reading it.
-    Table(Table),
-}
-
 impl Segment {
     fn new(file: File) -> Segment {
-        Segment { file, index: Index::Scanned(BTreeMap::new()), dead_through: 0, index_failed: false }
+        Segment { file, table: None, map: BTreeMap::new(), len: HEADER_LEN, dead_through: 0, index_failed: false }
+    }
+
+    /// Whether its index covers all of it that was read.
+    fn fully_indexed(&self) -> bool {
+        self.map.is_empty() && self.table.as_ref().is_some_and(|t| t.seal.covered_len == self.len)
     }
 
     /// What this segment says of `location`. A table that fails is dropped for the segment's
     /// own records, and asked no more.
     fn get(&mut self, log_dir: &std::path::Path, n: u64, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
-        if let Index::Table(t) = &mut self.index {
-            match t.get(location) {
-                Ok(found) => return Ok(found),
-                Err(_) => self.distrust(log_dir, n)?,
-            }
+        if let Some(slot) = self.map.get(location.path()) {
+            return Ok(Some(slot.clone()));
         }
-        match &self.index {
-            Index::Scanned(map) => Ok(map.get(location.path()).cloned()),
-            Index::Table(_) => unreachable!("distrusted above"),
+        let Some(t) = &mut self.table else { return Ok(None) };
+        match t.get(location) {
+            Ok(found) => Ok(found),
+            Err(_) => {
+                self.distrust(log_dir, n)?;
+                Ok(self.map.get(location.path()).cloned())
+            }
         }
     }
 
     /// Calls `visit` with every path of this segment from `prefix` on that starts with it, in
-    /// order.
+    /// order: what the table says, then what the records after it say (which replaces it).
     fn scan_prefix(
         &mut self,
         log_dir: &std::path::Path,
@@ -101,7 +104,7 @@ impl Segment {
         visit: &mut dyn FnMut(Path, Slot),
     ) -> Result<(), LogError> {
         let start = prefix.as_ref();
-        if let Index::Table(t) = &mut self.index {
+        if let Some(t) = &mut self.table {
             let mut found = Vec::new();
             let scanned = t.scan_from(start, |name, slot| {
                 if !name.starts_with(start) {
@@ -115,15 +118,11 @@ impl Segment {
                 Ok(true)
             });
             match scanned {
-                Ok(()) => {
-                    found.into_iter().for_each(|(p, s)| visit(p, s));
-                    return Ok(());
-                }
+                Ok(()) => found.into_iter().for_each(|(p, s)| visit(p, s)),
                 Err(_) => self.distrust(log_dir, n)?,
             }
         }
-        let Index::Scanned(map) = &self.index else { unreachable!("distrusted above") };
-        for (path, slot) in map.range(prefix.clone()..) {
+        for (path, slot) in self.map.range(prefix.clone()..) {
             if !path.as_ref().starts_with(start) {
                 break;
             }
@@ -134,11 +133,12 @@ impl Segment {
 
     /// Replaces the segment's table by its records, read afresh.
     fn distrust(&mut self, log_dir: &std::path::Path, n: u64) -> Result<(), LogError> {
-        let Index::Table(t) = &self.index else { return Ok(()) };
-        let len = t.seal.covered_len;
+        if self.table.is_none() {
+            return Ok(());
+        }
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
-        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, len, |offset, r, _| {
+        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, |offset, r, _| {
             let location = Path::parse(r.path).map_err(|_| LogError::Corrupt {
                 file: file_path.clone(),
                 offset,
@@ -150,8 +150,19 @@ impl Segment {
         if let ScanEnd::Tail(offset) = stop {
             return Err(LogError::TornNotLast { file: file_path, offset });
         }
-        self.index = Index::Scanned(map);
+        self.table = None;
+        self.map = map;
         Ok(())
+    }
+
+    /// Everything the segment says, by path: the table's entries with the later records' on
+    /// top. Bounded by what one segment holds.
+    fn everything(&mut self, log_dir: &std::path::Path, n: u64) -> Result<BTreeMap<Path, Slot>, LogError> {
+        let mut all = BTreeMap::new();
+        self.scan_prefix(log_dir, n, &Path::default(), &mut |p, s| {
+            all.insert(p, s);
+        })?;
+        Ok(all)
     }
 }
 
@@ -321,14 +332,20 @@ impl State {
             if let Some(offset) = tail {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
-            // The last segment has an index too when it is sealed: a compacted segment, or one
-            // whose writer stopped before starting the next.
-            if self.attach_table(n, &file)? {
-                let Index::Table(t) = &self.segments[&n].index else { unreachable!("just attached") };
-                (self.current, self.end) = (n, t.seal.covered_len);
-                continue;
-            }
+            // Its index covers it, or a part from the start (a compacted segment appended to):
+            // only the rest is read.
+            let file_path = segment::path(&self.log_dir, n);
+            let len = file.metadata().map_err(LogError::io("stat", &file_path))?.len();
+            let table = Table::open(&self.log_dir, n, &file, &file_path, len);
             self.open_next(n, file);
+            if let Some(table) = table {
+                self.dead = table.seal.dead;
+                self.end = table.seal.covered_len;
+                if let Some(seg) = self.segments.get_mut(&n) {
+                    seg.len = self.end;
+                    seg.table = Some(table);
+                }
+            }
             let len = self.current_len()?.unwrap_or(HEADER_LEN);
             tail = self.scan_current(len)?;
             if !opened.is_empty() {
@@ -338,36 +355,23 @@ impl State {
         Ok(tail)
     }
 
-    /// Opens sealed segment `n`'s index, if it has a good one, and takes the dead bytes it
-    /// names; `false` if it has none, and nothing changed.
-    fn attach_table(&mut self, n: u64, file: &File) -> Result<bool, LogError> {
-        let file_path = segment::path(&self.log_dir, n);
-        let len = file.metadata().map_err(LogError::io("stat", &file_path))?.len();
-        let seal = Seal::of(file, &file_path, n, len, 0)?;
-        let Some(table) = Table::open(&self.log_dir, seal) else { return Ok(false) };
-        let file = file.try_clone().map_err(LogError::io("open", &file_path))?;
-        self.dead = table.seal.dead;
-        let segment = Segment { dead_through: self.dead, index: Index::Table(table), ..Segment::new(file) };
-        self.segments.insert(n, segment);
-        Ok(true)
-    }
-
     /// The current segment is complete (a later one exists): notes the dead bytes through it,
     /// and uses its index file if the writer that sealed it wrote one.
     fn seal_current(&mut self) -> Result<(), LogError> {
         self.resolve_dead()?;
-        let (n, end, dead) = (self.current, self.end, self.dead);
+        let (n, dead) = (self.current, self.dead);
         let log_dir = self.log_dir.clone();
         let Some(seg) = self.segments.get_mut(&n) else { return Ok(()) };
         seg.dead_through = dead;
-        if matches!(seg.index, Index::Table(_)) {
+        if seg.fully_indexed() {
             return Ok(());
         }
         let file_path = segment::path(&log_dir, n);
-        if let Ok(seal) = Seal::of(&seg.file, &file_path, n, end, dead)
-            && let Some(table) = Table::open(&log_dir, seal)
+        if let Some(table) = Table::open(&log_dir, n, &seg.file, &file_path, seg.len)
+            && table.seal.covered_len == seg.len
         {
-            seg.index = Index::Table(table);
+            seg.table = Some(table);
+            seg.map.clear();
         }
         Ok(())
     }
@@ -383,37 +387,39 @@ impl State {
         Ok(())
     }
 
-    /// Writes the index of every sealed segment that lacks one (under the lock): after a
-    /// crash between sealing and indexing, a damaged index, or a store from before indexes.
+    /// Writes the index of every sealed segment that lacks a whole one (under the lock): after
+    /// a crash between sealing and indexing, a damaged index, or a store from before indexes.
     /// Best effort: a segment without an index is read instead, so a failure here only costs
     /// time.
     fn write_missing_tables(&mut self) {
         let numbers: Vec<u64> = self
             .segments
             .iter()
-            .filter(|&(&n, seg)| n != self.current && !seg.index_failed && matches!(seg.index, Index::Scanned(_)))
+            .filter(|&(&n, seg)| n != self.current && !seg.index_failed && !seg.fully_indexed())
             .map(|(&n, _)| n)
             .collect();
         for n in numbers {
-            let seg = &self.segments[&n];
-            let len = match seg.file.metadata() {
-                Ok(md) => md.len(),
-                Err(_) => continue,
-            };
-            let _ = self.write_table(n, len);
+            let _ = self.write_table(n);
         }
     }
 
-    /// Writes segment `n`'s index from its records read so far (`len` bytes, `dead_through`),
-    /// and uses it from now on.
-    fn write_table(&mut self, n: u64, len: u64) -> Result<(), LogError> {
+    /// Writes segment `n`'s index from what it says so far (up to its `len`, with its
+    /// `dead_through`), and uses it from now on.
+    fn write_table(&mut self, n: u64) -> Result<(), LogError> {
         let log_dir = self.log_dir.clone();
         let Some(seg) = self.segments.get_mut(&n) else { return Ok(()) };
-        let Index::Scanned(map) = &seg.index else { return Ok(()) };
-        let seal = Seal::of(&seg.file, &segment::path(&log_dir, n), n, len, seg.dead_through)?;
-        let written = table::write(&log_dir, seal, map.len(), map.iter().map(Ok));
+        if seg.fully_indexed() {
+            return Ok(());
+        }
+        let written = seg.everything(&log_dir, n).and_then(|all| {
+            let seal = Seal::of(&seg.file, &segment::path(&log_dir, n), n, seg.len, seg.dead_through)?;
+            table::write(&log_dir, seal, all.len(), all.iter().map(Ok))
+        });
         match written {
-            Ok(Some(t)) => seg.index = Index::Table(t),
+            Ok(Some(t)) => {
+                seg.table = Some(t);
+                seg.map.clear();
+            }
             Ok(None) => seg.index_failed = true,
             Err(e) => {
                 seg.index_failed = true;
@@ -433,10 +439,7 @@ impl State {
     fn scan_current(&mut self, len: u64) -> Result<Option<u64>, LogError> {
         let n = self.current;
         let file_path = self.current_path();
-        let log_dir = self.log_dir.clone();
-        let seg = self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
-        // Indexed, yet it grew: the index no longer covers it.
-        seg.distrust(&log_dir, n)?;
+        let seg = self.segments.get(&n).ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: n })?;
         let mut records = Vec::new();
         let stop = segment::scan(&seg.file, &file_path, self.end, len, |offset, r, _| {
             records.push((offset, r.kind, r.time_ms, r.path.to_owned(), r.len));
@@ -448,14 +451,18 @@ impl State {
                 offset,
                 reason: "not an object_store path",
             })?;
-            let map = self.current_map()?;
-            let replaced = match map.get(&location) {
+            // What this segment said of the path before: its earlier records, or its table
+            // (a compacted segment appended to). Older segments are asked later, if needed.
+            let log_dir = &self.log_dir;
+            let seg =
+                self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
+            let replaced = match seg.get(log_dir, n, &Key::new(&location))? {
                 Some(Slot::Live(old)) => Some(old.record_len),
                 Some(Slot::Deleted) => Some(0),
                 None => None,
             };
             let slot = slot_of(n, offset, kind, time_ms, path.len(), len);
-            map.insert(location.clone(), slot);
+            seg.map.insert(location.clone(), slot);
             match replaced {
                 Some(bytes) => self.dead += bytes,
                 None => self.unresolved.push(location),
@@ -465,7 +472,7 @@ impl State {
             }
             self.end = offset + len as u64;
         }
-        Ok(match stop {
+        let stop = match stop {
             ScanEnd::Clean(at) => {
                 self.end = at;
                 None
@@ -474,24 +481,18 @@ impl State {
                 self.end = at;
                 Some(at)
             }
-        })
+        };
+        if let Some(seg) = self.segments.get_mut(&n) {
+            seg.len = self.end;
+        }
+        Ok(stop)
     }
 
     /// The current segment's records, by path.
     fn current_map(&mut self) -> Result<&mut BTreeMap<Path, Slot>, LogError> {
         let (n, log_dir) = (self.current, &self.log_dir);
         let seg = self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
-        seg.distrust(log_dir, n)?;
-        match &mut seg.index {
-            Index::Scanned(map) => Ok(map),
-            Index::Table(_) => unreachable!("distrusted above"),
-        }
-    }
-
-    /// Whether the current segment has its index: it is full, or compacted, and takes no
-    /// more records.
-    fn current_is_sealed(&self) -> bool {
-        self.segments.get(&self.current).is_some_and(|s| matches!(s.index, Index::Table(_)))
+        Ok(&mut seg.map)
     }
 
     fn current_path(&self) -> PathBuf {
@@ -560,7 +561,7 @@ impl State {
                 Err(e) => {
                     let log_dir = &self.log_dir;
                     match self.segments.get_mut(&entry.segment) {
-                        Some(seg) if matches!(seg.index, Index::Table(_)) => seg.distrust(log_dir, entry.segment)?,
+                        Some(seg) if seg.table.is_some() => seg.distrust(log_dir, entry.segment)?,
                         _ => return Err(e),
                     }
                 }
@@ -671,17 +672,13 @@ impl State {
         if self.current == 0 {
             let file = segment::create(&self.log_dir, 1, false, |_, _| Ok(()))?;
             self.open_next(1, file);
-        } else if self.end > HEADER_LEN
-            && (self.end.saturating_add(len) > self.config.segment_limit || self.current_is_sealed())
-        {
+        } else if self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit {
             // Seal the full segment first: a synced record in the next segment must not
             // depend on unsynced ones in this one. Its index goes before the next segment, so
             // that whoever sees the next one finds it.
             self.sync()?;
-            if !self.current_is_sealed() {
-                self.seal_current()?;
-                let _ = self.write_table(self.current, self.end);
-            }
+            self.seal_current()?;
+            let _ = self.write_table(self.current);
             let next = self.current + 1;
             let file = segment::create(&self.log_dir, next, false, |_, _| Ok(()))?;
             self.open_next(next, file);
@@ -695,6 +692,9 @@ impl State {
             return Err(LogError::io("write", self.current_path())(e));
         }
         self.end = at + len;
+        if let Some(seg) = self.segments.get_mut(&n) {
+            seg.len = self.end;
+        }
         Ok((n, at))
     }
 
@@ -752,11 +752,11 @@ impl State {
         self.open_next(new, file);
         self.end = bytes_after;
         if let Some(seg) = self.segments.get_mut(&new) {
-            seg.index = Index::Scanned(map);
+            (seg.map, seg.len) = (map, bytes_after);
         }
-        // Its index, so that an open does not read it whole. The next put starts a new segment.
-        self.seal_current()?;
-        let _ = self.write_table(new, bytes_after);
+        // Its index, so that an open does not read it whole; later puts are appended after it
+        // (until the segment is full), and read as the last segment's records.
+        let _ = self.write_table(new);
         let mut segments_removed = 0;
         for n in numbers {
             let file_path = segment::path(&self.log_dir, n);

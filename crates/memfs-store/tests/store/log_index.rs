@@ -213,3 +213,49 @@ fn flip(file: &FsPath, at: u64) {
     bytes[at as usize] ^= 0x10;
     fs::write(file, bytes).unwrap();
 }
+
+/// The dead bytes an instance counts (replaced and deleted records) are the same whether it
+/// read index files or every record.
+async fn same_stored_bytes_without_indexes(root: &FsPath, with: &LogStore) {
+    let counted = with.stored_bytes().await.unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    fs::create_dir(copy.path().join("log")).unwrap();
+    for f in segments(root) {
+        fs::copy(&f, copy.path().join("log").join(f.file_name().unwrap())).unwrap();
+    }
+    let read_whole = LogStore::open(copy.path()).unwrap().stored_bytes().await.unwrap();
+    assert_eq!(counted, read_whole);
+}
+
+/// A compacted segment gets its index at once; puts appended after it are read as records,
+/// and the index still answers for the part it covers.
+#[tokio::test]
+async fn a_compacted_segment_is_indexed_and_what_follows_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), 300, 1 << 20).await;
+    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(1 << 20);
+    log.compact().await.unwrap();
+    assert_eq!(segments(dir.path()).len(), 1);
+    assert_eq!(indexes(dir.path()).len(), 1, "the compacted segment is indexed");
+    same_stored_bytes_without_indexes(dir.path(), &log).await;
+    // Appended to the compacted segment: replacing, deleting and adding paths it indexes.
+    for i in 0..50 {
+        log.put(&p(&object(i)), PutPayload::from(format!("again {i}"))).await.unwrap();
+        log.delete(&p(&object(100 + i))).await.unwrap();
+        log.put(&p(&object(1_000 + i)), PutPayload::from(format!("new {i}"))).await.unwrap();
+    }
+    assert_eq!(segments(dir.path()).len(), 1, "appended to it");
+    let expected = snapshot(&log).await;
+    let fresh = LogStore::open(dir.path()).unwrap();
+    assert_eq!(snapshot(&fresh).await, expected);
+    assert_eq!(fresh.stored_bytes().await.unwrap(), log.stored_bytes().await.unwrap());
+    same_stored_bytes_without_indexes(dir.path(), &fresh).await;
+}
+
+#[tokio::test]
+async fn dead_bytes_are_counted_the_same_through_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), 600, 16 << 10).await;
+    let log = LogStore::open(dir.path()).unwrap();
+    same_stored_bytes_without_indexes(dir.path(), &log).await;
+}
