@@ -37,11 +37,7 @@ impl ObjectId {
 
     /// Lower-case hex, 64 characters.
     pub fn to_hex(&self) -> String {
-        use fmt::Write;
-        self.0.iter().fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+        hex::encode(self.0)
     }
 }
 

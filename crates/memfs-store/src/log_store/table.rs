@@ -502,31 +502,23 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot) -> bool {
 fn object_id(name: &str) -> Option<[u8; 32]> {
     let hex = name.strip_prefix("objects/")?;
     let (fan, id) = hex.split_once('/')?;
-    if id.len() != 64 || !id.starts_with(fan) || fan.len() != 2 {
+    // Lowercase only: `hex` also takes upper case, which no object path has.
+    if id.len() != 64 || !id.starts_with(fan) || fan.len() != 2 || id.bytes().any(|c| c.is_ascii_uppercase()) {
         return None;
     }
     let mut out = [0; 32];
-    for (i, pair) in id.as_bytes().chunks_exact(2).enumerate() {
-        let digit = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        };
-        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
+    hex::decode_to_slice(id, &mut out).ok()?;
     Some(out)
 }
 
 fn object_path(id: &[u8], out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hex = |b: u8| [char::from(HEX[usize::from(b >> 4)]), char::from(HEX[usize::from(b & 15)])];
+    let mut spelled = [0; 64];
+    hex::encode_to_slice(id, &mut spelled).expect("32 bytes are 64 hex digits");
     out.clear();
     out.push_str("objects/");
-    out.extend(hex(id[0]));
+    out.push_str(std::str::from_utf8(&spelled[..2]).expect("hex is ASCII"));
     out.push('/');
-    for &b in id {
-        out.extend(hex(b));
-    }
+    out.push_str(std::str::from_utf8(&spelled).expect("hex is ASCII"));
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
