@@ -20,15 +20,21 @@
 //! key rotate --reseal`, issue 17): the writers follow each rotation with their key file's slot
 //! and lose nothing; the two rotations are the only commits nobody else acknowledged.
 //!
+//! Throughput (issue 18, criterion 5): before the fleet, one writer alone runs the same command
+//! mix on a store of its own on the same backend; the summary line prints both rates
+//! (mutations answered per second), their ratio against the target (the fleet at least half of
+//! one writer), and the p99 wait for a mutation's answer in each. Printed, not asserted: the
+//! target is not met yet (docs/ARCHITECTURE.md).
+//!
 //! The S3 and Azure cases need `scripts/emulators.sh`; without its variables they are
-//! skipped, unless `MEMFS_TEST_CLOUD=required`. Run with `--nocapture` to see one summary line
-//! per backend.
+//! skipped, unless `MEMFS_TEST_CLOUD=required`. Run with `--nocapture` to see the summary
+//! lines per backend.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -287,6 +293,8 @@ struct Report {
     failed_views: Vec<String>,
     /// Every command, views included, as `--stats` should count them.
     commands: usize,
+    /// How long each mutation waited for its answer.
+    waits: Vec<Duration>,
     stderr: String,
 }
 
@@ -303,6 +311,7 @@ fn writer(backend: &Backend, w: usize) -> Report {
         backend.memfs(&["--actor", &actor, "exec", "--dialect", dialect, "--stats"]),
     );
     let mut sent: Vec<Sent> = Vec::with_capacity(mutations());
+    let mut waits = Vec::with_capacity(mutations());
     let mut failed_views = Vec::new();
     let mut in_a_row = 0;
     let mut view = |session: &mut Session, path: &str| {
@@ -379,7 +388,9 @@ fn writer(backend: &Backend, w: usize) -> Report {
                 )
             }
         };
+        let asked = Instant::now();
         let answer = session.call(&input);
+        waits.push(asked.elapsed());
         let fate = if !answer.is_error && answer.content == ack {
             Fate::Acknowledged
         } else if answer.is_error && Some(&answer.content) == not_verbatim.as_ref() {
@@ -395,7 +406,43 @@ fn writer(backend: &Backend, w: usize) -> Report {
     }
     let commands = session.commands;
     let stderr = session.finish();
-    Report { sent, failed_views, commands, stderr }
+    Report { sent, failed_views, commands, waits, stderr }
+}
+
+/// Creates the shared files and the counter through a set-up session; returns what was
+/// acknowledged.
+fn set_up(backend: &Backend) -> Vec<Sent> {
+    let out = output(backend.memfs(&["init"]));
+    assert!(out.status.success(), "{}: init: {}", backend.name, String::from_utf8_lossy(&out.stderr));
+    let mut setup = Session::start(format!("{} setup", backend.name), backend.memfs(&["--actor", "setup", "exec"]));
+    let mut acknowledged: Vec<Sent> = Vec::new();
+    let mut files: Vec<(String, String)> = (0..SHARED_FILES).map(|k| (shared(k), format!("# shared {k}\n"))).collect();
+    files.push((COUNTER.to_owned(), format!("{START}\n")));
+    for (path, file_text) in files {
+        let input = json!({"command": "create", "path": path, "file_text": file_text});
+        let answer = setup.call(&input);
+        assert_eq!(answer, Answer { content: format!("File created successfully at: {path}"), is_error: false });
+        acknowledged.push(Sent { actor: "setup".into(), input, answer, fate: Fate::Acknowledged });
+    }
+    setup.finish();
+    acknowledged
+}
+
+/// The p99 of `waits`, in milliseconds.
+fn p99_ms(waits: &mut [Duration]) -> f64 {
+    waits.sort_unstable();
+    let at = (waits.len() * 99).div_ceil(100).saturating_sub(1);
+    waits.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// One writer alone, the same command mix, on a store of its own on `backend`'s kind: its
+/// rate (mutations answered per second) and the p99 wait for an answer.
+fn alone(backend: &Backend) -> (f64, f64) {
+    set_up(backend);
+    let started = Instant::now();
+    let mut report = writer(backend, 0);
+    let rate = report.sent.len() as f64 / started.elapsed().as_secs_f64();
+    (rate, p99_ms(&mut report.waits))
 }
 
 /// `memfs: N commands, M commits, K conflicts retried` → (N, M, K).
@@ -441,23 +488,11 @@ fn snapshot(session: &mut Session) -> BTreeMap<String, String> {
     out
 }
 
-fn fleet(backend: &Backend) {
+fn fleet(backend: &Backend, solo: &Backend) {
+    let (solo_rate, solo_p99) = alone(solo);
     let started = Instant::now();
-    let out = output(backend.memfs(&["init"]));
-    assert!(out.status.success(), "{}: init: {}", backend.name, String::from_utf8_lossy(&out.stderr));
-
     // Set-up: the shared files and the counter, acknowledged like any other mutation.
-    let mut setup = Session::start(format!("{} setup", backend.name), backend.memfs(&["--actor", "setup", "exec"]));
-    let mut acknowledged: Vec<Sent> = Vec::new();
-    let mut files: Vec<(String, String)> = (0..SHARED_FILES).map(|k| (shared(k), format!("# shared {k}\n"))).collect();
-    files.push((COUNTER.to_owned(), format!("{START}\n")));
-    for (path, file_text) in files {
-        let input = json!({"command": "create", "path": path, "file_text": file_text});
-        let answer = setup.call(&input);
-        assert_eq!(answer, Answer { content: format!("File created successfully at: {path}"), is_error: false });
-        acknowledged.push(Sent { actor: "setup".into(), input, answer, fate: Fate::Acknowledged });
-    }
-    setup.finish();
+    let mut acknowledged = set_up(backend);
 
     // The fleet.
     let fleet_started = Instant::now();
@@ -506,6 +541,17 @@ fn fleet(backend: &Backend) {
         }
     }
     let total_acks = acknowledged.len() - (SHARED_FILES + 1);
+    let answered: usize = reports.iter().map(|r| r.sent.len()).sum();
+    let fleet_rate = answered as f64 / fleet_time.as_secs_f64();
+    let mut waits: Vec<Duration> = reports.iter().flat_map(|r| r.waits.iter().copied()).collect();
+    let ratio = fleet_rate / solo_rate;
+    eprintln!(
+        "fleet {} throughput: {WRITERS} writers together {fleet_rate:.1} mutations/s, one writer alone {solo_rate:.1}/s: {:.0}% of one writer (target >= 50%: {}); p99 wait for an answer {:.1} ms ({solo_p99:.1} ms alone)",
+        backend.name,
+        ratio * 100.0,
+        if ratio >= 0.5 { "met" } else { "NOT MET" },
+        p99_ms(&mut waits),
+    );
 
     // The real store's tree, read through views before the history is read: a read that
     // committed something would show up in the log below as a commit nobody acknowledged.
@@ -700,19 +746,19 @@ fn fleet(backend: &Backend) {
 
 #[test]
 fn fleet_local() {
-    fleet(&Backend::local());
+    fleet(&Backend::local(), &Backend::local());
 }
 
 #[test]
 fn fleet_s3() {
-    if let Some(backend) = Backend::cloud("s3") {
-        fleet(&backend);
+    if let (Some(backend), Some(solo)) = (Backend::cloud("s3"), Backend::cloud("s3")) {
+        fleet(&backend, &solo);
     }
 }
 
 #[test]
 fn fleet_azure() {
-    if let Some(backend) = Backend::cloud("azure") {
-        fleet(&backend);
+    if let (Some(backend), Some(solo)) = (Backend::cloud("azure"), Backend::cloud("azure")) {
+        fleet(&backend, &solo);
     }
 }
