@@ -471,10 +471,11 @@ impl fmt::Display for EncryptedRepository {
     }
 }
 
-#[async_trait]
-impl Repository for EncryptedRepository {
-    async fn head(&self) -> Result<Head, Error> {
-        let Some((head, version)) = self.load_head(self.max_staleness).await? else {
+impl EncryptedRepository {
+    /// The head as [`Repository::head`] gives it, read again unless the one last read or
+    /// written is younger than `max_age`.
+    async fn head_within(&self, max_age: Option<Duration>) -> Result<Head, Error> {
+        let Some((head, version)) = self.load_head(max_age).await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
             let anchor = Anchor { version: None, commit: None, policy: None, keys: None };
             let policy = Arc::new(Policy::default());
@@ -496,6 +497,17 @@ impl Repository for EncryptedRepository {
         let anchor =
             Anchor { version: Some(version), commit: Some(head.commit), policy: commit.policy, keys: head.keys };
         Ok(Head { tree, generation: head.generation, policy, anchor: Some(anchor) })
+    }
+}
+
+#[async_trait]
+impl Repository for EncryptedRepository {
+    async fn head(&self) -> Result<Head, Error> {
+        self.head_within(self.max_staleness).await
+    }
+
+    async fn head_to_write(&self) -> Result<Head, Error> {
+        self.head_within(Some(Duration::MAX)).await
     }
 
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {

@@ -62,6 +62,14 @@ pub trait Repository: Display + Send + Sync {
     /// The newest head.
     async fn head(&self) -> Result<Head, Error>;
 
+    /// A head to base a commit on: the head this handle last read or wrote, without a request,
+    /// where it keeps one; else the newest ([`Repository::head`], the default). The commit's
+    /// compare-and-swap refuses it if it is not the newest any more, so a warm writer saves the
+    /// read and loses nothing.
+    async fn head_to_write(&self) -> Result<Head, Error> {
+        self.head().await
+    }
+
     /// A directory by id.
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error>;
 
@@ -81,6 +89,9 @@ pub trait Repository: Display + Send + Sync {
 impl<T: Repository + ?Sized> Repository for Arc<T> {
     async fn head(&self) -> Result<Head, Error> {
         (**self).head().await
+    }
+    async fn head_to_write(&self) -> Result<Head, Error> {
+        (**self).head_to_write().await
     }
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
         (**self).dir(id).await

@@ -21,9 +21,10 @@
 //!   emulator's own time per request (measured and printed) and a local folder's sync of the
 //!   head add to it.
 //!
-//! The issue's targets (a file view in at most 2 sequential round trips cold and 1 warm, a
-//! mutation in at most 3) are checked on "sequential" and printed at the end. Nothing here is
-//! asserted: it is a measurement.
+//! The targets of issue 18 (a view in at most 1 sequential round trip cold or warm, 0 within
+//! a staleness bound; a warm mutation, by a writer that knows the current head, in 1; a cold
+//! one in 2) are checked on "sequential" and printed at the end. Nothing here is asserted: it
+//! is a measurement.
 
 #![allow(clippy::print_stdout)]
 
@@ -475,16 +476,13 @@ fn main() {
         let verdict = if over.is_empty() { "met".to_owned() } else { format!("NOT met: {}", over.join("; ")) };
         println!("  {label:<46} at most {limit}: worst {worst}, {verdict}");
     };
-    check("file view, cold", 2, &|r| r.command == "view file" && r.cache == "cold");
+    check("file view, cold", 1, &|r| r.command == "view file" && r.cache == "cold");
     check("file view, warm", 1, &|r| r.command == "view file" && r.cache == "warm");
     check("file view, warm within a staleness bound", 0, &|r| r.cache.starts_with("warm, max_staleness"));
-    check("directory view, cold", 2, &|r| r.command == "view dir" && r.cache == "cold");
+    check("directory view, cold", 1, &|r| r.command == "view dir" && r.cache == "cold");
     check("directory view, warm", 1, &|r| r.command == "view dir" && r.cache == "warm");
-    check("mutation, warm", 3, &|r| r.mutation && r.cache == "warm");
-    check("mutation, cold", 3, &|r| r.mutation && r.cache == "cold");
-    check("create, delete, rename (no content read), cold", 3, &|r| {
-        r.mutation && r.cache == "cold" && matches!(r.command, "create" | "delete" | "rename")
-    });
+    check("mutation, warm", 1, &|r| r.mutation && r.cache == "warm");
+    check("mutation, cold", 2, &|r| r.mutation && r.cache == "cold");
     let twice = rows.iter().filter(|r| r.sample.head_gets > 1).count();
     if twice > 0 {
         println!(

@@ -173,10 +173,26 @@ impl Transactions {
         mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Step<T>, Error>,
     ) -> Result<Committed<T>, Error> {
         let mut missing = 0;
+        // The first attempt starts from the head this handle last knew (no request): only a
+        // race lost against it reads the head again.
+        let mut known = first.is_none();
         for round in 1..=MAX_ATTEMPTS {
             let began = Instant::now();
-            let failure = match self.head(writer, first.take()).await {
+            let from_known = std::mem::take(&mut known);
+            let head = match from_known {
+                true => writer
+                    .repo
+                    .head_to_write()
+                    .await
+                    .map(Arc::new)
+                    .map_err(|source| Error::Store { store: writer.repo.to_string(), source }),
+                false => self.head(writer, first.take()).await,
+            };
+            let failure = match head {
                 Ok(head) => match plan(head.clone(), Fetched::new(writer.repo)).await {
+                    // An answer that commits nothing (an error, a no-op) has no compare-and-swap
+                    // to vouch for the head it read: it must come from the newest.
+                    Ok(Step::Done(_)) | Err(_) if from_known => continue,
                     Ok(step) => match self.commit(writer, &head, step).await {
                         Ok(done) => return Ok(done),
                         Err(failure) => failure,
@@ -185,6 +201,11 @@ impl Transactions {
                 },
                 Err(e) => Failure::Failed(e),
             };
+            if from_known && matches!(failure, Failure::LostRace) {
+                // The head it knew had moved on: no rival to wait out yet, read it and try again.
+                self.conflicts.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             self.settle(failure, round, began, &mut missing).await?;
         }
         Err(Error::Contention { store: writer.repo.to_string(), attempts: MAX_ATTEMPTS })

@@ -302,3 +302,47 @@ async fn str_replace_on_different_lines_both_land() {
         }
     }
 }
+
+/// Two writers of one store, each a handle of its own (as two processes).
+async fn two_writers(backend: &str) -> (Memfs, Memfs, Option<tempfile::TempDir>) {
+    let (location, dir) = persistent_location(backend).expect("the backend's variables");
+    Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("init");
+    let options = || OpenOptions { credential: Some(key()), state_dir: StateDir::Off, ..Default::default() };
+    let a = Memfs::open(&location, options()).await.expect("open");
+    let b = Memfs::open(&location, options()).await.expect("open");
+    (a, b, dir)
+}
+
+/// A writer starts a mutation from the head it last knew, without reading it (issue 18). When
+/// another writer moved the head meanwhile, an answer that commits nothing is never given from
+/// the old head (it is read again), and a commit on it loses its compare-and-swap and runs
+/// again at once on the newest: every answer is the one the commands' order gives.
+#[tokio::test]
+async fn a_warm_writer_never_answers_from_a_head_that_moved_on() {
+    for backend in persistent_backends() {
+        let (a, b, _dir) = two_writers(backend).await;
+        let created = a.call(&json!({"command": "create", "path": PATH, "file_text": ORIGINAL})).await;
+        check_text("create", &created.content, &format!("File created successfully at: {PATH}"));
+        // B adds a file A's known head lacks; A edits it.
+        let other = "/memories/other.md";
+        let made = b.call(&json!({"command": "create", "path": other, "file_text": "x\n"})).await;
+        check_text("b's create", &made.content, &format!("File created successfully at: {other}"));
+        let edited = a.call(&json!({"command": "str_replace", "path": other, "old_str": "x", "new_str": "y"})).await;
+        assert!(!edited.is_error, "{backend}: answered from the old head: {}", edited.content);
+        check_text(
+            "a's edit",
+            &edited.content,
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\ty\n     2\t",
+        );
+        // Both insert at the top, each from a head the other has moved on.
+        let b_insert = b.call(&json!({"command": "insert", "path": PATH, "insert_line": 0, "insert_text": "b"})).await;
+        let a_insert = a.call(&json!({"command": "insert", "path": PATH, "insert_line": 0, "insert_text": "a"})).await;
+        for (who, r) in [("b", &b_insert), ("a", &a_insert)] {
+            check_text(who, &r.content, &format!("The file {PATH} has been edited."));
+        }
+        assert_eq!(content(&a).await, format!("a\nb\n{ORIGINAL}"), "{backend}");
+        let (a_stats, b_stats) = (a.stats(), b.stats());
+        assert_eq!((a_stats.commits, a_stats.conflicts), (3, 1), "{backend}: a's insert lost once");
+        assert_eq!((b_stats.commits, b_stats.conflicts), (2, 1), "{backend}: b's insert lost once");
+    }
+}
