@@ -21,8 +21,10 @@ use crate::repository::{CommitInfo, Repository};
 pub type KeyChange = (&'static str, SlotId);
 
 /// How many times the commit that records a key-slot change is tried when other writers
-/// commit first (each lost race means another commit landed; none is lost).
-const RECORD_ATTEMPTS: usize = 64;
+/// commit first (each lost race means another commit landed; none is lost). As many as a
+/// command's (`memfs`'s `MAX_ATTEMPTS`): 64 were too few for a rotation among 16 writers on
+/// S3 once warm writers commit in two round trips to its three.
+const RECORD_ATTEMPTS: usize = 256;
 
 impl EncryptedRepository {
     /// The key slots of the store at `backend`: their ids, kinds and notes (no credential
