@@ -313,8 +313,14 @@ impl Memfs {
     pub async fn execute_with(&self, command: &Command, dialect: Dialect) -> Result<ToolResult, Error> {
         self.tx.command();
         // The head the daily expiration check read, if it changed nothing: the first attempt
-        // starts from it.
-        let first = self.expire_automatically().await?;
+        // starts from it. A view reads the newest head; a mutation may start from the one this
+        // handle last knew (`Transactions::run`), which its commit checks.
+        let first = match self.expire_automatically().await? {
+            None if matches!(command, Command::View { .. }) => {
+                Some(self.repo.head().await.map_err(|e| self.store_error(e))?)
+            }
+            first => first,
+        };
         let writer = self.writer();
         let today = writer.today;
         let answered = self
