@@ -163,8 +163,10 @@ impl Transactions {
         self.pending.lock().expect("pending accesses").recorded(accesses);
     }
 
-    /// Runs `plan` against the newest head (`first`, when the caller just read it) and
-    /// commits its step by compare-and-swap; on a lost race, runs it again on the new head.
+    /// Runs `plan` against the newest head (`first`, when the caller just read it; else, for
+    /// the first attempt, the head this handle last read or wrote, which the commit's
+    /// compare-and-swap checks) and commits its step by compare-and-swap; on a lost race, runs
+    /// it again on the new head.
     /// The plan gets the head to plan against and a [`Fetched`] to read the objects it needs.
     pub(crate) async fn run<'x, T: Send + 'x>(
         &self,
