@@ -139,11 +139,7 @@ impl Segment {
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
         let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, |offset, r, _| {
-            let location = Path::parse(r.path).map_err(|_| LogError::Corrupt {
-                file: file_path.clone(),
-                offset,
-                reason: "not an object_store path",
-            })?;
+            let location = location_of(&file_path, offset, r.path)?;
             map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path.len(), r.len));
             Ok(())
         })?;
@@ -164,6 +160,15 @@ impl Segment {
         })?;
         Ok(all)
     }
+}
+
+/// A record's path, as an `object_store` path; a record whose path is not one is corrupt.
+fn location_of(file: &std::path::Path, offset: u64, path: &str) -> Result<Path, LogError> {
+    Path::parse(path).map_err(|_| LogError::Corrupt {
+        file: file.to_path_buf(),
+        offset,
+        reason: "not an object_store path",
+    })
 }
 
 /// What one record says of its path.
@@ -446,11 +451,7 @@ impl State {
             Ok(())
         })?;
         for (offset, kind, time_ms, path, len) in records {
-            let location = Path::parse(&path).map_err(|_| LogError::Corrupt {
-                file: file_path.clone(),
-                offset,
-                reason: "not an object_store path",
-            })?;
+            let location = location_of(&file_path, offset, &path)?;
             // What this segment said of the path before: its earlier records, or its table
             // (a compacted segment appended to). Older segments are asked later, if needed.
             let log_dir = &self.log_dir;
@@ -592,12 +593,18 @@ impl State {
         Ok(bytes.slice(start..start + entry.size() as usize))
     }
 
-    /// Appends a put of `location` and indexes it; returns its e_tag. `sync`: make it (and
-    /// everything before it in the segment) durable before returning.
-    pub(super) fn put(&mut self, location: &Path, data: &[&[u8]], sync: bool) -> Result<String, LogError> {
+    /// Appends a put of `location` and indexes it; returns its e_tag. `replaced`: the version
+    /// it replaces, as the caller looked it up (under the lock, caught up). `sync`: make it
+    /// (and everything before it in the segment) durable before returning.
+    pub(super) fn put(
+        &mut self,
+        location: &Path,
+        data: &[&[u8]],
+        replaced: Option<Entry>,
+        sync: bool,
+    ) -> Result<String, LogError> {
         let time_ms = now_ms();
         let size = data.iter().map(|d| d.len() as u64).sum();
-        let old = self.lookup(location)?;
         let mut buf = std::mem::take(&mut self.buf);
         let encoded = record::encode(&mut buf, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
         let result = match encoded {
@@ -612,7 +619,7 @@ impl State {
                     path_len: location.as_ref().len() as u64,
                 };
                 let e_tag = entry.e_tag();
-                self.dead += old.map_or(0, |e| e.record_len);
+                self.dead += replaced.map_or(0, |e| e.record_len);
                 self.current_map()?.insert(location.clone(), Slot::Live(entry));
                 Ok(e_tag)
             }),
@@ -645,9 +652,9 @@ impl State {
         }
     }
 
-    /// Appends a tombstone of live `location` and drops it from the index.
-    pub(super) fn delete(&mut self, location: &Path, sync: bool) -> Result<(), LogError> {
-        let old = self.lookup(location)?;
+    /// Appends a tombstone of live `location`, whose current version is `old` (as the caller
+    /// looked it up, under the lock), and drops it from the index.
+    pub(super) fn delete(&mut self, location: &Path, old: Entry, sync: bool) -> Result<(), LogError> {
         let mut buf = std::mem::take(&mut self.buf);
         let encoded = record::encode(&mut buf, Kind::Delete, now_ms(), location.as_ref(), &[]);
         let result = match encoded {
@@ -657,7 +664,7 @@ impl State {
         let len = buf.len() as u64;
         self.buf = buf;
         result?;
-        self.dead += old.map_or(0, |e| e.record_len) + len;
+        self.dead += old.record_len + len;
         self.current_map()?.insert(location.clone(), Slot::Deleted);
         if sync {
             self.sync()?;

@@ -19,7 +19,7 @@ use object_store::{
 use super::error::LogError;
 use super::report::{CompactReport, StoredBytes};
 use super::segment;
-use super::state::{Config, Mode, State};
+use super::state::{Config, Entry, Mode, State};
 use crate::local_fs::{self, OpenError};
 
 const STORE: &str = "LogStore";
@@ -244,11 +244,12 @@ async fn write_blocking<T: Send + 'static>(
     }
 }
 
-/// Checks a put's mode against the index (under the lock, caught up).
-fn check_mode(state: &mut State, location: &Path, mode: &PutMode) -> Result<()> {
+/// Checks a put's mode against the index (under the lock, caught up); returns the version the
+/// put would replace.
+fn check_mode(state: &mut State, location: &Path, mode: &PutMode) -> Result<Option<Entry>> {
     let current = state.lookup(location)?;
-    match (mode, current) {
-        (PutMode::Overwrite, _) | (PutMode::Create, None) => Ok(()),
+    match (mode, &current) {
+        (PutMode::Overwrite, _) | (PutMode::Create, None) => Ok(current),
         (PutMode::Create, Some(_)) => Err(object_store::Error::AlreadyExists {
             path: location.to_string(),
             source: format!("{location} exists").into(),
@@ -267,7 +268,7 @@ fn check_mode(state: &mut State, location: &Path, mode: &PutMode) -> Result<()> 
             };
             let actual = entry.e_tag();
             if *expected == actual {
-                Ok(())
+                Ok(current)
             } else {
                 Err(object_store::Error::Precondition {
                     path: location.to_string(),
@@ -289,18 +290,19 @@ fn no_attributes(operation: &str) -> object_store::Error {
     }
 }
 
-/// Puts `data` at `location` (under the lock, caught up), synced unless lazy; returns the e_tag.
-fn put(state: &mut State, location: &Path, data: &[&[u8]]) -> Result<PutResult> {
+/// Puts `data` at `location` (under the lock, caught up) in place of `replaced`, synced unless
+/// lazy; returns the e_tag.
+fn put(state: &mut State, location: &Path, data: &[&[u8]], replaced: Option<Entry>) -> Result<PutResult> {
     let sync = !state.config.is_lazy(location);
-    let e_tag = state.put(location, data, sync)?;
+    let e_tag = state.put(location, data, replaced, sync)?;
     Ok(PutResult { e_tag: Some(e_tag), version: None, extensions: Default::default() })
 }
 
 async fn delete(inner: &Arc<Inner>, location: Path) -> Result<()> {
     write(inner, move |state| {
-        if state.lookup(&location)?.is_some() {
+        if let Some(old) = state.lookup(&location)? {
             let sync = !state.config.is_lazy(&location);
-            state.delete(&location, sync)?;
+            state.delete(&location, old, sync)?;
         }
         Ok(())
     })
@@ -327,9 +329,9 @@ impl ObjectStore for LogStore {
         }
         let location = location.clone();
         write(&self.inner, move |state| {
-            check_mode(state, &location, &opts.mode)?;
+            let replaced = check_mode(state, &location, &opts.mode)?;
             let chunks: Vec<&[u8]> = payload.iter().map(|b| b.as_ref()).collect();
-            put(state, &location, &chunks)
+            put(state, &location, &chunks, replaced)
         })
         .await
     }
@@ -430,10 +432,9 @@ impl ObjectStore for LogStore {
         let (from, to) = (from.clone(), to.clone());
         write(&self.inner, move |state| {
             let (_, data) = state.get(&from)?.ok_or_else(|| not_found(&from))?;
-            if matches!(mode, CopyMode::Create) {
-                check_mode(state, &to, &PutMode::Create)?;
-            }
-            put(state, &to, &[&data]).map(|_| ())
+            let mode = if matches!(mode, CopyMode::Create) { PutMode::Create } else { PutMode::Overwrite };
+            let replaced = check_mode(state, &to, &mode)?;
+            put(state, &to, &[&data], replaced).map(|_| ())
         })
         .await
     }
@@ -464,7 +465,8 @@ impl MultipartUpload for Upload {
         let location = self.location.clone();
         write(&self.inner, move |state| {
             let chunks: Vec<&[u8]> = parts.iter().flat_map(|p| p.iter()).map(|b| b.as_ref()).collect();
-            put(state, &location, &chunks)
+            let replaced = check_mode(state, &location, &PutMode::Overwrite)?;
+            put(state, &location, &chunks, replaced)
         })
         .await
     }

@@ -98,10 +98,11 @@ impl Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Seal {
     pub(super) segment: u64,
-    /// The segment's length: a table describes exactly this many bytes.
+    /// How much of the segment the table describes, from its start: all of a sealed segment,
+    /// the compacted part of a compacted segment appended to since.
     pub(super) covered_len: u64,
-    /// The segment's last 16 bytes (its last record's checksum), or zeros if it has no record:
-    /// a segment replaced by another of the same length does not match.
+    /// The 16 bytes before `covered_len` (the last covered record's checksum), or zeros if it
+    /// covers no record: a segment replaced by another of the same length does not match.
     pub(super) last_checksum: [u8; CHECKSUM_LEN],
     /// The dead bytes of the log (replaced and deleted records, tombstones) from its base
     /// through the end of this segment.
@@ -396,11 +397,9 @@ pub(super) fn write<'a>(
             block.clear();
             Ok::<(), std::io::Error>(())
         };
-        let mut last: Option<String> = None;
         for item in entries {
             let (path, slot) = item?;
             let name = path.as_ref();
-            debug_assert!(last.as_deref().is_none_or(|l| l < name), "entries come sorted");
             one.clear();
             if !encode_entry(&mut one, name, slot) {
                 return Ok(None);
@@ -415,7 +414,6 @@ pub(super) fn write<'a>(
             block.extend_from_slice(&one);
             bloom_insert(&mut bloom, &Key::new(path));
             count += 1;
-            last = Some(name.to_owned());
         }
         if !block.is_empty() {
             flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
@@ -538,11 +536,11 @@ fn checksum(segment: u64, bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
     out
 }
 
-/// A path to look up, with its bloom filter hash computed once for all the segments asked.
+/// A path to look up, with its bloom filter hash computed once for all the segments asked,
+/// and only if one with a table is asked.
 pub(super) struct Key<'a> {
     path: &'a Path,
-    h1: u64,
-    h2: u64,
+    hash: std::cell::OnceCell<(u64, u64)>,
 }
 
 impl<'a> Key<'a> {
@@ -550,11 +548,7 @@ impl<'a> Key<'a> {
     /// of it. Written here rather than taken from a crate because the bits are stored: the
     /// hash and the probes must never change with a dependency's version.
     pub(super) fn new(path: &'a Path) -> Key<'a> {
-        let hash = blake3::hash(path.as_ref().as_bytes());
-        let b = hash.as_bytes();
-        let h1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
-        let h2 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) | 1;
-        Key { path, h1, h2 }
+        Key { path, hash: std::cell::OnceCell::new() }
     }
 
     pub(super) fn path(&self) -> &'a Path {
@@ -562,7 +556,13 @@ impl<'a> Key<'a> {
     }
 
     fn probes(&self, bits: u64) -> impl Iterator<Item = u64> {
-        let (h1, h2) = (self.h1, self.h2);
+        let (h1, h2) = *self.hash.get_or_init(|| {
+            let hash = blake3::hash(self.path.as_ref().as_bytes());
+            let b = hash.as_bytes();
+            let h1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+            let h2 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) | 1;
+            (h1, h2)
+        });
         (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
     }
 }
