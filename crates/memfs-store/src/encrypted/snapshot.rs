@@ -53,29 +53,43 @@ impl EncryptedRepository {
         watermark: Option<&Watermark>,
     ) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
         let floor = watermark.map(Watermark::floor).transpose()?;
-        let read = match max_age {
-            Some(age) => self.head.read_within(age).await?,
-            None => self.head.read().await?,
-        };
-        let Some((bytes, version)) = read else {
+        let mut max_age = max_age;
+        loop {
+            let read = match max_age {
+                Some(age) => self.head.read_within(age).await?,
+                None => self.head.read().await?,
+            };
+            let head = match &read {
+                Some((bytes, _)) => Some(match self.open_head(bytes) {
+                    // Sealed after a rotation this client has not seen: follow it, then open.
+                    Err(_) if self.keys.objects().misses_epoch_of(bytes) => {
+                        self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::UnknownEpoch).await?;
+                        self.open_head(bytes)?
+                    }
+                    opened => opened?,
+                }),
+                None => None,
+            };
+            if let Some(head) = &head {
+                self.check_keys_counter(head).await?;
+            }
             if let (Some(w), Some(floor)) = (watermark, floor) {
-                self.verify(w, floor, Mark { generation: 0, commit: None }).await?;
+                let served = head.as_ref().map_or(Mark { generation: 0, commit: None }, |h| Mark {
+                    generation: h.generation,
+                    commit: Some(h.commit),
+                });
+                match self.verify(w, floor, served).await {
+                    // A head this handle kept (`max_age`), older than a commit another process
+                    // of this client has seen since: not what the store serves now. Read it.
+                    Err(_) if max_age.is_some() => {
+                        max_age = None;
+                        continue;
+                    }
+                    verified => verified?,
+                }
             }
-            return Ok(None);
-        };
-        let head = match self.open_head(&bytes) {
-            // Sealed after a rotation this client has not seen: follow it, then open.
-            Err(_) if self.keys.objects().misses_epoch_of(&bytes) => {
-                self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::UnknownEpoch).await?;
-                self.open_head(&bytes)?
-            }
-            opened => opened?,
-        };
-        self.check_keys_counter(&head).await?;
-        if let (Some(w), Some(floor)) = (watermark, floor) {
-            self.verify(w, floor, Mark { generation: head.generation, commit: Some(head.commit) }).await?;
+            return Ok(head.zip(read.map(|(_, version)| version)));
         }
-        Ok(Some((head, version)))
     }
 
     /// A head naming a newer `memfs.keys` than this client holds: reads it again (see

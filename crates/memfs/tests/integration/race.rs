@@ -346,3 +346,36 @@ async fn a_warm_writer_never_answers_from_a_head_that_moved_on() {
         assert_eq!((b_stats.commits, b_stats.conflicts), (2, 1), "{backend}: b's insert lost once");
     }
 }
+
+/// A writer's kept head is older than a commit another process of the same client has since
+/// remembered (the shared rollback mark, read when this process writes its own): that is a
+/// stale copy, not a rollback, and the store is read again instead of refusing.
+#[tokio::test]
+async fn a_kept_head_older_than_the_clients_mark_is_read_again_not_called_a_rollback() {
+    for backend in persistent_backends() {
+        let (location, _dir) = persistent_location(backend).expect("the backend's variables");
+        Memfs::init(&location, &key(), KdfParams::DEFAULT).await.expect("init");
+        let state = tempfile::tempdir().expect("a state folder");
+        let options = || OpenOptions {
+            credential: Some(key()),
+            state_dir: StateDir::At(state.path().into()),
+            ..Default::default()
+        };
+        let create = |n: usize| json!({"command": "create", "path": format!("/memories/f{n}.md"), "file_text": "x"});
+        let a = Memfs::open(&location, options()).await.expect("open");
+        for n in 0..2 {
+            assert!(!a.call(&create(n)).await.is_error, "{backend}");
+        }
+        {
+            // Another process of this client commits twice and, closing, writes its mark.
+            let b = Memfs::open(&location, options()).await.expect("open");
+            for n in 2..4 {
+                assert!(!b.call(&create(n)).await.is_error, "{backend}");
+            }
+        }
+        // A's held-back mark is due: writing it reads B's, newer than the head A keeps.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let answer = a.call(&create(4)).await;
+        check_text(backend, &answer.content, "File created successfully at: /memories/f4.md");
+    }
+}
