@@ -279,7 +279,8 @@ fn check_chars(s: &str, path: &str) -> Result<(), PathError> {
 
 /// [`PathError::FormatCharacter`] if `s` holds a character of general category Cf.
 fn check_format(s: &str, path: &str) -> Result<(), PathError> {
-    if s.chars().any(|c| c.general_category() == GeneralCategory::Format) {
+    // No ASCII character is of category Cf: most names skip the table lookups.
+    if !s.is_ascii() && s.chars().any(|c| c.general_category() == GeneralCategory::Format) {
         return Err(PathError::FormatCharacter { path: path.to_owned() });
     }
     Ok(())

@@ -96,9 +96,12 @@ pub const OLDEST_FORMAT_VERSION: u64 = 5;
 /// accept any size.
 pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
 
-/// The snapshot budget in a local folder, where a read costs no round trip but every head
-/// is a record in the log: the commit, the policy and the first pages only.
-const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 4 << 10;
+/// The snapshot budget in a local folder: none. A read there costs no round trip, but every
+/// head is a record in the log, so a snapshot was bytes written per commit for nothing: with
+/// 4 KiB (the commit, the policy, the first pages) a create wrote about 1.2 KB more, and
+/// neither a new process's first answer nor a session got faster (`cargo bench -p memfs-cli
+/// --bench scale`, `scripts/bench-vs-sdk.sh`, 2026-11-26).
+const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 0;
 
 /// How many written objects a process remembers the epoch of (about 4 MB).
 const WRITTEN_MEMORY: usize = 65_536;

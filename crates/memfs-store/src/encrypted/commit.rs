@@ -76,7 +76,7 @@ impl EncryptedRepository {
             .chain(planned.pages.iter().map(|(id, plain)| (ObjectKind::Dir, *id, &plain[..])))
             .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
             .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
-        try_join_all(writes.map(|(kind, id, plain)| self.put_object(kind, id, plain))).await?;
+        self.put_objects(writes.collect()).await?;
         {
             // Immutable and just written: the next command's reads need not fetch them.
             let mut cache = self.cache();

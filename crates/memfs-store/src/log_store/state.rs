@@ -633,6 +633,58 @@ impl State {
         Ok(e_tag)
     }
 
+    /// Puts each of `items` whose path holds nothing yet (under the lock, caught up), without a
+    /// sync: the records go out in one write when they fit the current segment, else one by
+    /// one. A path given twice is put once. What already exists is left as it is (a create
+    /// that finds its object stored: same path, same content, for content-addressed objects).
+    pub(super) fn put_new(&mut self, items: &[(Path, &[u8])]) -> Result<(), LogError> {
+        let mut fresh: Vec<(&Path, &[u8])> = Vec::with_capacity(items.len());
+        for (location, data) in items {
+            if !fresh.iter().any(|(l, _)| *l == location) && self.lookup(location)?.is_none() {
+                fresh.push((location, data));
+            }
+        }
+        let time_ms = now_ms();
+        let mut batch = Vec::new();
+        let mut record = std::mem::take(&mut self.buf);
+        let mut lens = Vec::with_capacity(fresh.len());
+        for (location, data) in &fresh {
+            if record::encode(&mut record, Kind::Put { origin: None }, time_ms, location.as_ref(), &[data]).is_none() {
+                self.buf = record;
+                return Err(LogError::TooLarge { path: location.to_string(), size: data.len() as u64 });
+            }
+            lens.push(record.len() as u64);
+            batch.extend_from_slice(&record);
+        }
+        self.buf = record;
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let fits = self.current != 0 && self.end.saturating_add(batch.len() as u64) <= self.config.segment_limit;
+        if !fits {
+            // At a segment's end: one by one, so that each may start the next segment.
+            for (location, data) in fresh {
+                self.put(location, &[data], None, false)?;
+            }
+            return Ok(());
+        }
+        let (segment, mut offset) = self.append(&batch)?;
+        for ((location, _), record_len) in fresh.into_iter().zip(lens) {
+            let entry =
+                Entry { segment, offset, record_len, time_ms, origin: None, path_len: location.as_ref().len() as u64 };
+            self.current_map()?.insert(location.clone(), Slot::Live(entry));
+            offset += record_len;
+        }
+        Ok(())
+    }
+
+    /// Makes every record so far durable, as a synced put does (under the lock, caught up).
+    pub(super) fn sync_puts(&mut self) -> Result<(), LogError> {
+        self.sync()?;
+        self.auto_compact();
+        Ok(())
+    }
+
     /// After a synced put (under the lock, caught up): compacts the log if the dead bytes have
     /// reached the threshold and at least the live bytes, so the log stays within about twice
     /// what it holds. The put is durable already, and its e_tag survives a compaction, so a

@@ -140,6 +140,23 @@ impl LogStore {
         write_blocking(Arc::clone(&self.inner), |state| Ok(state.compact()?)).await
     }
 
+    /// Puts each of `items` whose path holds nothing yet, as [`PutMode::Create`] puts that
+    /// ignore `AlreadyExists`, under one lock and in one write (when they fit the current
+    /// segment). Lazy paths stay unsynced (the next synced put makes them durable); a batch
+    /// with any other path is synced once at its end. A commit's objects cost one append this
+    /// way instead of one locked append (lock, catch-up, write, unlock) each.
+    pub async fn put_new(&self, items: Vec<(Path, Bytes)>) -> Result<()> {
+        write(&self.inner, move |state| {
+            let refs: Vec<(Path, &[u8])> = items.iter().map(|(p, b)| (p.clone(), b.as_ref())).collect();
+            state.put_new(&refs)?;
+            if items.iter().any(|(p, _)| !state.config.is_lazy(p)) {
+                state.sync_puts()?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// The bytes of live records and of the segments in use, after catching up.
     pub async fn stored_bytes(&self) -> Result<StoredBytes> {
         self.inner.read(|state| Ok(state.stored_bytes()?))

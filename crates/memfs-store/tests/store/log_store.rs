@@ -451,6 +451,66 @@ async fn segments_roll_over() {
 }
 
 #[tokio::test]
+async fn a_batch_puts_only_what_is_new_in_one_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(400);
+    let reader = LogStore::open(dir.path()).unwrap();
+    put(&log, "objects/aa/1", "stored before", PutMode::Create).await.unwrap();
+    let batch = |items: &[(&str, &str)]| {
+        items.iter().map(|(path, data)| (p(path), bytes::Bytes::from(data.to_string()))).collect::<Vec<_>>()
+    };
+    let segment = segments(dir.path()).pop().unwrap();
+    let before = len(&segment);
+    // A path already stored is left as it is, a path given twice is put once.
+    log.put_new(batch(&[
+        ("objects/aa/2", "two"),
+        ("objects/aa/1", "other"),
+        ("objects/aa/3", "three"),
+        ("objects/aa/2", "again"),
+    ]))
+    .await
+    .unwrap();
+    let mut expected = BTreeMap::from([
+        ("objects/aa/1".to_owned(), "stored before".to_owned()),
+        ("objects/aa/2".to_owned(), "two".to_owned()),
+        ("objects/aa/3".to_owned(), "three".to_owned()),
+    ]);
+    assert_eq!(snapshot(&reader).await, expected);
+    // Exactly the two new records: as many bytes as two single puts of them add elsewhere.
+    let other = tempfile::tempdir().unwrap();
+    let single = LogStore::open(other.path()).unwrap();
+    put(&single, "objects/aa/1", "stored before", PutMode::Create).await.unwrap();
+    let other_segment = segments(other.path()).pop().unwrap();
+    let other_before = len(&other_segment);
+    put(&single, "objects/aa/2", "two", PutMode::Create).await.unwrap();
+    put(&single, "objects/aa/3", "three", PutMode::Create).await.unwrap();
+    assert_eq!(len(&segment) - before, len(&other_segment) - other_before);
+
+    // A batch that does not fit the segment's rest goes record by record, so every segment but
+    // the last keeps to the limit.
+    let many: Vec<(String, String)> =
+        (0..12).map(|i| (format!("objects/bb/{i:02}"), format!("data {i} ").repeat(4))).collect();
+    let refs: Vec<(&str, &str)> = many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    log.put_new(batch(&refs)).await.unwrap();
+    expected.extend(many.iter().cloned());
+    let files = segments(dir.path());
+    assert!(files.len() >= 3, "{} segments", files.len());
+    for file in &files[..files.len() - 1] {
+        assert!(len(file) <= 400, "{}: {} bytes", file.display(), len(file));
+    }
+    assert_eq!(snapshot(&reader).await, expected);
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    // The records of one batch are ordinary records: a torn tail takes back the last ones only.
+    let last = segments(dir.path()).pop().unwrap();
+    let tail = len(&last);
+    log.put_new(batch(&[("objects/cc/1", "first"), ("objects/cc/2", "second")])).await.unwrap();
+    fs::OpenOptions::new().write(true).open(&last).unwrap().set_len(len(&last) - 3).unwrap();
+    assert!(len(&last) > tail);
+    expected.insert("objects/cc/1".into(), "first".into());
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+}
+
+#[tokio::test]
 async fn compaction_keeps_content_and_e_tags() {
     let dir = tempfile::tempdir().unwrap();
     let log = LogStore::open(dir.path()).unwrap().with_segment_limit(400);
