@@ -85,7 +85,7 @@ pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 7;
+pub const FORMAT_VERSION: u64 = 8;
 
 /// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
 /// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").
@@ -95,6 +95,12 @@ pub const OLDEST_FORMAT_VERSION: u64 = 5;
 /// policy and directory pages, as JSON strings (docs/FORMAT.md explains the choice). Readers
 /// accept any size.
 pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
+
+/// The default budget of objects carried unwritten in the head on object storage: half the
+/// snapshot. A warm commit then costs one request (the head swap) until the carried objects
+/// pass it; the commit that passes it stores them first (two round trips). Commits of a few
+/// kilobytes each (a file, a few directory pages, the commit) pass it every 5 to 10 commits.
+pub const UNWRITTEN_BYTES: usize = HEAD_SNAPSHOT_BYTES / 2;
 
 /// The snapshot budget in a local folder: none. A read there costs no round trip, but every
 /// head is a record in the log, so a snapshot was bytes written per commit for nothing: with
@@ -179,6 +185,11 @@ pub struct OpenOptions {
     /// The byte budget of the in-memory cache of immutable objects (`None`: the default,
     /// [`DEFAULT_MEMORY_CACHE_BYTES`], 64 MiB). Past it, the least useful entries are evicted.
     pub memory_cache_bytes: Option<usize>,
+    /// The bytes of new objects a commit may carry unwritten in the head instead of storing
+    /// them first (format 8; docs/FORMAT.md, "Objects carried unwritten"). `None` (the
+    /// default): half the head's snapshot budget, [`UNWRITTEN_BYTES`] on object storage, 0 in
+    /// a local folder and in memory (no snapshot there). `Some(0)` stores every object first.
+    pub unwritten_bytes: Option<usize>,
     /// Who the commits the store makes by itself are by: the record of a change `memfs.keys`
     /// takes on open (a store carried over to format 7, see [`EncryptedRepository::open`]) and
     /// of a key-slot change, rotation or shred.
@@ -204,6 +215,9 @@ pub struct EncryptedRepository {
     max_staleness: Option<Duration>,
     /// Plaintext bytes a commit puts into the head's snapshot.
     snapshot_budget: usize,
+    /// Of those, the most that objects carried unwritten may take (see
+    /// [`OpenOptions::unwritten_bytes`]).
+    unwritten_budget: usize,
     /// See [`OpenOptions::cache_dir`].
     disk: Option<DiskCache>,
     /// The log of a local store, which `gc` compacts.
@@ -407,6 +421,7 @@ impl EncryptedRepository {
             parsed_head: Mutex::new(None),
             max_staleness: options.max_staleness,
             snapshot_budget: conn.snapshot_budget,
+            unwritten_budget: options.unwritten_bytes.unwrap_or(conn.snapshot_budget / 2).min(conn.snapshot_budget),
             disk,
             log: conn.log,
             written: Mutex::new(HashMap::new()),
@@ -480,7 +495,7 @@ impl EncryptedRepository {
     async fn head_within(&self, max_age: Option<Duration>) -> Result<Head, Error> {
         let Some((head, version)) = self.load_head(max_age).await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
-            let anchor = Anchor { version: None, commit: None, policy: None, keys: None };
+            let anchor = Anchor { version: None, commit: None, policy: None, keys: None, unwritten: Arc::new([]) };
             let policy = Arc::new(Policy::default());
             return Ok(Head { tree: Tree::empty(), generation: 0, policy, anchor: Some(anchor) });
         };
@@ -497,8 +512,13 @@ impl EncryptedRepository {
         }
         let tree = Tree::from_root(DirRef::stored(commit.tree, Totals { files: commit.files, bytes: commit.bytes }));
         let policy = self.policy_object(commit.policy.as_ref()).await?;
-        let anchor =
-            Anchor { version: Some(version), commit: Some(head.commit), policy: commit.policy, keys: head.keys };
+        let anchor = Anchor {
+            version: Some(version),
+            commit: Some(head.commit),
+            policy: commit.policy,
+            keys: head.keys,
+            unwritten: head.inline.iter().filter(|o| o.unwritten).cloned().collect(),
+        };
         Ok(Head { tree, generation: head.generation, policy, anchor: Some(anchor) })
     }
 }

@@ -5,6 +5,7 @@
 //! additions are noticed instead of silently dropped.
 
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
+use memfs_crypt::ObjectKind;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -245,6 +246,15 @@ pub(crate) struct InlineObject {
     pub(crate) id: ObjectId,
     /// Its plaintext (JSON, carried as a string).
     pub(crate) plain: String,
+    /// Format 8: not stored under `objects/`. This copy is then the object's only one: the
+    /// next head carries it again, or its writer stores it under `objects/` before swapping
+    /// the head. Absent (false): a copy of a stored object.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) unwritten: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The kinds of object a head may carry.
@@ -259,6 +269,29 @@ pub(crate) enum InlineKind {
     Dir,
     /// A file's content (UTF-8 text only), addressed by the blob address key.
     Blob,
+}
+
+impl InlineKind {
+    /// The kind an object of this kind is sealed as.
+    pub(crate) fn object_kind(self) -> ObjectKind {
+        match self {
+            InlineKind::Commit => ObjectKind::Commit,
+            InlineKind::Policy => ObjectKind::Policy,
+            InlineKind::Dir => ObjectKind::Dir,
+            InlineKind::Blob => ObjectKind::Blob,
+        }
+    }
+
+    /// The inline kind of an object kind (`None` for the head's own).
+    pub(crate) fn of(kind: ObjectKind) -> Option<InlineKind> {
+        match kind {
+            ObjectKind::Commit => Some(InlineKind::Commit),
+            ObjectKind::Policy => Some(InlineKind::Policy),
+            ObjectKind::Dir => Some(InlineKind::Dir),
+            ObjectKind::Blob => Some(InlineKind::Blob),
+            _ => None,
+        }
+    }
 }
 
 /// gc's state (sealed as kind Head under its own fixed id): the retention horizon and the

@@ -43,6 +43,9 @@ pub(crate) struct Anchor {
     /// The change counter of `memfs.keys` the head names (`None`: no head, or one written
     /// before format 7).
     pub(crate) keys: Option<u64>,
+    /// The objects that head carries unwritten (format 8): a commit on it carries them on or
+    /// stores them.
+    pub(crate) unwritten: Arc<[crate::format::InlineObject]>,
 }
 
 /// Who made a commit and what it did, recorded with it.

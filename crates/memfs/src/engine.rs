@@ -56,6 +56,7 @@ impl OpenOptions {
             max_staleness: self.max_staleness,
             cache_dir: self.cache_dir.clone(),
             memory_cache_bytes: self.memory_cache_bytes,
+            unwritten_bytes: None,
             actor: self.actor.clone(),
         }
     }

@@ -142,6 +142,18 @@ impl EncryptedRepository {
         };
         let checked = head.as_ref().map(|(_, version)| version.clone());
         let listing = self.list_objects().await?;
+        // File contents the head carries unwritten (format 8): stored there, not under
+        // `objects/` (verified against their ids when the head was opened).
+        let carried: HashMap<ObjectId, u64> = head
+            .as_ref()
+            .map(|(h, _)| {
+                h.inline
+                    .iter()
+                    .filter(|o| o.unwritten && o.kind == format::InlineKind::Blob)
+                    .map(|o| (o.id, o.plain.len() as u64))
+                    .collect()
+            })
+            .unwrap_or_default();
 
         // Commits. The walk reads through the commit cache; empty it so that every commit is
         // read from storage and authenticated again (directories and contents below are read
@@ -278,9 +290,14 @@ impl EncryptedRepository {
         let results: Vec<_> = stream::iter(files.iter())
             .map(|(id, (size, _))| {
                 let stored = listing.get(id).copied();
+                let carried = carried.get(id).copied();
                 async move {
                     let r = match (options.read_data, stored) {
-                        (_, None) => Err(Error::MissingObject { id: format::object_name(id) }),
+                        (_, None) => match carried {
+                            Some(len) if len == *size => Ok(()),
+                            Some(len) => Err(size_mismatch(id, len, *size)),
+                            None => Err(Error::MissingObject { id: format::object_name(id) }),
+                        },
                         (true, Some(_)) => self.get_object(ObjectKind::Blob, id).await.and_then(|plain| {
                             match plain.len() as u64 == *size {
                                 true => Ok(()),

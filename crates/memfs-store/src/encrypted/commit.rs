@@ -2,6 +2,7 @@
 //! with a lost answer settled before anything is reported; policy changes.
 
 use super::objects::PlannedDirs;
+use super::snapshot::unwritten_size;
 use super::*;
 
 /// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
@@ -76,7 +77,15 @@ impl EncryptedRepository {
             .chain(planned.pages.iter().map(|(id, plain)| (ObjectKind::Dir, *id, &plain[..])))
             .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
             .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
-        self.put_objects(writes.collect()).await?;
+        let new: Vec<(ObjectKind, ObjectId, &[u8])> = writes.collect();
+        // Format 8: carried unwritten in the head (one request for the whole commit), or, past
+        // the budget, stored with the ones the base head carried (docs/FORMAT.md).
+        let carried = self.carry(&anchor.unwritten, &new);
+        if carried.is_none() {
+            let mut all = new;
+            all.extend(anchor.unwritten.iter().map(|o| (o.kind.object_kind(), o.id, o.plain.as_bytes())));
+            self.put_objects(all).await?;
+        }
         {
             // Immutable and just written: the next command's reads need not fetch them.
             let mut cache = self.cache();
@@ -91,7 +100,7 @@ impl EncryptedRepository {
                 cache.insert_plain(*id, Arc::from(&plain[..]));
             }
         }
-        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root);
+        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried.unwrap_or_default());
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match &anchor.version {
@@ -131,16 +140,49 @@ impl EncryptedRepository {
         Ok(generation)
     }
 
-    /// The head naming a new commit, with its snapshot (see [`EncryptedRepository::snapshot`]).
+    /// The head naming a new commit, with `unwritten` and its snapshot (see
+    /// [`EncryptedRepository::snapshot`]).
     pub(super) fn head_object(
         &self,
         generation: u64,
         commit: (ObjectId, &[u8]),
         policy: Option<ObjectId>,
         root: ObjectId,
+        unwritten: Vec<InlineObject>,
     ) -> HeadObject {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
-        HeadObject { store_id, keys: None, generation, commit: commit.0, inline: self.snapshot(commit, policy, root) }
+        let inline = self.snapshot(commit, policy, root, unwritten);
+        HeadObject { store_id, keys: None, generation, commit: commit.0, inline }
+    }
+
+    /// The objects a commit's head carries unwritten: those the base head carried
+    /// (`before`) and the commit's `new` ones, if together they fit the budget and every
+    /// plaintext is UTF-8 (the head carries strings). `None`: the commit stores them all
+    /// before swapping the head.
+    pub(super) fn carry(
+        &self,
+        before: &[InlineObject],
+        new: &[(ObjectKind, ObjectId, &[u8])],
+    ) -> Option<Vec<InlineObject>> {
+        if self.unwritten_budget == 0 {
+            return None;
+        }
+        let mut out = before.to_vec();
+        let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
+        let mut used: usize = out.iter().map(|o| unwritten_size(o.plain.as_bytes())).sum();
+        for (kind, id, plain) in new {
+            if !ids.insert(*id) {
+                continue;
+            }
+            let plain = std::str::from_utf8(plain).ok()?;
+            used += unwritten_size(plain.as_bytes());
+            if used > self.unwritten_budget {
+                return None;
+            }
+            let kind = InlineKind::of(*kind)?;
+            out.push(InlineObject { kind, id: *id, plain: plain.to_owned(), unwritten: true });
+        }
+        Some(out)
     }
 
     /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,

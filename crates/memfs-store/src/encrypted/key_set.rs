@@ -198,6 +198,15 @@ impl KeySet {
                 (None, carried)
             }
         };
+        // Format 7 to 8 (heads may carry objects unwritten): the version, and the counter, so
+        // that a format-7 client still running reads `memfs.keys` again at the next head it
+        // sees, and stops there (`the store uses format version 8`) instead of meeting a head
+        // it cannot read. Nothing to record: no key and no file changes.
+        let upgraded = object.version < FORMAT_VERSION;
+        if upgraded && new_root.is_none() {
+            object.version = FORMAT_VERSION;
+            object.keyring.as_mut().expect("authenticated: format 7").bump();
+        }
         // One mark at a time: a store carried over whose commit is still to be made keeps
         // that mark (its record matters more than a slot's).
         if changed && object.unrecorded.is_none() {
@@ -210,6 +219,7 @@ impl KeySet {
             (Some(root), _) | (None, Unlocked::Root(root)) => root,
             (None, Unlocked::Master(_)) => unreachable!("a master key is carried over to a new root above"),
         };
+        let changed = changed || upgraded;
         if changed {
             object.seal(&root);
         }

@@ -173,10 +173,11 @@ mod tests {
         )
         .await
         .unwrap();
+        // Every object stored before its head, here and below: the test counts stored objects.
         let repo = EncryptedRepository::open(
             backend(),
             &pass,
-            OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() },
+            OpenOptions { state_dir: crate::StateDir::Off, unwritten_bytes: Some(0), ..OpenOptions::default() },
         )
         .await
         .unwrap();
@@ -184,7 +185,8 @@ mod tests {
         let objects_before = everything(store.as_ref()).await;
 
         let file = Credential::KeyFile(KeyFile::generate().unwrap());
-        let off = || OpenOptions { state_dir: crate::StateDir::Off, ..OpenOptions::default() };
+        let off =
+            || OpenOptions { state_dir: crate::StateDir::Off, unwritten_bytes: Some(0), ..OpenOptions::default() };
         let added = EncryptedRepository::change_key_slots(backend(), &pass, off(), |slots, root, id, _| {
             slots.add_slot(root, id, &file, cheap()).map(|added| (added, ("add", added)))
         })

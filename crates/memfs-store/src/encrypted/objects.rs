@@ -117,11 +117,25 @@ impl EncryptedRepository {
     }
 
     /// Fetches an object of `kind` from the store: its sealed bytes and its opened plaintext.
+    ///
+    /// One not stored may be carried unwritten in the head (format 8): in the head last opened,
+    /// else in the newest. If the newest does not carry it either, its writer stored it before
+    /// replacing that head, so it is looked for once more. The sealed bytes of a carried one
+    /// are empty (it has none of its own).
     pub(super) async fn fetch_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<(Bytes, Vec<u8>), Error> {
         let path = object_path(id);
         let sealed = match self.store.get(&path).await {
             Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
-            Err(object_store::Error::NotFound { .. }) => return Err(Error::MissingObject { id: path.to_string() }),
+            Err(object_store::Error::NotFound { .. }) => match self.carried_copy(kind, id).await? {
+                Some(plain) => return Ok((Bytes::new(), plain)),
+                None => match self.store.get(&path).await {
+                    Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+                    Err(object_store::Error::NotFound { .. }) => {
+                        return Err(Error::MissingObject { id: path.to_string() });
+                    }
+                    Err(e) => return Err(Error::backend("read", &path, e)),
+                },
+            },
             Err(e) => return Err(Error::backend("read", &path, e)),
         };
         let plain = match self.open_object(kind, id, &sealed) {
@@ -134,6 +148,25 @@ impl EncryptedRepository {
             opened => opened?,
         };
         Ok((sealed, plain))
+    }
+
+    /// The plaintext of `id` if a head carries it unwritten: the head last opened, else the
+    /// newest (read and opened, so verified like any head, and kept as the one last opened).
+    /// Not checked against the commit this client remembers: an object found here is what
+    /// its id says (checked when its head was opened), whoever serves the head.
+    async fn carried_copy(&self, kind: ObjectKind, id: &ObjectId) -> Result<Option<Vec<u8>>, Error> {
+        let find = |head: &HeadObject| {
+            head.inline
+                .iter()
+                .find(|o| o.unwritten && o.kind.object_kind() == kind && id_eq(&o.id, id))
+                .map(|o| o.plain.as_bytes().to_vec())
+        };
+        if let Some(plain) = self.parsed_head().as_ref().and_then(|(_, head)| find(head)) {
+            return Ok(Some(plain));
+        }
+        let Some((bytes, _)) = self.head.read().await? else { return Ok(None) };
+        let head = self.open_head(&bytes)?;
+        Ok(find(&head))
     }
 
     /// Opens a sealed object of `kind` and checks that it is what its id says.
@@ -164,7 +197,9 @@ impl EncryptedRepository {
             }
         }
         let (sealed, plain) = self.fetch_object(kind, id).await?;
-        disk.put(id, &sealed);
+        if !sealed.is_empty() {
+            disk.put(id, &sealed);
+        }
         Ok(plain)
     }
 

@@ -347,7 +347,7 @@ impl EncryptedRepository {
         let plain = serde_json::to_vec(&commit).expect("a commit serializes");
         let purge_id = self.keys.tree_address.address(&plain);
         // The snapshot comes from the new tree only: nothing of the purged path.
-        let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0);
+        let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0, Vec::new());
         writes.push((ObjectKind::Commit, purge_id, plain));
         new_ids.insert(purge_id);
         if options.dry_run {
@@ -355,6 +355,9 @@ impl EncryptedRepository {
             return Ok(report);
         }
         writes.extend(rewrite.new.into_iter().map(|(id, plain)| (ObjectKind::Dir, id, plain)));
+        // What the base head carried unwritten (format 8) is stored like the rest: the new head
+        // carries nothing unwritten, and step 5 deletes those the new chain does not reach.
+        writes.extend(anchor.unwritten.iter().map(|o| (o.kind.object_kind(), o.id, o.plain.clone().into_bytes())));
         progress.phase("writing", Some(writes.len() as u64));
         stream::iter(&writes)
             .map(|(kind, id, plain)| async move {

@@ -314,20 +314,30 @@ impl EncryptedRepository {
     /// needs no read of its content (three round trips: the head, the new objects, the swap).
     /// The contents carried are the ones this client holds: those it wrote or read, and those
     /// the head it started from carried.
+    ///
+    /// `unwritten` (format 8) come first, whatever the budget: they are objects stored nowhere
+    /// else ([`EncryptedRepository::carry`] keeps them within [`OpenOptions::unwritten_bytes`],
+    /// at most the snapshot budget). What room they leave is filled as above, without carrying
+    /// any of them twice.
     pub(super) fn snapshot(
         &self,
         commit: (ObjectId, &[u8]),
         policy: Option<ObjectId>,
         root: ObjectId,
+        unwritten: Vec<InlineObject>,
     ) -> Vec<InlineObject> {
         let cache = self.cache();
-        let mut budget = self.snapshot_budget;
-        let mut out = Vec::new();
+        let carried: HashSet<ObjectId> = unwritten.iter().map(|o| o.id).collect();
+        let mut budget =
+            self.snapshot_budget.saturating_sub(unwritten.iter().map(|o| unwritten_size(o.plain.as_bytes())).sum());
+        let mut out = unwritten;
         let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
             // Plaintexts are JSON, so UTF-8; anything else is left out.
-            if let Ok(plain) = std::str::from_utf8(plain) {
+            if !carried.contains(&id)
+                && let Ok(plain) = std::str::from_utf8(plain)
+            {
                 *budget -= size;
-                out.push(InlineObject { kind, id, plain: plain.to_owned() });
+                out.push(InlineObject { kind, id, plain: plain.to_owned(), unwritten: false });
             }
         };
         if budget == 0 {
@@ -403,6 +413,14 @@ impl EncryptedRepository {
 /// `{"kind":"policy","id":"<64 hex>","plain":""},` (the longest kind name).
 const INLINE_OVERHEAD: usize = 101;
 
+/// What an unwritten inline object costs the head besides [`inline_size`]: `,"unwritten":true`.
+const UNWRITTEN_FLAG: usize = 17;
+
+/// The bytes an unwritten inline object with this plaintext takes in the head.
+pub(super) fn unwritten_size(plain: &[u8]) -> usize {
+    inline_size(plain) + UNWRITTEN_FLAG
+}
+
 /// The bytes an inline object with this plaintext takes in the head: [`INLINE_OVERHEAD`],
 /// plus the plaintext as a JSON string (as `serde_json` writes it): a quote, a backslash and
 /// the five control characters with a short escape take one more byte, other control
@@ -426,7 +444,12 @@ mod tests {
 
     #[test]
     fn the_overhead_is_that_of_the_longest_kind() {
-        let object = InlineObject { kind: InlineKind::Policy, id: ObjectId::from_bytes([7; 32]), plain: String::new() };
+        let object = InlineObject {
+            kind: InlineKind::Policy,
+            id: ObjectId::from_bytes([7; 32]),
+            plain: String::new(),
+            unwritten: false,
+        };
         let json = serde_json::to_string(&object).unwrap();
         assert_eq!(json.len() + 1, INLINE_OVERHEAD, "{json},");
         for kind in [InlineKind::Commit, InlineKind::Dir, InlineKind::Blob] {

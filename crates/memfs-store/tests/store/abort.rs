@@ -80,7 +80,7 @@ async fn every_abort_point_leaves_a_consistent_folder() {
     let raw = Arc::new(InMemory::new());
     let counting = Arc::new(FaultStore::new(raw.clone()));
     let plan = counting.plan().clone();
-    let baseline = Baseline::record(sequence(), raw, counting, &plan).await;
+    let baseline = Baseline::record(sequence(), raw, counting, &plan, None).await;
     let points = baseline.total(Target::Any);
     assert!(points > 0);
 

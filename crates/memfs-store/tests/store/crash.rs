@@ -18,7 +18,7 @@ use object_store::memory::InMemory;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde_json::{Value, json};
 
-use crate::support::{Snapshot, check, init, injected, open, run, verify};
+use crate::support::{Snapshot, check, init, init_carrying, injected, open, open_carrying, run, verify};
 
 /// Creates, edits, directory renames, a deduplicated content, deletes and a read.
 pub(crate) fn sequence() -> Vec<Value> {
@@ -48,6 +48,8 @@ pub(crate) struct Baseline {
     pub(crate) states: Vec<Snapshot>,
     /// Operations of each command.
     pub(crate) ops: Vec<OpCounts>,
+    /// The writers' [`memfs_store::OpenOptions::unwritten_bytes`].
+    pub(crate) unwritten: Option<usize>,
 }
 
 impl Baseline {
@@ -58,8 +60,9 @@ impl Baseline {
         raw: Arc<dyn ObjectStore>,
         store: Arc<dyn ObjectStore>,
         plan: &FaultPlan,
+        unwritten: Option<usize>,
     ) -> Baseline {
-        let repo = init(Backend::ObjectStore(store), None).await.expect("init");
+        let repo = init_carrying(Backend::ObjectStore(store), None, unwritten).await.expect("init");
         let mut states = vec![verify(&repo).await.expect("verify")];
         let (mut answers, mut ops) = (Vec::new(), Vec::new());
         for command in &commands {
@@ -71,7 +74,7 @@ impl Baseline {
             let checker = open(Backend::ObjectStore(raw.clone()), None).await.expect("open");
             states.push(verify(&checker).await.expect("verify"));
         }
-        Baseline { commands, answers, states, ops }
+        Baseline { commands, answers, states, ops, unwritten }
     }
 
     pub(crate) fn total(&self, target: Target) -> u64 {
@@ -135,7 +138,7 @@ async fn faulted_run_on(
     let faulty = Arc::new(FaultStore::new(raw.clone()));
     let plan = faulty.plan().clone();
     let state = tempfile::tempdir().unwrap();
-    let repo = init(Backend::ObjectStore(faulty), Some(state.path())).await.expect("init");
+    let repo = init_carrying(Backend::ObjectStore(faulty), Some(state.path()), baseline.unwritten).await.expect("init");
     plan.arm(target, nth, fault);
 
     let mut interrupted = None;
@@ -156,7 +159,7 @@ async fn faulted_run_on(
     drop(repo);
 
     // Faults off, a new client: the store opens and verifies.
-    let client = open(Backend::ObjectStore(raw.clone()), Some(state.path()))
+    let client = open_carrying(Backend::ObjectStore(raw.clone()), Some(state.path()), baseline.unwritten)
         .await
         .unwrap_or_else(|e| panic!("{what}: the store does not open: {e:?}"));
     let snapshot = verify(&client).await.unwrap_or_else(|e| panic!("{what}: verification fails: {e:?}"));
@@ -201,12 +204,31 @@ async fn faulted_run_on(
     tally.states_checked += 1;
 }
 
+/// The commits store every object before their head (the write order of format 7).
 #[tokio::test]
 async fn every_fault_point_leaves_a_consistent_store() {
+    let baseline = fault_sweep(Some(0)).await;
+    assert!(baseline.ops.iter().all(|c| c.put != 1), "every commit stores objects: {:?}", baseline.ops);
+}
+
+/// The commits carry their objects unwritten in the head (format 8), and one that passes the
+/// budget (a small one here: every third commit or so) stores them all before its head.
+#[tokio::test]
+async fn every_fault_point_with_objects_carried_in_the_head_leaves_a_consistent_store() {
+    let baseline = fault_sweep(Some(1536)).await;
+    let puts: Vec<u64> = baseline.ops.iter().map(|c| c.put).collect();
+    assert!(puts.iter().filter(|p| **p == 1).count() >= 4, "commits of one request (the head): {puts:?}");
+    assert!(puts.iter().any(|p| *p > 3), "commits that store what was carried: {puts:?}");
+}
+
+/// Runs the sequence with a fault at every operation (each class, before and after it reaches
+/// the store), the writers carrying up to `unwritten` bytes of objects in the head; returns
+/// the fault-free run.
+async fn fault_sweep(unwritten: Option<usize>) -> Baseline {
     let raw = Arc::new(InMemory::new());
     let counting = Arc::new(FaultStore::new(raw.clone()));
     let plan = counting.plan().clone();
-    let baseline = Baseline::record(sequence(), raw, counting, &plan).await;
+    let baseline = Baseline::record(sequence(), raw, counting, &plan, unwritten).await;
 
     let targets = [Target::Any, Target::Class(OpClass::Put), Target::Class(OpClass::Get)];
     let mut tally = Tally::default();
@@ -258,6 +280,7 @@ async fn every_fault_point_leaves_a_consistent_store() {
     // error is confirmed by reading the head back (absorbed), never answered as a failure.
     assert!(tally.before > 0 && tally.absorbed > 0, "{tally:?}");
     assert_eq!(tally.after, 0, "a failed command took effect: {tally:?}");
+    baseline
 }
 
 /// The same fault points on S3 (moto): every operation of the sequence fails once, before or
@@ -270,7 +293,7 @@ async fn every_fault_point_on_s3_leaves_a_consistent_store() {
     let raw = Arc::clone(&first.store);
     let counting = Arc::new(FaultStore::new(raw.clone()));
     let plan = counting.plan().clone();
-    let baseline = Baseline::record(sequence(), raw, counting, &plan).await;
+    let baseline = Baseline::record(sequence(), raw, counting, &plan, None).await;
     let fresh = || -> Arc<dyn ObjectStore> {
         Arc::clone(&crate::backends::fresh(crate::backends::Kind::S3).expect("the S3 emulator").store)
     };
@@ -497,7 +520,7 @@ async fn every_fault_point_of_a_carry_over_leaves_a_store_that_opens() {
                 check(&client).await;
                 let keys = log.get(&object_store::path::Path::from("memfs.keys")).await.unwrap().bytes().await.unwrap();
                 let keys: Value = serde_json::from_slice(&keys).unwrap();
-                assert_eq!(keys["version"], 7, "{what}: the second open carries it over");
+                assert_eq!(keys["version"], memfs_store::FORMAT_VERSION, "{what}: the second open carries it over");
                 assert_eq!(keys.get("unrecorded"), None, "{what}: the mark is cleared");
                 assert_eq!(recorded(client.log(None, None).await.unwrap()), history, "{what}");
             }

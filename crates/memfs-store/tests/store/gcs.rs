@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::Barrier;
 
 use crate::gcs_stub::{FIRST_GENERATION, GcsStub, NO_OAUTH_KEY, Recorded};
-use crate::support::{check, init, open, run, verify};
+use crate::support::{check, init, init_storing, open, open_storing, run, verify};
 
 const BUCKET: &str = "memfs-test";
 
@@ -75,13 +75,14 @@ fn is_head_put(r: &Recorded, head_key: &str) -> bool {
 async fn conformance_suite_over_the_gcs_client() {
     let stub = GcsStub::start(BUCKET).await;
     let prefix = unique_prefix();
-    let repo = init(Backend::ObjectStore(stub.prefixed(&prefix)), None).await.unwrap();
+    // Every object stored before its head: the suite's stale commit leaves its objects behind.
+    let repo = init_storing(Backend::ObjectStore(stub.prefixed(&prefix))).await.unwrap();
     check_repository(&repo).await;
 
     // A new client (own connection pool, empty caches) reads it all back, with listings paged
     // three keys at a time.
     stub.set_page_size(3);
-    let again = open(Backend::ObjectStore(stub.prefixed(&prefix)), None).await.unwrap();
+    let again = open_storing(Backend::ObjectStore(stub.prefixed(&prefix))).await.unwrap();
     let snapshot = verify(&again).await.unwrap();
     assert_eq!(snapshot.generation, 2);
     assert_eq!(snapshot.paths.keys().collect::<Vec<_>>(), ["/memories/a.txt", "/memories/c.txt"]);
@@ -184,7 +185,8 @@ async fn head_swap_sends_the_generation_last_seen() {
     let stub = GcsStub::start(BUCKET).await;
     let prefix = unique_prefix();
     let head_key = format!("{prefix}/head");
-    let repo = init(Backend::ObjectStore(stub.prefixed(&prefix)), None).await.unwrap();
+    // Every object stored before its head (the objects' own preconditions are the subject).
+    let repo = init_storing(Backend::ObjectStore(stub.prefixed(&prefix))).await.unwrap();
     let requests = stub.take_requests();
     assert_eq!(
         requests.iter().map(|r| brief(r, &prefix)).collect::<Vec<_>>(),

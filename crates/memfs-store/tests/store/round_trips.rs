@@ -23,7 +23,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
 use serde_json::{Value, json};
 
-use crate::support::{credential, init, run, verify};
+use crate::support::{credential, init, init_storing, run, run_warm, verify};
 
 type Counted = Arc<FaultStore<InMemory>>;
 
@@ -39,13 +39,15 @@ async fn open_with(store: &Counted, options: OpenOptions) -> EncryptedRepository
     EncryptedRepository::open(backend(store), &credential(), options).await.unwrap()
 }
 
-/// A new client with empty caches.
+/// A new client with empty caches. Like every client of these tests but the `carried_`
+/// ones, it stores every object before its head (`unwritten_bytes: Some(0)`): the tests
+/// rewrite heads, and count the requests that reach stored objects and their copies.
 async fn cold(store: &Counted) -> EncryptedRepository {
-    open_with(store, OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }).await
+    open_with(store, OpenOptions { state_dir: StateDir::Off, unwritten_bytes: Some(0), ..OpenOptions::default() }).await
 }
 
 fn stale_ok(bound: Duration) -> OpenOptions {
-    OpenOptions { max_staleness: Some(bound), state_dir: StateDir::Off, ..Default::default() }
+    OpenOptions { max_staleness: Some(bound), state_dir: StateDir::Off, unwritten_bytes: Some(0), ..Default::default() }
 }
 
 /// Runs `input` and returns its answer and the operations it cost.
@@ -69,7 +71,7 @@ fn create(path: &str, text: &str) -> Value {
 
 /// A small tree: a file at the top, two directories, one nested.
 async fn small_tree(store: &Counted) -> EncryptedRepository {
-    let repo = init(backend(store), None).await.unwrap();
+    let repo = init_storing(backend(store)).await.unwrap();
     for (path, text) in [
         ("/memories/a.md", "alpha\n"),
         ("/memories/notes/b.md", "beta\n"),
@@ -405,8 +407,12 @@ async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
     // Contents come from the store or the disk cache, not from the head.
     drop_inline_contents(&store).await;
     let cache = tempfile::tempdir().unwrap();
-    let with_cache =
-        || OpenOptions { cache_dir: Some(cache.path().to_owned()), state_dir: StateDir::Off, ..Default::default() };
+    let with_cache = || OpenOptions {
+        cache_dir: Some(cache.path().to_owned()),
+        state_dir: StateDir::Off,
+        unwritten_bytes: Some(0),
+        ..Default::default()
+    };
 
     let first = open_with(&store, with_cache()).await;
     let (_, cost) = counting(&store, &first, view("/memories/notes/b.md")).await;
@@ -466,4 +472,136 @@ async fn the_disk_cache_serves_new_clients_and_drops_damaged_files() {
         .unwrap();
     assert!(!store_dir.join(&purged[..2]).join(&purged).exists());
     crate::support::check(&cold(&store).await).await;
+}
+
+/// The objects of `store` under `objects/`, by name.
+async fn stored_objects(store: &Counted) -> Vec<String> {
+    use futures::TryStreamExt;
+    let listed: Vec<_> = store.inner().list(Some(&Path::from("objects"))).try_collect().await.unwrap();
+    let mut names: Vec<String> = listed.into_iter().map(|m| m.location.to_string()).collect();
+    names.sort();
+    names
+}
+
+/// The inline objects of the stored head carried unwritten: `(kind, plaintext)`.
+async fn carried(store: &Counted) -> Vec<(String, String)> {
+    let head = head_json(store).await;
+    head["inline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["unwritten"] == true)
+        .map(|o| (o["kind"].as_str().unwrap().to_owned(), o["plain"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+/// Format 8: a warm writer's mutation is one request, the head swap, which carries the new
+/// objects unwritten; a new client reads them from the head (one request for a file view),
+/// and `check` finds the store sound.
+#[tokio::test]
+async fn carried_a_warm_mutation_is_one_request() {
+    let store = counted();
+    small_tree(&store).await;
+    let writer = open_with(&store, OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }).await;
+    counting(&store, &writer, view("/memories/notes")).await;
+    let before = stored_objects(&store).await;
+
+    let warm = |input: Value| {
+        let (store, writer) = (&store, &writer);
+        async move {
+            let before = store.plan().counts();
+            run_warm(writer, &input).await.unwrap();
+            store.plan().counts().since(&before)
+        }
+    };
+    let cost = warm(create("/memories/notes/new.md", "carried along\n")).await;
+    assert_eq!(cost, OpCounts { put: 1, bytes_put: cost.bytes_put, ..OpCounts::default() }, "the head swap only");
+    let edit = json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "alpha", "new_str": "ALPHA"});
+    let cost = warm(edit).await;
+    assert_eq!((cost.get, cost.put), (0, 1), "{cost:?}");
+    assert_eq!(stored_objects(&store).await, before, "nothing stored under objects/");
+    let kinds: Vec<String> = carried(&store).await.into_iter().map(|(kind, _)| kind).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "commit").count(), 2, "{kinds:?}");
+    assert!(carried(&store).await.contains(&("blob".to_owned(), "carried along\n".to_owned())));
+
+    let reader = cold(&store).await;
+    let (answer, cost) = counting(&store, &reader, view("/memories/notes/new.md")).await;
+    assert!(answer.contains("carried along"), "{answer}");
+    assert_eq!(cost, gets(1), "the head carries it");
+    let all = verify(&reader).await.unwrap();
+    assert_eq!(all.paths["/memories/a.md"], "ALPHA\n");
+    assert_eq!(crate::support::check(&reader).await, 0, "no unreferenced object");
+}
+
+/// Past the budget, a commit stores what the head carried and its own objects before it swaps
+/// the head, which then carries nothing unwritten; a client that opened the head that carried
+/// them reads them from storage afterwards; `check --read-data` and gc find nothing wrong.
+#[tokio::test]
+async fn carried_objects_are_stored_when_they_pass_the_budget() {
+    let store = counted();
+    small_tree(&store).await;
+    let options = || OpenOptions { state_dir: StateDir::Off, unwritten_bytes: Some(4096), ..OpenOptions::default() };
+    let writer = open_with(&store, options()).await;
+    let early = open_with(&store, options()).await;
+    let mut costs = Vec::new();
+    for i in 0..12 {
+        let text = format!("note {i}: {}\n", "words ".repeat(40));
+        let (_, cost) = counting(&store, &writer, create(&format!("/memories/n{i}.md"), &text)).await;
+        costs.push(cost.put);
+        if i == 0 {
+            // This client opens the head that carries the first note.
+            counting(&store, &early, view("/memories")).await;
+        }
+        let carried_bytes: usize = carried(&store).await.iter().map(|(_, plain)| plain.len()).sum();
+        assert!(carried_bytes <= 4096, "{carried_bytes} bytes carried");
+    }
+    assert!(costs.iter().filter(|p| **p == 1).count() >= 6, "{costs:?}");
+    assert!(costs.iter().any(|p| *p > 4), "a commit stored what was carried: {costs:?}");
+    let n0 = stored_objects(&store).await.len();
+    assert!(n0 > 20, "{n0} objects stored");
+
+    // The early client's head is long replaced: what it carried is read from storage.
+    let all = verify(&early).await.unwrap();
+    assert_eq!(all.paths["/memories/n0.md"], format!("note 0: {}\n", "words ".repeat(40)));
+    let fresh = cold(&store).await;
+    assert_eq!(verify(&fresh).await.unwrap(), all);
+    let report = fresh.check(memfs_store::CheckOptions { read_data: true }, &()).await.unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let gc = fresh.gc(&memfs_store::GcOptions { grace_ms: 0, ..Default::default() }, &()).await.unwrap();
+    assert_eq!(gc.deleted, 0, "{gc:?}");
+    assert_eq!(verify(&cold(&store).await).await.unwrap(), all);
+}
+
+/// A purge of a file whose content the head carries unwritten: the content is in no head and
+/// no object afterwards; what else the head carried is stored.
+#[tokio::test]
+async fn carried_objects_of_a_purged_file_are_gone() {
+    let store = counted();
+    small_tree(&store).await;
+    let writer = open_with(&store, OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() }).await;
+    run(&writer, &create("/memories/secret.md", "the secret\n")).await.unwrap();
+    run(&writer, &create("/memories/kept.md", "kept\n")).await.unwrap();
+    assert!(carried(&store).await.contains(&("blob".to_owned(), "the secret\n".to_owned())));
+
+    let head = writer.head().await.unwrap();
+    let path = MemoryPath::parse("/memories/secret.md").unwrap();
+    let report = writer.purge(&head, &path, "eraser", memfs_store::PurgeOptions::default(), &()).await.unwrap();
+    assert_eq!(report.remaining, 0, "{report:?}");
+    let head = head_json(&store).await;
+    assert!(!head.to_string().contains("the secret"), "{head}");
+    assert!(carried(&store).await.is_empty());
+    for name in stored_objects(&store).await {
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(name.rsplit('/').next().unwrap(), &mut bytes).unwrap();
+        let id = ObjectId::from_bytes(bytes);
+        let sealed = store.inner().get(&Path::from(name.as_str())).await.unwrap().bytes().await.unwrap();
+        if let Ok(plain) =
+            ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32])).open(ObjectKind::Blob, &id, &sealed)
+        {
+            assert_ne!(plain, b"the secret\n", "{name}");
+        }
+    }
+    let all = verify(&cold(&store).await).await.unwrap();
+    assert_eq!(all.paths["/memories/kept.md"], "kept\n");
+    assert!(!all.paths.contains_key("/memories/secret.md"));
 }

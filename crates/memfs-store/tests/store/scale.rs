@@ -16,7 +16,7 @@ use serde_json::json;
 
 use memfs_crypt::MasterKey;
 
-use crate::support::{init_with_master, open, run};
+use crate::support::{init_with_master, open_storing, run};
 
 /// A store's shape: `dirs` directories of `per_dir` files under `/memories`, or, with
 /// `dirs == 0`, `per_dir` files directly in `/memories`.
@@ -83,7 +83,8 @@ async fn measure(layout: Layout, key: u8) -> Cost {
     let head = repo.head().await.unwrap();
     repo.commit(&head, &mutation, CommitInfo::default()).await.unwrap();
 
-    let client = open(Backend::ObjectStore(store.clone()), None).await.unwrap();
+    // What a create stores: every object before its head, none carried unwritten.
+    let client = open_storing(Backend::ObjectStore(store.clone())).await.unwrap();
     let mut cost = Vec::new();
     let mut heads = Vec::new();
     for (i, path) in [layout.new_file(), layout.new_file().replace("new-note", "second-note")].iter().enumerate() {

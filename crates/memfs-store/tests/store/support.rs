@@ -40,13 +40,61 @@ pub(crate) async fn init(backend: Backend, state_dir: Option<&Path>) -> Result<E
     .await
 }
 
-/// [`init`] with a fixed master key: reproducible ids and directory pages.
+/// [`init`], committing as a store without a head snapshot does: every object stored before
+/// its head, none carried unwritten (`unwritten_bytes: Some(0)`). For tests about stored
+/// objects and the snapshot's copies of them.
+pub(crate) async fn init_storing(backend: Backend) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::init_with_master(
+        backend,
+        MasterKey::from_bytes([0x5a; 32]),
+        |master, id| KeySlots::with_key_file(master, id, &key_file()),
+        storing(None),
+    )
+    .await
+}
+
+/// [`init`] with `unwritten_bytes` as given (`None`: the default budget).
+pub(crate) async fn init_carrying(
+    backend: Backend,
+    state_dir: Option<&Path>,
+    unwritten: Option<usize>,
+) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::init_with_master(
+        backend,
+        MasterKey::from_bytes([0x5a; 32]),
+        |master, id| KeySlots::with_key_file(master, id, &key_file()),
+        OpenOptions { unwritten_bytes: unwritten, ..options(state_dir) },
+    )
+    .await
+}
+
+/// [`open`] with `unwritten_bytes` as given (`None`: the default budget).
+pub(crate) async fn open_carrying(
+    backend: Backend,
+    state_dir: Option<&Path>,
+    unwritten: Option<usize>,
+) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::open(backend, &credential(), OpenOptions { unwritten_bytes: unwritten, ..options(state_dir) })
+        .await
+}
+
+/// [`open`] as [`init_storing`] commits.
+pub(crate) async fn open_storing(backend: Backend) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::open(backend, &credential(), storing(None)).await
+}
+
+/// [`options`] with no objects carried unwritten.
+pub(crate) fn storing(state_dir: Option<&Path>) -> OpenOptions {
+    OpenOptions { unwritten_bytes: Some(0), ..options(state_dir) }
+}
+
+/// [`init_storing`] with a given master key: reproducible ids and directory pages.
 pub(crate) async fn init_with_master(backend: Backend, master: MasterKey) -> Result<EncryptedRepository, Error> {
     EncryptedRepository::init_with_master(
         backend,
         master,
         |master, id| KeySlots::with_key_file(master, id, &key_file()),
-        options(None),
+        storing(None),
     )
     .await
 }
@@ -60,12 +108,30 @@ pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<E
 /// fetch what the command needs, commit a mutation by compare-and-swap, and run again on a
 /// lost race. A store error ends the command.
 pub(crate) async fn run(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
+    run_from(repo, input, false).await
+}
+
+/// [`run`] as the engine runs a mutation: its first attempt starts from the head this handle
+/// last knew ([`Repository::head_to_write`], no request).
+pub(crate) async fn run_warm(repo: &dyn Repository, input: &Value) -> Result<ToolResult, Error> {
+    run_from(repo, input, true).await
+}
+
+async fn run_from(repo: &dyn Repository, input: &Value, warm: bool) -> Result<ToolResult, Error> {
     let command = Command::from_input(input).expect("a valid tool input");
     let mut fetched = Fetched::new(repo);
+    let mut known = warm;
     for _ in 0..16 {
-        let head = repo.head().await?;
+        let from_known = std::mem::take(&mut known);
+        let head = if from_known { repo.head_to_write().await? } else { repo.head().await? };
         let outcome = fetched.resolve(|f| execute(&command, &head.tree, Dialect::Spec, f)).await?;
-        let Some(mutation) = outcome.mutation else { return Ok(outcome.result) };
+        let Some(mutation) = outcome.mutation else {
+            // Never an answer from a kept head: only a commit's compare-and-swap vouches for it.
+            if from_known {
+                continue;
+            }
+            return Ok(outcome.result);
+        };
         let info = CommitInfo {
             actor: "test".into(),
             command: memfs_store::Record::parse(&input.to_string()),
