@@ -243,6 +243,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         max_staleness: store.max_staleness,
         cache_dir: store.cache_dir.clone(),
         memory_cache_bytes: store.cache_memory,
+        unwritten_bytes: None,
     };
     let limits = Limits {
         max_connections: args.max_connections,

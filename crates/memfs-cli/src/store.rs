@@ -250,6 +250,7 @@ pub(crate) fn options(
         max_staleness: args.max_staleness,
         cache_dir: args.cache_dir.clone(),
         memory_cache_bytes: args.cache_memory,
+        unwritten_bytes: None,
     })
 }
 

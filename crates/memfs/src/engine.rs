@@ -44,6 +44,9 @@ pub struct OpenOptions {
     /// The byte budget of the in-memory cache (`None`: 64 MiB); see
     /// [`memfs_store::OpenOptions::memory_cache_bytes`].
     pub memory_cache_bytes: Option<usize>,
+    /// The bytes of new objects a commit may carry unwritten in the head (`None`: the
+    /// default); see [`memfs_store::OpenOptions::unwritten_bytes`].
+    pub unwritten_bytes: Option<usize>,
 }
 
 impl OpenOptions {
@@ -56,7 +59,7 @@ impl OpenOptions {
             max_staleness: self.max_staleness,
             cache_dir: self.cache_dir.clone(),
             memory_cache_bytes: self.memory_cache_bytes,
-            unwritten_bytes: None,
+            unwritten_bytes: self.unwritten_bytes,
             actor: self.actor.clone(),
         }
     }
