@@ -315,10 +315,10 @@ impl EncryptedRepository {
     /// The contents carried are the ones this client holds: those it wrote or read, and those
     /// the head it started from carried.
     ///
-    /// `unwritten` (format 8) come first, whatever the budget: they are objects stored nowhere
-    /// else ([`EncryptedRepository::carry`] keeps them within [`OpenOptions::unwritten_bytes`],
-    /// at most the snapshot budget). What room they leave is filled as above, without carrying
-    /// any of them twice.
+    /// `unwritten` (format 8) come first, besides the budget: they are objects stored nowhere
+    /// else ([`EncryptedRepository::carry`] keeps them within [`OpenOptions::unwritten_bytes`]).
+    /// The budget is then filled as above, with copies of other objects only, so that carrying
+    /// objects unwritten never pushes a directory or a small file out of the snapshot.
     pub(super) fn snapshot(
         &self,
         commit: (ObjectId, &[u8]),
@@ -328,8 +328,7 @@ impl EncryptedRepository {
     ) -> Vec<InlineObject> {
         let cache = self.cache();
         let carried: HashSet<ObjectId> = unwritten.iter().map(|o| o.id).collect();
-        let mut budget =
-            self.snapshot_budget.saturating_sub(unwritten.iter().map(|o| unwritten_size(o.plain.as_bytes())).sum());
+        let mut budget = self.snapshot_budget;
         let mut out = unwritten;
         let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
             // Plaintexts are JSON, so UTF-8; anything else is left out.
