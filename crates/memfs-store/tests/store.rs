@@ -35,6 +35,8 @@ mod backends;
 mod conformance;
 #[path = "store/crash.rs"]
 mod crash;
+#[path = "store/fixture.rs"]
+mod fixture;
 #[path = "store/gcs.rs"]
 mod gcs;
 #[path = "store/gcs_stub.rs"]

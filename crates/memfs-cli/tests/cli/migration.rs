@@ -220,6 +220,43 @@ fn the_format_7_fixture_opens_and_is_carried_to_format_8() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
+/// The format-8 fixture was written as a bucket holds a store (tests/fixtures/README.md): its
+/// head carries every object unwritten, none under `objects/`. A `file://` client reads them
+/// from the head, and its first commit (which carries nothing in a local folder) stores them.
+#[test]
+fn the_format_8_fixture_reads_objects_carried_in_its_head() {
+    let (dir, root) = fixture("format-8");
+    let home = dir.path().join("client");
+    let keys_before = keys(&root);
+    assert_eq!(keys_before["version"], 8);
+    assert!(objects(&root).is_empty(), "every object is carried in the head");
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    assert_eq!(keys(&root), keys_before, "a format-8 store is not rewritten");
+    assert!(objects(&root).is_empty(), "reading wrote nothing");
+
+    let out = memfs(&home, &root)
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            writeln!(
+                child.stdin.take().unwrap(),
+                r#"{{"command":"create","path":"/memories/after.md","file_text":"six"}}"#
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    assert!(objects(&root).len() > 10, "the commit stored what the head carried: {:?}", objects(&root).keys());
+    assert_text("notes", &ok(&home, &root, &["show", "@1:/memories/notes.md"]), "alpha\nbeta\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
 /// A key command as the first command on a format-6 store: the carry-over is recorded before
 /// the command's own change, once; the next open only clears its mark and says nothing, and a
 /// later key command records nothing twice.
