@@ -2,9 +2,13 @@
 //! request (get, put, list, delete), and a `FaultStore` counting the requests.
 //!
 //! ```text
-//! cargo bench -p memfs --bench round_trips                          # memory and a local folder
+//! cargo bench -p memfs --bench round_trips                          # memory, a local folder, GCS
 //! scripts/emulators.sh run cargo bench -p memfs --bench round_trips # and S3 (moto), Azure (Azurite)
 //! ```
+//!
+//! GCS is `object_store`'s real GCS client against the store tests' loopback stub of the XML
+//! API (`crates/memfs-store/tests/store/gcs_stub.rs`): its requests are the client's own, the
+//! answers the stub's (no GCS emulator that installs here serves that client's writes).
 //!
 //! For each backend: a store of 10 directories of 10 notes (plus one file at the top) is
 //! written with no throttle, then every command runs through `memfs::Memfs` on an
@@ -29,6 +33,12 @@
 #![allow(clippy::print_stdout)]
 
 mod fixture;
+// The store tests' loopback stub of GCS's XML API, served to `object_store`'s real GCS client
+// (no GCS emulator that installs here serves that client's writes: docs/CLOUD.md). Only some
+// of its helpers are used here.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../memfs-store/tests/store/gcs_stub.rs"]
+mod gcs_stub;
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -418,7 +428,10 @@ fn main() {
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    for (name, raw) in backends(tmp.path()) {
+    let gcs = runtime.block_on(gcs_stub::GcsStub::start("memfs-bench"));
+    let mut all = backends(tmp.path());
+    all.push(("gcs-stub", gcs.prefixed("bench")));
+    for (name, raw) in all {
         let (own_ms, head_bytes) = runtime.block_on(bench_backend(name, raw, &mut rows));
         notes.push(format!(
             "{name}: {own_ms:.2} ms per unthrottled request; the sealed head is {head_bytes} bytes \
