@@ -495,7 +495,7 @@ impl EncryptedRepository {
     async fn head_within(&self, max_age: Option<Duration>) -> Result<Head, Error> {
         let Some((head, version)) = self.load_head(max_age).await? else {
             // No head yet: the empty tree at generation 0; the first commit creates the head.
-            let anchor = Anchor { version: None, commit: None, policy: None, keys: None, unwritten: Arc::new([]) };
+            let anchor = Anchor { version: None, commit: None, policy: None, keys: None, head: None };
             let policy = Arc::new(Policy::default());
             return Ok(Head { tree: Tree::empty(), generation: 0, policy, anchor: Some(anchor) });
         };
@@ -517,7 +517,7 @@ impl EncryptedRepository {
             commit: Some(head.commit),
             policy: commit.policy,
             keys: head.keys,
-            unwritten: head.inline.iter().filter(|o| o.unwritten).cloned().collect(),
+            head: Some(head.clone()),
         };
         Ok(Head { tree, generation: head.generation, policy, anchor: Some(anchor) })
     }

@@ -43,9 +43,16 @@ pub(crate) struct Anchor {
     /// The change counter of `memfs.keys` the head names (`None`: no head, or one written
     /// before format 7).
     pub(crate) keys: Option<u64>,
-    /// The objects that head carries unwritten (format 8): a commit on it carries them on or
-    /// stores them.
-    pub(crate) unwritten: Arc<[crate::format::InlineObject]>,
+    /// The head as read (`None`: no head yet). What it carries unwritten (format 8), a commit
+    /// on it carries on or stores.
+    pub(crate) head: Option<Arc<crate::format::HeadObject>>,
+}
+
+impl Anchor {
+    /// The objects the head carries unwritten (format 8).
+    pub(crate) fn unwritten(&self) -> impl Iterator<Item = &crate::format::InlineObject> {
+        self.head.iter().flat_map(|h| h.inline.iter().filter(|o| o.unwritten))
+    }
 }
 
 /// Who made a commit and what it did, recorded with it.

@@ -63,6 +63,26 @@ fn first(home: &Path, root: &Path, args: &[&str], from: u64) -> String {
     stdout
 }
 
+/// Creates `/memories/after.md` through `memfs exec`: a commit on the fixture.
+#[track_caller]
+fn create_after(home: &Path, root: &Path) {
+    let out = memfs(home, root)
+        .arg("exec")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            writeln!(
+                child.stdin.take().unwrap(),
+                r#"{{"command":"create","path":"/memories/after.md","file_text":"six"}}"#
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `memfs.keys` as the store folder holds it, read through the log's format.
 fn keys(root: &Path) -> Value {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -161,21 +181,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_8() {
         &ok(&home, &root, &["show", "@6:/memories"]),
     );
     // A commit after the migration, and a sound store.
-    let out = memfs(&home, &root)
-        .arg("exec")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            writeln!(
-                child.stdin.take().unwrap(),
-                r#"{{"command":"create","path":"/memories/after.md","file_text":"six"}}"#
-            )?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success());
+    create_after(&home, &root);
     assert!(ok(&home, &root, &["log", "--limit", "1"]).starts_with("@8 "));
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
@@ -237,21 +243,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
     assert_eq!(keys(&root), keys_before, "a format-8 store is not rewritten");
     assert!(objects(&root).is_empty(), "reading wrote nothing");
 
-    let out = memfs(&home, &root)
-        .arg("exec")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            writeln!(
-                child.stdin.take().unwrap(),
-                r#"{{"command":"create","path":"/memories/after.md","file_text":"six"}}"#
-            )?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success());
+    create_after(&home, &root);
     assert!(objects(&root).len() > 10, "the commit stored what the head carried: {:?}", objects(&root).keys());
     assert_text("notes", &ok(&home, &root, &["show", "@1:/memories/notes.md"]), "alpha\nbeta\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");

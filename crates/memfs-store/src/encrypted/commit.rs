@@ -80,10 +80,10 @@ impl EncryptedRepository {
         let new: Vec<(ObjectKind, ObjectId, &[u8])> = writes.collect();
         // Format 8: carried unwritten in the head (one request for the whole commit), or, past
         // the budget, stored with the ones the base head carried (docs/FORMAT.md).
-        let carried = self.carry(&anchor.unwritten, &new);
+        let carried = self.carry(anchor.unwritten(), &new);
         if carried.is_none() {
             let mut all = new;
-            all.extend(anchor.unwritten.iter().map(|o| (o.kind.object_kind(), o.id, o.plain.as_bytes())));
+            all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_bytes())));
             self.put_objects(all).await?;
         }
         {
@@ -159,15 +159,15 @@ impl EncryptedRepository {
     /// (`before`) and the commit's `new` ones, if together they fit the budget and every
     /// plaintext is UTF-8 (the head carries strings). `None`: the commit stores them all
     /// before swapping the head.
-    pub(super) fn carry(
+    pub(super) fn carry<'a>(
         &self,
-        before: &[InlineObject],
+        before: impl Iterator<Item = &'a InlineObject>,
         new: &[(ObjectKind, ObjectId, &[u8])],
     ) -> Option<Vec<InlineObject>> {
         if self.unwritten_budget == 0 {
             return None;
         }
-        let mut out = before.to_vec();
+        let mut out: Vec<InlineObject> = before.cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
         let mut used: usize = out.iter().map(|o| unwritten_size(o.plain.as_bytes())).sum();
         for (kind, id, plain) in new {

@@ -48,12 +48,17 @@ impl EncryptedRepository {
                 Err(e) => return Err(Error::backend("write", &path, e)),
             }
         }
+        self.cache_on_disk(kind, &id, &sealed);
+        Ok(())
+    }
+
+    /// Keeps a just-stored content or directory page in the on-disk cache, if there is one.
+    fn cache_on_disk(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) {
         if let Some(disk) = &self.disk
             && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
         {
-            disk.put(&id, &sealed);
+            disk.put(id, sealed);
         }
-        Ok(())
     }
 
     /// Stores a commit's new objects: in a local folder, sealed and appended to the log in
@@ -74,20 +79,14 @@ impl EncryptedRepository {
                 stale.push((kind, id, plain));
                 continue;
             }
-            let sealed = Bytes::from(keys.seal(kind, &id, plain)?);
-            if let Some(disk) = &self.disk
-                && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
-            {
-                disk.put(&id, &sealed);
-            }
-            batch.push((id, sealed));
+            batch.push((kind, id, Bytes::from(keys.seal(kind, &id, plain)?)));
         }
         drop(keys);
-        let ids: Vec<ObjectId> = batch.iter().map(|(id, _)| *id).collect();
-        let batch = batch.into_iter().map(|(id, sealed)| (object_path(&id), sealed)).collect();
-        log.put_new(batch).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
-        for id in ids {
+        let writes = batch.iter().map(|(_, id, sealed)| (object_path(id), sealed.clone())).collect();
+        log.put_new(writes).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
+        for (kind, id, sealed) in batch {
             self.remember_written(id, epoch);
+            self.cache_on_disk(kind, &id, &sealed);
         }
         for (kind, id, plain) in stale {
             self.put_object(kind, id, plain).await?;

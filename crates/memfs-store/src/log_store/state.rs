@@ -637,11 +637,11 @@ impl State {
     /// sync: the records go out in one write when they fit the current segment, else one by
     /// one. A path given twice is put once. What already exists is left as it is (a create
     /// that finds its object stored: same path, same content, for content-addressed objects).
-    pub(super) fn put_new(&mut self, items: &[(Path, &[u8])]) -> Result<(), LogError> {
+    pub(super) fn put_new(&mut self, items: &[(Path, impl AsRef<[u8]>)]) -> Result<(), LogError> {
         let mut fresh: Vec<(&Path, &[u8])> = Vec::with_capacity(items.len());
         for (location, data) in items {
             if !fresh.iter().any(|(l, _)| *l == location) && self.lookup(location)?.is_none() {
-                fresh.push((location, data));
+                fresh.push((location, data.as_ref()));
             }
         }
         let time_ms = now_ms();

@@ -147,8 +147,7 @@ impl LogStore {
     /// way instead of one locked append (lock, catch-up, write, unlock) each.
     pub async fn put_new(&self, items: Vec<(Path, Bytes)>) -> Result<()> {
         write(&self.inner, move |state| {
-            let refs: Vec<(Path, &[u8])> = items.iter().map(|(p, b)| (p.clone(), b.as_ref())).collect();
-            state.put_new(&refs)?;
+            state.put_new(&items)?;
             if items.iter().any(|(p, _)| !state.config.is_lazy(p)) {
                 state.sync_puts()?;
             }

@@ -1,37 +1,39 @@
-//! Writes `tests/fixtures/format-8` (run once, by hand, when format 8 was released; never
-//! again: a fixture is what that release wrote):
+//! A local folder's log written through the object-store path (`Backend::ObjectStore` over a
+//! `LogStore`), as a bucket would hold it: its head carries the newest objects unwritten,
+//! which a `file://` client never writes but must read. This is how `tests/fixtures/format-8`
+//! was made (with the commands of `tests/fixtures/README.md`); every run writes such a folder
+//! again and checks what the fixture is relied on for. To write a fixture of a new format
+//! once, when that format is released:
 //!
 //! ```sh
-//! MEMFS_FIXTURE_OUT=tests/fixtures/format-8 cargo nextest run -p memfs-store --run-ignored only fixture::
+//! MEMFS_FIXTURE_OUT=tests/fixtures/format-N cargo nextest run -p memfs-store fixture::
 //! ```
-//!
-//! A local folder's log written through the object-store path (`Backend::ObjectStore` over a
-//! `LogStore`), as a bucket would hold it: its head carries the newest objects unwritten, which
-//! a `file://` client never writes but must read. The commands are those of
-//! `tests/fixtures/README.md`.
 
 use std::sync::Arc;
 
-use memfs_crypt::{KeyFile, KeySlots};
+use futures::TryStreamExt;
+use memfs_crypt::{Credential, KeyFile, KeySlots};
 use memfs_store::log_store::LogStore;
 use memfs_store::{Backend, EncryptedRepository, OpenOptions, StateDir};
+use object_store::ObjectStore;
+use object_store::path::Path;
 use serde_json::json;
 
-use crate::support::run;
+use crate::support::{check, run, verify};
 
 #[tokio::test]
-#[ignore = "writes a fixture: run by hand once per released format"]
-async fn write_the_format_8_fixture() {
-    let out = std::path::PathBuf::from(std::env::var("MEMFS_FIXTURE_OUT").expect("MEMFS_FIXTURE_OUT"));
+async fn a_log_folder_whose_head_carries_every_object_reads_through_file_urls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::env::var_os("MEMFS_FIXTURE_OUT").map_or_else(|| tmp.path().join("fixture"), Into::into);
     std::fs::create_dir_all(&out).unwrap();
     let key = KeyFile::generate().unwrap();
     key.write_new(&out.join("store.key")).unwrap();
     let log = Arc::new(LogStore::open(out.join("store")).unwrap());
-    let options = OpenOptions { state_dir: StateDir::Off, actor: "fixture".into(), ..OpenOptions::default() };
+    let options = || OpenOptions { state_dir: StateDir::Off, actor: "fixture".into(), ..OpenOptions::default() };
     let repo = EncryptedRepository::init(
-        Backend::ObjectStore(log),
+        Backend::ObjectStore(log.clone()),
         |root, id| KeySlots::with_key_file(root, id, &key),
-        options,
+        options(),
     )
     .await
     .unwrap();
@@ -45,4 +47,19 @@ async fn write_the_format_8_fixture() {
     ] {
         assert!(!run(&repo, &input).await.unwrap().is_error, "{input}");
     }
+    drop(repo);
+
+    let stored: Vec<_> = log.list(Some(&Path::from("objects"))).try_collect().await.unwrap();
+    assert!(stored.is_empty(), "every object is carried in the head: {stored:?}");
+    // A `file://` client (no snapshot, nothing carried when it writes) reads it all from the head.
+    let local = EncryptedRepository::open(Backend::Local(out.join("store")), &Credential::KeyFile(key), options())
+        .await
+        .unwrap();
+    let snapshot = verify(&local).await.unwrap();
+    assert_eq!(snapshot.generation, 6);
+    assert_eq!(snapshot.paths["/memories/notes.md"], "alpha\ngamma\n");
+    assert_eq!(snapshot.paths["/memories/projects/roadmap.md"], "step one\n");
+    assert!(!snapshot.paths.contains_key("/memories/tmp.md"));
+    assert_eq!(local.log(None, None).await.unwrap().len(), 6);
+    assert_eq!(check(&local).await, 0, "no unreferenced object");
 }

@@ -29,28 +29,14 @@ pub(crate) fn options(state_dir: Option<&Path>) -> OpenOptions {
 
 /// Creates a store on `backend`.
 pub(crate) async fn init(backend: Backend, state_dir: Option<&Path>) -> Result<EncryptedRepository, Error> {
-    // A fixed master key: every store of the tests cuts its directories into the same pages,
-    // so a command costs the same operations on each (the fault tests count on it).
-    EncryptedRepository::init_with_master(
-        backend,
-        MasterKey::from_bytes([0x5a; 32]),
-        |master, id| KeySlots::with_key_file(master, id, &key_file()),
-        options(state_dir),
-    )
-    .await
+    init_carrying(backend, state_dir, None).await
 }
 
 /// [`init`], committing as a store without a head snapshot does: every object stored before
 /// its head, none carried unwritten (`unwritten_bytes: Some(0)`). For tests about stored
 /// objects and the snapshot's copies of them.
 pub(crate) async fn init_storing(backend: Backend) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::init_with_master(
-        backend,
-        MasterKey::from_bytes([0x5a; 32]),
-        |master, id| KeySlots::with_key_file(master, id, &key_file()),
-        storing(None),
-    )
-    .await
+    init_carrying(backend, None, Some(0)).await
 }
 
 /// [`init`] with `unwritten_bytes` as given (`None`: the default budget).
@@ -59,11 +45,31 @@ pub(crate) async fn init_carrying(
     state_dir: Option<&Path>,
     unwritten: Option<usize>,
 ) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::init_with_master(
+    // A fixed master key: every store of the tests cuts its directories into the same pages,
+    // so a command costs the same operations on each (the fault tests count on it).
+    init_with_options(
         backend,
         MasterKey::from_bytes([0x5a; 32]),
-        |master, id| KeySlots::with_key_file(master, id, &key_file()),
         OpenOptions { unwritten_bytes: unwritten, ..options(state_dir) },
+    )
+    .await
+}
+
+/// [`init_storing`] with a given master key: reproducible ids and directory pages.
+pub(crate) async fn init_with_master(backend: Backend, master: MasterKey) -> Result<EncryptedRepository, Error> {
+    init_with_options(backend, master, OpenOptions { unwritten_bytes: Some(0), ..options(None) }).await
+}
+
+async fn init_with_options(
+    backend: Backend,
+    master: MasterKey,
+    options: OpenOptions,
+) -> Result<EncryptedRepository, Error> {
+    EncryptedRepository::init_with_master(
+        backend,
+        master,
+        |master, id| KeySlots::with_key_file(master, id, &key_file()),
+        options,
     )
     .await
 }
@@ -80,28 +86,12 @@ pub(crate) async fn open_carrying(
 
 /// [`open`] as [`init_storing`] commits.
 pub(crate) async fn open_storing(backend: Backend) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::open(backend, &credential(), storing(None)).await
-}
-
-/// [`options`] with no objects carried unwritten.
-pub(crate) fn storing(state_dir: Option<&Path>) -> OpenOptions {
-    OpenOptions { unwritten_bytes: Some(0), ..options(state_dir) }
-}
-
-/// [`init_storing`] with a given master key: reproducible ids and directory pages.
-pub(crate) async fn init_with_master(backend: Backend, master: MasterKey) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::init_with_master(
-        backend,
-        master,
-        |master, id| KeySlots::with_key_file(master, id, &key_file()),
-        storing(None),
-    )
-    .await
+    open_carrying(backend, None, Some(0)).await
 }
 
 /// Opens the store on `backend` as a new client (empty caches).
 pub(crate) async fn open(backend: Backend, state_dir: Option<&Path>) -> Result<EncryptedRepository, Error> {
-    EncryptedRepository::open(backend, &credential(), options(state_dir)).await
+    open_carrying(backend, state_dir, None).await
 }
 
 /// Runs one tool input the way the engine (`memfs::Memfs::execute`) does: read the head,
