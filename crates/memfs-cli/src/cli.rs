@@ -235,6 +235,7 @@ impl Cli {
             store.passphrase_file = named.passphrase_file;
             store.passphrase_command = named.passphrase_command;
         }
+        store.age_identity = store.age_identity.take().or(named.age_identity);
         if store.actor.is_empty() {
             store.actor = named.actor.unwrap_or_default();
         }

@@ -11,6 +11,10 @@
 //! [stores.notes]
 //! url = "/home/me/memfs-notes"
 //! key_file = "/home/me/.config/memfs/notes.key"
+//!
+//! [stores.fleet]
+//! url = "s3://fleet-bucket/memories"
+//! age_identity = "/etc/memfs/agent-7.age"
 //! ```
 //!
 //! What the command line gives wins: a `--store-option` over the same key in `options`, any
@@ -47,6 +51,8 @@ pub(crate) struct Named {
     pub(crate) passphrase_file: Option<PathBuf>,
     /// As `--passphrase-command`.
     pub(crate) passphrase_command: Option<String>,
+    /// As `--age-identity`.
+    pub(crate) age_identity: Option<PathBuf>,
     /// As `--actor`.
     pub(crate) actor: Option<String>,
     /// As `--dialect` of `exec`, `mcp`, `serve` and `agent`: `spec` or `python-sdk`.

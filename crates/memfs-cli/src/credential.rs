@@ -31,6 +31,43 @@ impl KdfArgs {
     }
 }
 
+/// Where a new slot's key is kept outside memfs (`memfs init`, `memfs key add`): at most one.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub(crate) struct KeptArgs {
+    /// Keep the slot's key in the OS keychain: the macOS Keychain, the Windows Credential
+    /// Manager, or the Secret Service on Linux (GNOME Keyring, KWallet). It unlocks with
+    /// nothing to give, for this user on this machine.
+    #[arg(long)]
+    keychain: bool,
+
+    /// Encrypt the slot's key to this age recipient: an X25519 recipient (age1…, from
+    /// age-keygen), an SSH public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"), or a plugin's
+    /// recipient (its age-plugin-NAME on PATH). Whoever holds the matching identity unlocks
+    /// with --age-identity; give each agent of a fleet its own, and revoke one with `memfs key
+    /// rotate --remove ID`.
+    #[arg(long, value_name = "RECIPIENT")]
+    age_recipient: Option<String>,
+}
+
+impl KeptArgs {
+    /// The custodian of the new slot, and how to name it, if one was asked for.
+    pub(crate) fn custodian(&self) -> anyhow::Result<Option<(Credential, String)>> {
+        if self.keychain {
+            return Ok(Some((
+                Credential::Custodian(std::sync::Arc::new(memfs_custody::Keychain)),
+                "OS keychain".into(),
+            )));
+        }
+        if let Some(recipient) = &self.age_recipient {
+            let recipient = memfs_custody::AgeRecipient::parse(recipient)?;
+            let what = format!("age recipient {}", recipient.as_str());
+            return Ok(Some((Credential::Custodian(std::sync::Arc::new(recipient)), what)));
+        }
+        Ok(None)
+    }
+}
+
 /// What a new key slot is called, for `memfs key list`.
 #[derive(Debug, Args)]
 pub(crate) struct LabelArgs {

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use memfs::{Credential, Memfs, RemoveKey, RotateKeys, Rotation, SlotId, SlotKind, SlotNote};
 
-use crate::credential::{KdfArgs, LabelArgs, new_key_file, prompt_twice};
+use crate::credential::{KdfArgs, KeptArgs, LabelArgs, new_key_file, prompt_twice};
 use crate::store::{self, StoreArgs};
 
 #[derive(Debug, Subcommand)]
@@ -165,6 +165,9 @@ pub(crate) struct KeyAddArgs {
 
     #[command(flatten)]
     label: LabelArgs,
+
+    #[command(flatten)]
+    kept: KeptArgs,
 }
 
 pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result<()> {
@@ -218,6 +221,9 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 (None, Credential::Passphrase(_)) => Memfs::key_slot_of(&url, &unlock).await?,
                 (None, Credential::KeyFile(_)) => anyhow::bail!(
                     "you unlocked with a key file: name the passphrase slot to change with --slot ID (see memfs key list)"
+                ),
+                (None, _) => anyhow::bail!(
+                    "you unlocked with a key kept outside memfs: name the passphrase slot to change with --slot ID (see memfs key list)"
                 ),
             };
             let new = match &passwd.new_passphrase_file {
@@ -402,6 +408,12 @@ fn note_words(note: &SlotNote) -> String {
 
 /// The credential a new slot is for, and how to describe it.
 fn new_credential(add: &KeyAddArgs) -> anyhow::Result<(Credential, String)> {
+    if let Some(kept) = add.kept.custodian()? {
+        if add.new_key_file.is_some() || add.new_passphrase_file.is_some() {
+            anyhow::bail!("give one way in to the new slot: a key file, a passphrase, or a key kept outside memfs");
+        }
+        return Ok(kept);
+    }
     if let Some(path) = &add.new_key_file {
         let key = new_key_file(path)?;
         return Ok((Credential::KeyFile(key), format!("key file {}", path.display())));

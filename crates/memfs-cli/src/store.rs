@@ -73,6 +73,14 @@ pub(crate) struct StoreArgs {
     #[arg(long, global = true, env = "MEMFS_KEY_FILE", value_name = "PATH")]
     pub(crate) key_file: Option<PathBuf>,
 
+    /// Unlock the store's age slots (`--age-recipient`) with this identity: an age identity
+    /// file (AGE-SECRET-KEY-1…, or a plugin's AGE-PLUGIN-…) or an unencrypted SSH private key.
+    /// Keychain and KMS slots need no option: with no passphrase or key file given, memfs tries
+    /// every slot kept outside it, in order (KMS credentials from the cloud's usual
+    /// environment).
+    #[arg(long, global = true, env = "MEMFS_AGE_IDENTITY", value_name = "PATH")]
+    pub(crate) age_identity: Option<PathBuf>,
+
     /// Accept the store's head even if it does not descend from the newest commit this
     /// client has seen (the answer to a "fork detected" or "rollback detected" error): give
     /// the commit id the error names (at least 8 hex digits). From then on that commit is the
@@ -147,8 +155,16 @@ fn file_url(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
-/// The credential to unlock with: `--key-file`, `--passphrase-file`, `MEMFS_PASSPHRASE`, or
-/// (for the default store) the default key file.
+/// The keys kept outside memfs that can unlock a store here: the keychain, the KMS services
+/// (with the cloud's usual credentials), and the age identity given.
+pub(crate) fn custodian(args: &StoreArgs) -> anyhow::Result<Credential> {
+    let identities = memfs_custody::AgeIdentities::read(args.age_identity.as_slice())?;
+    Ok(Credential::Custodian(std::sync::Arc::new(memfs_custody::Unlock::new(identities))))
+}
+
+/// The credential to unlock with: `--key-file`, `--passphrase-file`, `MEMFS_PASSPHRASE`, (for
+/// the default store) the default key file, or else the keys kept outside memfs
+/// ([`custodian`]; a store with no slot of theirs answers as if no credential was given).
 pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Option<Credential>> {
     if let Some(path) = &args.key_file {
         let key = KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))?;
@@ -164,7 +180,7 @@ pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<O
             return Ok(Some(Credential::KeyFile(key)));
         }
     }
-    Ok(None)
+    custodian(args).map(Some)
 }
 
 /// A passphrase from `--passphrase-file`, `--passphrase-command` or `MEMFS_PASSPHRASE`, if
@@ -303,17 +319,51 @@ fn carried_over(carried: &memfs::CarriedOver) -> String {
 }
 
 /// Creates the default store on first use, safely when several processes start at once: the
-/// exclusive creation of the key file, then of the store's key slots, picks one winner; the
-/// others use the key file it wrote and the store it made.
+/// exclusive creation of the store's key slots picks one winner (and, for a key file, the
+/// exclusive creation of the file before); the others open the store it made.
+///
+/// With no credential given, the store's key goes into the OS keychain where one answers, so
+/// a copy of the disk holds the store but not its key; where none does (a headless Linux), into
+/// the default key file (0600), with a one-line warning.
 async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Result<()> {
-    let credential = match args.key_file.is_some() || passphrase(args)?.is_some() {
+    let given = args.key_file.is_some() || passphrase(args)?.is_some();
+    if !given && !default_key_file()?.exists() && memfs_custody::Keychain::unavailable().is_none() {
+        let keychain = Credential::Custodian(std::sync::Arc::new(memfs_custody::Keychain));
+        let note = crate::credential::slot_note(Some("the OS keychain".to_owned()));
+        match init_default(url, &keychain, note).await {
+            // A keychain that answered but refused the entry (locked, no collection): say so
+            // and keep the key in a file.
+            Err(e)
+                if matches!(
+                    e.downcast_ref::<memfs::Error>(),
+                    Some(memfs::Error::Store { source: memfs::StoreError::Crypt(memfs::CryptError::Seal(_)), .. })
+                ) =>
+            {
+                eprintln!(
+                    "memfs: warning: the OS keychain refused the store's key ({e:#}); it goes to a key file instead"
+                );
+            }
+            done => return done,
+        }
+    } else if !given && !default_key_file()?.exists() {
+        eprintln!(
+            "memfs: warning: no OS keychain here: the store's key goes to a key file on this disk, beside the store"
+        );
+    }
+    let credential = match given {
         true => credential(args, true)?.context("a credential was given")?,
         false => Credential::KeyFile(default_key()?),
     };
     let note = crate::credential::slot_note(Some("the default key file".to_owned()));
-    match Memfs::init_with_note(url, &credential, memfs::KdfParams::DEFAULT, note).await {
+    init_default(url, &credential, note).await
+}
+
+/// Makes the default store with one slot for `credential`; another process that made it
+/// first is no error (the caller opens it).
+async fn init_default(url: &Location, credential: &Credential, note: memfs::SlotNote) -> anyhow::Result<()> {
+    match Memfs::init_with_note(url, credential, memfs::KdfParams::DEFAULT, note).await {
         Ok(()) => eprintln!("memfs: created a new encrypted store at {url}"),
-        // Another process made it first, with this key: open it.
+        // Another process made it first: open it.
         Err(memfs::Error::Store { source: memfs::StoreError::AlreadyInitialized, .. }) => {}
         Err(e) => return Err(e.into()),
     }

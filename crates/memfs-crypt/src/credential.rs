@@ -1,10 +1,12 @@
 //! What the user offers to unlock a store.
 
 use std::fmt;
+use std::sync::Arc;
 
 use secrecy::SecretString;
 use zeroize::Zeroize;
 
+use crate::custody::{Custodian, CustodyKek};
 use crate::keyfile::KeyFile;
 use crate::slot_id::SlotKind;
 
@@ -16,6 +18,13 @@ pub enum Credential {
     Passphrase(SecretString),
     /// A key file's content.
     KeyFile(KeyFile),
+    /// Keys kept outside memfs: the store asks the custodian for the KEK of each custody
+    /// slot it opens (`memfs-store` does, since that takes I/O), and a new slot is sealed by
+    /// it for the store first. [`KeySlots`](crate::KeySlots) takes only the result, a
+    /// [`Credential::Kek`].
+    Custodian(Arc<dyn Custodian>),
+    /// A custody slot's KEK in hand.
+    Kek(CustodyKek),
 }
 
 impl Credential {
@@ -29,11 +38,14 @@ impl Credential {
         Credential::Passphrase(secret)
     }
 
-    /// The kind of slot this credential can unlock.
-    pub fn kind(&self) -> SlotKind {
+    /// The kind of slot this credential can unlock; `None` for a custodian, which may open
+    /// several.
+    pub fn kind(&self) -> Option<SlotKind> {
         match self {
-            Credential::Passphrase(_) => SlotKind::Passphrase,
-            Credential::KeyFile(_) => SlotKind::KeyFile,
+            Credential::Passphrase(_) => Some(SlotKind::Passphrase),
+            Credential::KeyFile(_) => Some(SlotKind::KeyFile),
+            Credential::Custodian(_) => None,
+            Credential::Kek(kek) => Some(kek.kind),
         }
     }
 }
@@ -43,6 +55,8 @@ impl fmt::Debug for Credential {
         f.write_str(match self {
             Credential::Passphrase(_) => "Credential::Passphrase(..)",
             Credential::KeyFile(_) => "Credential::KeyFile(..)",
+            Credential::Custodian(_) => "Credential::Custodian(..)",
+            Credential::Kek(_) => "Credential::Kek(..)",
         })
     }
 }

@@ -62,6 +62,29 @@ pub enum Error {
         kind: SlotKind,
     },
 
+    /// A custodian was handed to an operation that needs the KEK it keeps: the store asks it
+    /// first and passes on a [`Credential::Kek`](crate::Credential::Kek) (a mistake of the
+    /// caller, not of the store).
+    #[error("keys kept outside memfs are asked for through the store, not here")]
+    Custodian,
+
+    /// The store has no key slot kept outside memfs (keychain, KMS, age) of a kind the
+    /// custodian opens.
+    #[error("this store has no key slot kept in a keychain, a KMS or for an age identity that can be tried here")]
+    NoCustodySlot,
+
+    /// Every custody slot that was tried failed; each says why, in order.
+    #[error("no key slot could be opened: {}", .failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    CustodyFailed {
+        /// The slots tried, and why each did not open.
+        failures: Vec<crate::CustodyFailure>,
+    },
+
+    /// A custodian could not make a new slot's key (its words: a refusal, a disabled key, an
+    /// unreachable service).
+    #[error("{0}")]
+    Seal(#[from] crate::CustodyError),
+
     /// No key slot has this id.
     #[error("no key slot {id}")]
     NoSuchSlot {

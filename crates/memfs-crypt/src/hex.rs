@@ -32,7 +32,12 @@ fn nibble(c: u8) -> u16 {
 /// Decodes exactly `2 * N` hex digits into `out`; false (with `out` in an unspecified state)
 /// when the length or any digit is wrong. Constant-time in the digits.
 pub(crate) fn decode_into<const N: usize>(s: &[u8], out: &mut [u8; N]) -> bool {
-    if s.len() != 2 * N {
+    decode_slice(s, out)
+}
+
+/// Decodes exactly `2 * out.len()` hex digits into `out`, as [`decode_into`].
+pub(crate) fn decode_slice(s: &[u8], out: &mut [u8]) -> bool {
+    if s.len() != 2 * out.len() {
         return false;
     }
     let mut bad: u16 = 0;
@@ -78,6 +83,29 @@ pub(crate) mod option_array {
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<Option<[u8; N]>, D::Error> {
         array::deserialize(d).map(Some)
+    }
+}
+
+/// Serde for a `Vec<u8>` of at most [`vec::MAX`] bytes as a lower-case hex string.
+pub(crate) mod vec {
+    use super::*;
+
+    /// The longest byte string read: a hostile `memfs.keys` cannot make memfs hold more.
+    pub(crate) const MAX: usize = 16 * 1024;
+
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&encode(bytes))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        // The length first: nothing is allocated for a string past the bound.
+        let mut out = vec![0u8; if s.len() % 2 == 0 && s.len() / 2 <= MAX { s.len() / 2 } else { 0 }];
+        if 2 * out.len() == s.len() && decode_slice(s.as_bytes(), &mut out) {
+            Ok(out)
+        } else {
+            Err(de::Error::invalid_value(de::Unexpected::Str("…"), &&*format!("at most {} hex digits", 2 * MAX)))
+        }
     }
 }
 

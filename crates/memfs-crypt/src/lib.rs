@@ -48,6 +48,8 @@
 //! - `aead`: AES-256-GCM behind two thin functions that sealed objects, slots and wrapped keys
 //!   share;
 //! - `credential`: [`Credential`], what the user offers to unlock a store;
+//! - `custody`: [`Custodian`], what keeps a slot's key outside memfs (a keychain, a KMS, an
+//!   age identity), and the [`Custody`] a slot records of it;
 //! - `derive`: every key derivation in one place: labelled BLAKE3 contexts, Argon2id
 //!   ([`KdfParams`]);
 //! - `epoch`: [`ObjectKeys`], the epoch keys that seal and open objects;
@@ -73,6 +75,7 @@
 
 mod aead;
 mod credential;
+mod custody;
 mod derive;
 mod epoch;
 mod error;
@@ -89,6 +92,7 @@ mod slot_note;
 mod wrap;
 
 pub use credential::Credential;
+pub use custody::{Custodian, Custody, CustodyError, CustodyFailure, CustodyKek};
 pub use derive::KdfParams;
 pub use epoch::ObjectKeys;
 pub use error::Error;

@@ -64,6 +64,7 @@ use zeroize::Zeroizing;
 
 use crate::aead::{self, Cipher, NONCE_LEN, TAG_LEN};
 use crate::credential::Credential;
+use crate::custody::{Custody, CustodyKek};
 use crate::derive::{self, KdfParams};
 use crate::error::Error;
 use crate::hex;
@@ -115,6 +116,11 @@ enum KekSource {
         salt: [u8; 16],
     },
     KeyFile,
+    Keychain(Custody),
+    AwsKms(Custody),
+    GcpKms(Custody),
+    AzureKeyVault(Custody),
+    Age(Custody),
 }
 
 /// One way in.
@@ -148,6 +154,35 @@ impl KekSource {
         match self {
             KekSource::Passphrase { .. } => SlotKind::Passphrase,
             KekSource::KeyFile => SlotKind::KeyFile,
+            KekSource::Keychain(_) => SlotKind::Keychain,
+            KekSource::AwsKms(_) => SlotKind::AwsKms,
+            KekSource::GcpKms(_) => SlotKind::GcpKms,
+            KekSource::AzureKeyVault(_) => SlotKind::AzureKeyVault,
+            KekSource::Age(_) => SlotKind::Age,
+        }
+    }
+
+    /// The source of a custody slot of `kind`; [`Error::Custodian`] for the other kinds.
+    fn custody(kind: SlotKind, custody: Custody) -> Result<Self, Error> {
+        Ok(match kind {
+            SlotKind::Keychain => KekSource::Keychain(custody),
+            SlotKind::AwsKms => KekSource::AwsKms(custody),
+            SlotKind::GcpKms => KekSource::GcpKms(custody),
+            SlotKind::AzureKeyVault => KekSource::AzureKeyVault(custody),
+            SlotKind::Age => KekSource::Age(custody),
+            SlotKind::Passphrase | SlotKind::KeyFile => return Err(Error::Custodian),
+        })
+    }
+
+    /// A custody slot's custody.
+    fn custody_of(&self) -> Option<&Custody> {
+        match self {
+            KekSource::Passphrase { .. } | KekSource::KeyFile => None,
+            KekSource::Keychain(c)
+            | KekSource::AwsKms(c)
+            | KekSource::GcpKms(c)
+            | KekSource::AzureKeyVault(c)
+            | KekSource::Age(c) => Some(c),
         }
     }
 }
@@ -193,6 +228,11 @@ impl Slot {
                 derive::passphrase_kek(passphrase, salt, KdfParams::new(c.m_cost, c.t_cost, c.p_cost)?)
             }
             (KekSource::KeyFile, Credential::KeyFile(file)) => Ok(file.kek()),
+            (source, Credential::Kek(CustodyKek { kind, custody, kek }))
+                if source.kind() == *kind && source.custody_of() == Some(custody) =>
+            {
+                Ok(kek.clone())
+            }
             _ => Err(Error::WrongKey),
         }
     }
@@ -517,6 +557,7 @@ impl KeySlots {
                 let kek = derive::passphrase_kek(passphrase, &salt, params)?;
                 (KekSource::Passphrase { argon2id: params.into(), salt }, kek)
             }
+            Credential::Custodian(_) | Credential::Kek(_) => return Err(Error::Custodian),
         };
         Ok(KeySlots {
             version: SetVersion::V1,
@@ -562,7 +603,7 @@ impl KeySlots {
     /// [`MAX_UNLOCK_WORK_KIB`](Self::MAX_UNLOCK_WORK_KIB): [`Error::UnlockWork`] otherwise,
     /// with no Argon2 run. A key file runs no Argon2, so no such check.
     pub fn unlock(&self, credential: &Credential, store_id: &[u8; 16]) -> Result<Opened, Error> {
-        let kind = credential.kind();
+        let kind = credential.kind().ok_or(Error::Custodian)?;
         if kind == SlotKind::Passphrase {
             check_work(self.passphrase_work(None))?;
         }
@@ -739,6 +780,15 @@ impl KeySlots {
                 self.slots.push(slot);
                 Ok(id)
             }
+            Credential::Kek(CustodyKek { kind, custody, kek }) => {
+                self.check_root(root)?;
+                self.check_room()?;
+                let id = self.next_id();
+                let source = KekSource::custody(*kind, custody.clone())?;
+                self.slots.push(Slot::new(id, source, kek, root, store_id)?);
+                Ok(id)
+            }
+            Credential::Custodian(_) => Err(Error::Custodian),
         }
     }
 
@@ -834,6 +884,11 @@ impl KeySlots {
         Ok(())
     }
 
+    /// The custody slots (keys kept outside memfs), in order: id, kind and custody.
+    pub fn custody_slots(&self) -> impl Iterator<Item = (SlotId, SlotKind, &Custody)> + '_ {
+        self.slots.iter().filter_map(|s| s.source.custody_of().map(|c| (s.id, s.kind(), c)))
+    }
+
     /// The slots' ids and kinds, in order.
     pub fn slots(&self) -> impl ExactSizeIterator<Item = (SlotId, SlotKind)> + '_ {
         self.slots.iter().map(|s| (s.id, s.kind()))
@@ -865,7 +920,7 @@ impl KeySlots {
     fn passphrase_work(&self, except: Option<SlotId>) -> u64 {
         let costs = self.slots.iter().filter(|s| Some(s.id) != except).filter_map(|s| match &s.source {
             KekSource::Passphrase { argon2id: c, .. } => KdfParams::new(c.m_cost, c.t_cost, c.p_cost).ok(),
-            KekSource::KeyFile => None,
+            _ => None,
         });
         costs.map(work).sum()
     }
@@ -977,6 +1032,14 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
         }
         if let Some(Err(e)) = slots.iter().map(|s| s.note.check()).find(Result::is_err) {
             return Err(e.to_string());
+        }
+        if let Some(Err(e)) =
+            slots.iter().filter_map(|s| s.source.custody_of()).map(Custody::check).find(Result::is_err)
+        {
+            return Err(e.into());
+        }
+        if slots.iter().any(|s| s.kind().is_custody() && s.is_legacy()) {
+            return Err("a key slot kept outside memfs has no public key".into());
         }
         if slots.iter().any(|s| s.public.is_some() != s.root.is_some()) {
             return Err("a key slot has a public key without a root, or a root without a public key".into());
@@ -1251,6 +1314,96 @@ mod tests {
         let old = before.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
         assert_eq!(old.root().map(|r| *r.expose()), Some([2; 32]));
         assert!(matches!(slots.unlock(&Credential::KeyFile(removed), &store), Err(Error::WrongKey)));
+    }
+
+    fn kept(kind: SlotKind, key: &str, kek: u8) -> Credential {
+        let custody = Custody { key: key.into(), region: None, wrapped: vec![kek; 3] };
+        Credential::Kek(CustodyKek { kind, custody, kek: Zeroizing::new([kek; 32]) })
+    }
+
+    /// A custody slot stores its custody (kind, outside key, wrapped KEK) in the clear and
+    /// opens with exactly that custody and KEK; the root reaches it through its public key
+    /// like any slot. A custodian itself is never taken here.
+    #[test]
+    fn a_custody_slot_opens_with_its_kek_and_custody_only() {
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_key_file(&root, &store, &KeyFile::from_bytes([3; 32])).unwrap();
+        let age = slots.add_slot(&root, &store, &kept(SlotKind::Age, "age1xyz", 7), cheap()).unwrap();
+        let kms = slots.add_slot(&root, &store, &kept(SlotKind::AwsKms, "alias/memfs", 8), cheap()).unwrap();
+        let json = serde_json::to_value(&slots).unwrap();
+        assert_eq!(json["slots"][1]["kind"], "age");
+        assert_eq!(json["slots"][1]["key"], "age1xyz");
+        assert_eq!(json["slots"][1]["wrapped_kek"], "070707");
+        assert_eq!(json["slots"][2]["kind"], "aws-kms");
+        let slots: KeySlots = serde_json::from_value(json).unwrap();
+        let listed: Vec<_> = slots.custody_slots().map(|(id, kind, c)| (id, kind, c.key.clone())).collect();
+        assert_eq!(listed, [(age, SlotKind::Age, "age1xyz".into()), (kms, SlotKind::AwsKms, "alias/memfs".into())]);
+        assert_eq!(slots.unlock(&kept(SlotKind::Age, "age1xyz", 7), &store).unwrap().slot(), age);
+        assert_eq!(slots.unlock(&kept(SlotKind::AwsKms, "alias/memfs", 8), &store).unwrap().slot(), kms);
+        // Another KEK, another custody, another kind: no.
+        assert!(matches!(slots.unlock(&kept(SlotKind::Age, "age1xyz", 8), &store), Err(Error::WrongKey)));
+        assert!(matches!(slots.unlock(&kept(SlotKind::Age, "age1abc", 7), &store), Err(Error::WrongKey)));
+        assert!(matches!(slots.unlock(&kept(SlotKind::GcpKms, "age1xyz", 7), &store), Err(Error::NoSlot { .. })));
+        // A rotation reaches it with no outside key at hand.
+        let mut rotated = slots.clone();
+        rotated.rewrap_root(&root, &RootKey::from_bytes([9; 32]), &store).unwrap();
+        let opened = rotated.unlock(&kept(SlotKind::Age, "age1xyz", 7), &store).unwrap();
+        assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
+        // A custodian must be asked by the store first; a custody kind is no passphrase.
+        struct Nobody;
+        #[async_trait::async_trait]
+        impl crate::Custodian for Nobody {
+            fn opens(&self, _: SlotKind) -> bool {
+                true
+            }
+            async fn open(
+                &self,
+                _: SlotKind,
+                _: &Custody,
+                _: &[u8; 16],
+            ) -> Result<Zeroizing<[u8; 32]>, crate::CustodyError> {
+                Err(crate::CustodyError("no".into()))
+            }
+            async fn seal(&self, _: &[u8; 16]) -> Result<CustodyKek, crate::CustodyError> {
+                Err(crate::CustodyError("no".into()))
+            }
+        }
+        let nobody = Credential::Custodian(std::sync::Arc::new(Nobody));
+        assert!(matches!(slots.unlock(&nobody, &store), Err(Error::Custodian)));
+        assert!(matches!(slots.clone().add_slot(&root, &store, &nobody, cheap()), Err(Error::Custodian)));
+        let not_custody = Custody { key: "k".into(), region: None, wrapped: Vec::new() };
+        assert!(matches!(KekSource::custody(SlotKind::Passphrase, not_custody), Err(Error::Custodian)));
+    }
+
+    /// What a custody slot names is shown on terminals: a control character or a name past
+    /// the bound is refused when read, and so is a custody slot without a public key.
+    #[test]
+    fn hostile_custody_is_refused_when_read() {
+        let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
+        let mut slots = KeySlots::with_key_file(&root, &store, &KeyFile::from_bytes([3; 32])).unwrap();
+        slots.add_slot(&root, &store, &kept(SlotKind::Keychain, "memfs/x", 7), cheap()).unwrap();
+        let json = serde_json::to_value(&slots).unwrap();
+        let refused = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut bad = json.clone();
+            edit(&mut bad);
+            serde_json::from_value::<KeySlots>(bad).err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            refused(&|v| v["slots"][1]["key"] = "\u{1b}[2J".into()),
+            Some("a key slot names an outside key with a control character".into())
+        );
+        assert_eq!(
+            refused(&|v| v["slots"][1]["region"] = "r".repeat(2049).into()),
+            Some("a key slot names an outside key longer than 2048 bytes".into())
+        );
+        assert!(refused(&|v| v["slots"][1]["wrapped_kek"] = "ab".repeat(16 * 1024 + 1).into()).is_some());
+        assert!(refused(&|v| v["slots"][1]["wrapped_kek"] = "abc".into()).is_some());
+        let no_public = refused(&|v| {
+            v["slots"][1].as_object_mut().unwrap().remove("public");
+            v["slots"][1].as_object_mut().unwrap().remove("root");
+        });
+        assert!(no_public.is_some());
+        assert!(refused(&|_| {}).is_none());
     }
 
     /// A public key replaced by a low-order point would make the wrapping key public: such a

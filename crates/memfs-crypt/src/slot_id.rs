@@ -39,6 +39,17 @@ pub enum SlotKind {
     Passphrase,
     /// A key file's 32 random bytes.
     KeyFile,
+    /// A key kept in the operating system's credential store (macOS Keychain, Windows
+    /// Credential Manager, the Secret Service on Linux).
+    Keychain,
+    /// A key wrapped by an AWS KMS key.
+    AwsKms,
+    /// A key wrapped by a Google Cloud KMS key.
+    GcpKms,
+    /// A key wrapped by an Azure Key Vault key.
+    AzureKeyVault,
+    /// A key encrypted to an age recipient (X25519, SSH or a plugin's).
+    Age,
 }
 
 impl SlotKind {
@@ -47,7 +58,18 @@ impl SlotKind {
         match self {
             SlotKind::Passphrase => 1,
             SlotKind::KeyFile => 2,
+            SlotKind::Keychain => 3,
+            SlotKind::AwsKms => 4,
+            SlotKind::GcpKms => 5,
+            SlotKind::AzureKeyVault => 6,
+            SlotKind::Age => 7,
         }
+    }
+
+    /// Whether a slot of this kind has its key kept outside memfs (see `custody.rs`), so
+    /// that a [`Custodian`](crate::Custodian) opens it rather than a passphrase or key file.
+    pub fn is_custody(self) -> bool {
+        !matches!(self, SlotKind::Passphrase | SlotKind::KeyFile)
     }
 }
 
@@ -56,6 +78,11 @@ impl fmt::Display for SlotKind {
         f.write_str(match self {
             SlotKind::Passphrase => "passphrase",
             SlotKind::KeyFile => "key file",
+            SlotKind::Keychain => "keychain",
+            SlotKind::AwsKms => "AWS KMS",
+            SlotKind::GcpKms => "Google Cloud KMS",
+            SlotKind::AzureKeyVault => "Azure Key Vault",
+            SlotKind::Age => "age",
         })
     }
 }

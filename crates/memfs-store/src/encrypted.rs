@@ -312,6 +312,25 @@ impl EncryptedRepository {
         Self::init_with_master(backend, MasterKey::generate()?, make_slots, options).await
     }
 
+    /// A new random store id, for [`EncryptedRepository::init_with_id`].
+    pub fn new_store_id() -> Result<[u8; 16], Error> {
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
+        Ok(id)
+    }
+
+    /// [`EncryptedRepository::init`] with the store id `id` (from
+    /// [`EncryptedRepository::new_store_id`]), known before: a custodian binds a new slot's
+    /// key to it ([`EncryptedRepository::seal_new`]).
+    pub async fn init_with_id(
+        backend: Backend,
+        id: [u8; 16],
+        make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        options: OpenOptions,
+    ) -> Result<Self, Error> {
+        Self::init_parts(backend, MasterKey::generate()?, id, make_slots, options).await
+    }
+
     /// [`EncryptedRepository::init`] with a given epoch-0 key (and so given address keys)
     /// instead of a random one: for tests that need reproducible ids (and so reproducible
     /// directory pages).
@@ -322,9 +341,17 @@ impl EncryptedRepository {
         make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
+        Self::init_parts(backend, master, Self::new_store_id()?, make_slots, options).await
+    }
+
+    async fn init_parts(
+        backend: Backend,
+        master: MasterKey,
+        id: [u8; 16],
+        make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
+        options: OpenOptions,
+    ) -> Result<Self, Error> {
         let conn = connect(backend)?;
-        let mut id = [0u8; 16];
-        getrandom::fill(&mut id).map_err(|_| memfs_crypt::Error::Random)?;
         let root = RootKey::generate()?;
         let keyring = Keyring::new(&root, &id, &master)?;
         let keys = KeysObject::new(&id, make_slots(&root, &id)?, keyring, &root);

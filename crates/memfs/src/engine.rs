@@ -138,6 +138,11 @@ impl Memfs {
                     None => Error::NoStore { store },
                 });
             }
+            // Only keys kept outside memfs were at hand, and the store has none: it needs a
+            // passphrase or key file, as with no credential at all.
+            Err(StoreError::Crypt(memfs_crypt::Error::NoCustodySlot)) => {
+                return Err(Error::CredentialRequired { store });
+            }
             Err(source) => return Err(Error::Store { store, source }),
         };
         Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect)
@@ -177,13 +182,21 @@ impl Memfs {
         }
         // Nothing to remember yet: the store has no head until its first commit.
         let options = StoreOpenOptions { state_dir: StateDir::Off, display: store.clone(), ..Default::default() };
+        let failed = |source| Error::Store { store: store.clone(), source };
+        let id = EncryptedRepository::new_store_id().map_err(failed)?;
+        // A custodian keeps a fresh key for this store, bound to its id, before anything is
+        // written.
+        let sealed = EncryptedRepository::seal_new(credential, &id).await.map_err(failed)?;
+        let credential = sealed.as_ref().unwrap_or(credential);
         let slots = |master: &_, id: &_| {
             let mut slots = KeySlots::with_slot(master, id, credential, kdf)?;
             let (first, _) = slots.slots().next().expect("a new set has its one slot");
             slots.set_note(first, note)?;
             Ok(slots)
         };
-        EncryptedRepository::init(backend, slots, options).await.map_err(|source| Error::Store { store, source })?;
+        EncryptedRepository::init_with_id(backend, id, slots, options)
+            .await
+            .map_err(|source| Error::Store { store, source })?;
         Ok(())
     }
 

@@ -45,7 +45,17 @@ impl Memfs {
         note: SlotNote,
     ) -> Result<SlotId, Error> {
         note.check()?;
-        edit_slots(&location.into(), options, false, |slots, root, id, _| {
+        let url = &location.into();
+        // A custodian keeps a fresh key bound to the store's id before the slot is made.
+        let sealed = match new {
+            Credential::Custodian(_) => {
+                let id = EncryptedRepository::id_of(backend(url)?).await.map_err(store_error(url))?;
+                EncryptedRepository::seal_new(new, &id).await.map_err(store_error(url))?
+            }
+            _ => None,
+        };
+        let new = sealed.as_ref().unwrap_or(new);
+        edit_slots(url, options, false, |slots, root, id, _| {
             let added = slots.add_slot(root, id, new, kdf)?;
             slots.set_note(added, note)?;
             Ok((added, ("add", added)))

@@ -35,6 +35,27 @@ impl EncryptedRepository {
         Ok(parse_keys(&bytes)?.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
     }
 
+    /// The id of the store at `backend` (public: it binds key slots and objects to the store),
+    /// which a custodian seals a new slot's key for ([`EncryptedRepository::seal_new`]).
+    pub async fn id_of(backend: Backend) -> Result<[u8; 16], Error> {
+        let conn = connect(backend)?;
+        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        decode_store_id(&parse_keys(&bytes)?.store_id)
+    }
+
+    /// For a new slot: a custodian's credential (keys kept outside memfs) sealed for the store
+    /// `store_id`, a fresh KEK in its keeping (`Some`); `None` for any other credential, which
+    /// makes its slot as it is.
+    pub async fn seal_new(credential: &Credential, store_id: &[u8; 16]) -> Result<Option<Credential>, Error> {
+        match credential {
+            Credential::Custodian(custodian) => {
+                let kek = custodian.seal(store_id).await.map_err(memfs_crypt::Error::from)?;
+                Ok(Some(Credential::Kek(kek)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The slot `credential` opens in the store at `backend` (a passphrase runs its Argon2).
     pub async fn slot_of(backend: Backend, credential: &Credential) -> Result<SlotId, Error> {
         let conn = connect(backend)?;

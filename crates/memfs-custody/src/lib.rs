@@ -1,0 +1,32 @@
+//! Key custody for memfs: key slots whose key is kept outside memfs (issue 19).
+//!
+//! A store's key slots each wrap its root (see `memfs-crypt`, "Keys"). A passphrase or a key
+//! file gives a slot's key-encryption key (KEK) directly; the slots here get theirs from a
+//! keeper, a [`Custodian`](memfs_crypt::Custodian):
+//!
+//! - age ([`AgeRecipient`], [`AgeIdentities`]): the KEK encrypted to an age recipient, so each
+//!   agent of a fleet holds its own identity file and can be revoked alone;
+//! - [`Keychain`]: the KEK in the OS credential store (macOS Keychain, Windows Credential
+//!   Manager, the Secret Service on Linux).
+//!
+//! [`Unlock`] is the custodian that opens a store: it tries every custody slot of a kind it
+//! holds a way into.
+
+//! # Modules
+//!
+//! - `age`: slots encrypted to age recipients, opened with identity files;
+//! - `kek`: a KEK as custodians hand it over;
+//! - `keychain`: slots kept in the OS keychain;
+//! - `unlock`: [`Unlock`], every custodian that can open a store at once.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+mod age;
+mod kek;
+mod keychain;
+mod unlock;
+
+pub use age::{AgeError, AgeIdentities, AgeRecipient};
+pub use keychain::Keychain;
+pub use unlock::Unlock;

@@ -1,0 +1,46 @@
+//! The custodian that opens a store: each way in the user has at hand.
+
+use async_trait::async_trait;
+use memfs_crypt::{Custodian, Custody, CustodyError, CustodyKek, SlotKind};
+use zeroize::Zeroizing;
+
+use crate::age::AgeIdentities;
+use crate::keychain::Keychain;
+
+/// Opens the custody slots of a store with what is at hand: the OS keychain, and the age
+/// identities given.
+#[derive(Default)]
+pub struct Unlock {
+    age: AgeIdentities,
+}
+
+impl Unlock {
+    /// A custodian with these age identities.
+    pub fn new(age: AgeIdentities) -> Self {
+        Unlock { age }
+    }
+}
+
+#[async_trait]
+impl Custodian for Unlock {
+    fn opens(&self, kind: SlotKind) -> bool {
+        matches!(kind, SlotKind::Age | SlotKind::Keychain)
+    }
+
+    async fn open(
+        &self,
+        kind: SlotKind,
+        custody: &Custody,
+        _store_id: &[u8; 16],
+    ) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
+        match kind {
+            SlotKind::Age => self.age.open(custody),
+            SlotKind::Keychain => Keychain::open(custody).await,
+            kind => Err(CustodyError(format!("memfs cannot open {kind} slots here"))),
+        }
+    }
+
+    async fn seal(&self, _: &[u8; 16]) -> Result<CustodyKek, CustodyError> {
+        Err(CustodyError("unlocking makes no key slot".into()))
+    }
+}
