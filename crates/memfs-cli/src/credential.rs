@@ -41,6 +41,14 @@ pub(crate) struct KeptArgs {
     #[arg(long)]
     keychain: bool,
 
+    /// Wrap the slot's key with this AWS KMS key: a key id, key ARN, alias (alias/NAME) or
+    /// alias ARN. Region and credentials come from the usual AWS environment (AWS_REGION,
+    /// AWS_PROFILE, roles, SSO); the slot remembers the region. Unlocking needs only IAM
+    /// permission to decrypt with the key (kms:Decrypt), under the encryption context
+    /// memfs-store=<store id>.
+    #[arg(long, value_name = "KEY")]
+    aws_kms: Option<String>,
+
     /// Encrypt the slot's key to this age recipient: an X25519 recipient (age1…, from
     /// age-keygen), an SSH public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"), or a plugin's
     /// recipient (its age-plugin-NAME on PATH). Whoever holds the matching identity unlocks
@@ -58,6 +66,10 @@ impl KeptArgs {
                 Credential::Custodian(std::sync::Arc::new(memfs_custody::Keychain)),
                 "OS keychain".into(),
             )));
+        }
+        if let Some(key) = &self.aws_kms {
+            let kms = memfs_custody::AwsKms::new(key)?;
+            return Ok(Some((Credential::Custodian(std::sync::Arc::new(kms)), format!("AWS KMS key {}", key.trim()))));
         }
         if let Some(recipient) = &self.age_recipient {
             let recipient = memfs_custody::AgeRecipient::parse(recipient)?;

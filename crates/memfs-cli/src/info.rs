@@ -55,14 +55,21 @@ fn render(url: &str, info: &Info, slots: Option<&[(memfs::SlotId, SlotKind, memf
     lines.push(("commits", commits));
     if let Some(slots) = slots {
         let count = |kind: SlotKind| slots.iter().filter(|(_, k, _)| *k == kind).count() as u64;
-        let (phrases, files) = (count(SlotKind::Passphrase), count(SlotKind::KeyFile));
-        let mut kinds = Vec::new();
-        if phrases > 0 {
-            kinds.push(plural(phrases, "passphrase", "passphrases"));
-        }
-        if files > 0 {
-            kinds.push(plural(files, "key file", "key files"));
-        }
+        let words = [
+            (SlotKind::Passphrase, "passphrase", "passphrases"),
+            (SlotKind::KeyFile, "key file", "key files"),
+            (SlotKind::Keychain, "keychain entry", "keychain entries"),
+            (SlotKind::AwsKms, "AWS KMS key", "AWS KMS keys"),
+            (SlotKind::GcpKms, "Google Cloud KMS key", "Google Cloud KMS keys"),
+            (SlotKind::AzureKeyVault, "Azure Key Vault key", "Azure Key Vault keys"),
+            (SlotKind::Age, "age recipient", "age recipients"),
+        ];
+        let kinds: Vec<String> = words
+            .into_iter()
+            .map(|(kind, one, many)| (count(kind), one, many))
+            .filter(|(n, ..)| *n > 0)
+            .map(|(n, one, many)| plural(n, one, many))
+            .collect();
         lines.push(("key slots", format!("{}: {}", slots.len(), kinds.join(", "))));
     }
     lines.push(("policy", policy(&info.policy)));

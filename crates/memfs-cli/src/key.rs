@@ -11,8 +11,9 @@ use crate::store::{self, StoreArgs};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeyCommand {
-    /// Print each slot as `ID KIND` (passphrase or key-file); the slot that the credential
-    /// given (or the default store's key file) opens is marked `(in use)`.
+    /// Print each slot as `ID KIND` (passphrase, key-file, keychain, aws-kms, gcp-kms,
+    /// azure-key-vault or age), its label, when and where it was added; the slot that the
+    /// credential given (or the default store's key) opens is marked `(in use)`.
     List,
     /// Add a slot: a new key file (--new-key-file) or a new passphrase (--new-passphrase-file,
     /// or asked for twice on the terminal).
@@ -191,7 +192,7 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             for (id, kind, note) in slots {
                 // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
                 let mark = if Some(id) == in_use { " (in use)" } else { "" };
-                let kind = kind.to_string().replace(' ', "-");
+                let kind = kind.name();
                 out.push_str(&format!("{} {kind}{}{mark}\n", id.get(), note_words(&note)));
             }
             crate::output::stdout(out.as_bytes())?;

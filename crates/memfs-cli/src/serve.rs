@@ -205,16 +205,21 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
     let addrs = addresses(&args.addr, args.allow_remote).await?;
 
     let (location, is_default) = crate::store::url(store)?;
+    let given = crate::store::given_credential(store, is_default)?.is_some();
     let credential = crate::store::credential(store, is_default)?;
     let memory = location.url().starts_with("memory://");
-    if credential.is_none() && !memory {
-        bail!(
+    let refuse = || {
+        anyhow::anyhow!(
             "the namespaces of {location} are encrypted: give the passphrase (MEMFS_PASSPHRASE, --passphrase-file) or the key file (--key-file) that unlocks them"
-        );
+        )
+    };
+    // Keys kept outside memfs (keychain, KMS, age) make no new store.
+    if !given && !memory && args.create_namespaces {
+        return Err(refuse());
     }
     // The namespaces whose stores exist (or were created) at start: each is unlocked before the
     // server listens, so a wrong credential stops it here rather than answering 503 forever.
-    let mut present = Vec::new();
+    let (mut present, mut missing) = (Vec::new(), Vec::new());
     if let Some(credential) = credential.as_ref().filter(|_| !memory) {
         for namespace in tokens.namespaces() {
             let at = location.clone().namespace(namespace);
@@ -227,11 +232,19 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
                 eprintln!("memfs: created a new encrypted store at {at}");
                 present.push(namespace.to_owned());
             } else {
-                eprintln!(
-                    "memfs: warning: namespace {namespace} has no store; its requests get 503 until `memfs --namespace {namespace} init` (or serve --create-namespaces) creates it"
-                );
+                missing.push(namespace);
             }
         }
+    }
+    // With no passphrase or key file, the keys kept outside memfs unlock the namespaces that
+    // exist; with none of them, nothing would ever open.
+    if !given && !memory && present.is_empty() {
+        return Err(refuse());
+    }
+    for namespace in missing {
+        eprintln!(
+            "memfs: warning: namespace {namespace} has no store; its requests get 503 until `memfs --namespace {namespace} init` (or serve --create-namespaces) creates it"
+        );
     }
     let options = OpenOptions {
         dialect: args.dialect,

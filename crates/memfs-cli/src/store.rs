@@ -166,6 +166,15 @@ pub(crate) fn custodian(args: &StoreArgs) -> anyhow::Result<Credential> {
 /// the default store) the default key file, or else the keys kept outside memfs
 /// ([`custodian`]; a store with no slot of theirs answers as if no credential was given).
 pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Option<Credential>> {
+    match given_credential(args, is_default)? {
+        Some(given) => Ok(Some(given)),
+        None => custodian(args).map(Some),
+    }
+}
+
+/// The passphrase or key file given (or, for the default store, the default key file), if
+/// any: [`credential`] without the keys kept outside memfs.
+pub(crate) fn given_credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Option<Credential>> {
     if let Some(path) = &args.key_file {
         let key = KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))?;
         return Ok(Some(Credential::KeyFile(key)));
@@ -180,7 +189,7 @@ pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<O
             return Ok(Some(Credential::KeyFile(key)));
         }
     }
-    custodian(args).map(Some)
+    Ok(None)
 }
 
 /// A passphrase from `--passphrase-file`, `--passphrase-command` or `MEMFS_PASSPHRASE`, if
@@ -326,36 +335,42 @@ fn carried_over(carried: &memfs::CarriedOver) -> String {
 /// a copy of the disk holds the store but not its key; where none does (a headless Linux), into
 /// the default key file (0600), with a one-line warning.
 async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Result<()> {
-    let given = args.key_file.is_some() || passphrase(args)?.is_some();
-    if !given && !default_key_file()?.exists() && memfs_custody::Keychain::unavailable().is_none() {
-        let keychain = Credential::Custodian(std::sync::Arc::new(memfs_custody::Keychain));
-        let note = crate::credential::slot_note(Some("the OS keychain".to_owned()));
-        match init_default(url, &keychain, note).await {
-            // A keychain that answered but refused the entry (locked, no collection): say so
-            // and keep the key in a file.
-            Err(e)
-                if matches!(
-                    e.downcast_ref::<memfs::Error>(),
-                    Some(memfs::Error::Store { source: memfs::StoreError::Crypt(memfs::CryptError::Seal(_)), .. })
-                ) =>
-            {
-                eprintln!(
-                    "memfs: warning: the OS keychain refused the store's key ({e:#}); it goes to a key file instead"
-                );
-            }
-            done => return done,
-        }
-    } else if !given && !default_key_file()?.exists() {
-        eprintln!(
-            "memfs: warning: no OS keychain here: the store's key goes to a key file on this disk, beside the store"
-        );
+    if args.key_file.is_some() || passphrase(args)?.is_some() {
+        let credential = credential(args, true)?.context("a credential was given")?;
+        return init_default(url, &credential, key_file_note()).await;
     }
-    let credential = match given {
-        true => credential(args, true)?.context("a credential was given")?,
-        false => Credential::KeyFile(default_key()?),
+    // A key file already there (made before keychains were used, or by a process racing this
+    // one) keeps the store with it.
+    let why = match memfs_custody::Keychain::unavailable() {
+        Some(_) => "no OS keychain here: the store's key goes to a key file on this disk, beside the store".to_owned(),
+        None if default_key_file()?.exists() => String::new(),
+        None => {
+            let keychain = Credential::Custodian(std::sync::Arc::new(memfs_custody::Keychain));
+            let note = crate::credential::slot_note(Some("the OS keychain".to_owned()));
+            match init_default(url, &keychain, note).await {
+                // A keychain that answered but refused the entry (locked, no collection): say
+                // so and keep the key in a file.
+                Err(e)
+                    if matches!(
+                        e.downcast_ref::<memfs::Error>(),
+                        Some(memfs::Error::Store {
+                            source: memfs::StoreError::Crypt(memfs::CryptError::Seal(_)),
+                            ..
+                        })
+                    ) =>
+                {
+                    format!("the OS keychain refused the store's key ({e:#}); it goes to a key file instead")
+                }
+                done => return done,
+            }
+        }
     };
-    let note = crate::credential::slot_note(Some("the default key file".to_owned()));
-    init_default(url, &credential, note).await
+    init_default(url, &Credential::KeyFile(default_key(&why)?), key_file_note()).await
+}
+
+/// The note of the default key file's slot.
+fn key_file_note() -> memfs::SlotNote {
+    crate::credential::slot_note(Some("the default key file".to_owned()))
 }
 
 /// Makes the default store with one slot for `credential`; another process that made it
@@ -370,12 +385,17 @@ async fn init_default(url: &Location, credential: &Credential, note: memfs::Slot
     Ok(())
 }
 
-/// The default key file: created (0600), or, when another process created it first, read once
+/// The default key file: created (0600, saying `warning` first, if any: why a key file), or,
+/// when another process created it first, read once
 /// that process has written it whole.
-fn default_key() -> anyhow::Result<KeyFile> {
+fn default_key(warning: &str) -> anyhow::Result<KeyFile> {
     let path = default_key_file()?;
     match crate::credential::new_key_file(&path) {
         Ok(key) => {
+            // Said by the one process that made the key file, not by each that raced it.
+            if !warning.is_empty() {
+                eprintln!("memfs: warning: {warning}");
+            }
             eprintln!(
                 "memfs: created the key file {} (mode 0600): keep it safe, the store cannot be read without it",
                 path.display()

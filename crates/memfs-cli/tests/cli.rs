@@ -10,6 +10,8 @@ mod attacks_local;
 mod bounded_answers;
 #[path = "cli/browse.rs"]
 mod browse;
+#[path = "cli/custody.rs"]
+mod custody;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]

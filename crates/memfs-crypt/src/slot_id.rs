@@ -66,6 +66,20 @@ impl SlotKind {
         }
     }
 
+    /// The kind as `memfs.keys` spells it: `passphrase`, `key-file`, `keychain`, `aws-kms`,
+    /// `gcp-kms`, `azure-key-vault`, `age`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SlotKind::Passphrase => "passphrase",
+            SlotKind::KeyFile => "key-file",
+            SlotKind::Keychain => "keychain",
+            SlotKind::AwsKms => "aws-kms",
+            SlotKind::GcpKms => "gcp-kms",
+            SlotKind::AzureKeyVault => "azure-key-vault",
+            SlotKind::Age => "age",
+        }
+    }
+
     /// Whether a slot of this kind has its key kept outside memfs (see `custody.rs`), so
     /// that a [`Custodian`](crate::Custodian) opens it rather than a passphrase or key file.
     pub fn is_custody(self) -> bool {

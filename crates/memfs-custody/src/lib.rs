@@ -6,6 +6,8 @@
 //!
 //! - age ([`AgeRecipient`], [`AgeIdentities`]): the KEK encrypted to an age recipient, so each
 //!   agent of a fleet holds its own identity file and can be revoked alone;
+//! - [`AwsKms`]: the KEK from AWS KMS (envelope encryption, bound to the store by an
+//!   encryption context);
 //! - [`Keychain`]: the KEK in the OS credential store (macOS Keychain, Windows Credential
 //!   Manager, the Secret Service on Linux).
 //!
@@ -15,6 +17,7 @@
 //! # Modules
 //!
 //! - `age`: slots encrypted to age recipients, opened with identity files;
+//! - `aws_kms`: slots wrapped by AWS KMS keys;
 //! - `kek`: a KEK as custodians hand it over;
 //! - `keychain`: slots kept in the OS keychain;
 //! - `unlock`: [`Unlock`], every custodian that can open a store at once.
@@ -23,10 +26,12 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod age;
+mod aws_kms;
 mod kek;
 mod keychain;
 mod unlock;
 
 pub use age::{AgeError, AgeIdentities, AgeRecipient};
+pub use aws_kms::AwsKms;
 pub use keychain::Keychain;
 pub use unlock::Unlock;

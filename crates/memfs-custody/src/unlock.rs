@@ -5,10 +5,11 @@ use memfs_crypt::{Custodian, Custody, CustodyError, CustodyKek, SlotKind};
 use zeroize::Zeroizing;
 
 use crate::age::AgeIdentities;
+use crate::aws_kms::AwsKms;
 use crate::keychain::Keychain;
 
-/// Opens the custody slots of a store with what is at hand: the OS keychain, and the age
-/// identities given.
+/// Opens the custody slots of a store with what is at hand: the OS keychain, AWS KMS (with
+/// the usual AWS credentials), and the age identities given.
 #[derive(Default)]
 pub struct Unlock {
     age: AgeIdentities,
@@ -24,18 +25,19 @@ impl Unlock {
 #[async_trait]
 impl Custodian for Unlock {
     fn opens(&self, kind: SlotKind) -> bool {
-        matches!(kind, SlotKind::Age | SlotKind::Keychain)
+        matches!(kind, SlotKind::Age | SlotKind::Keychain | SlotKind::AwsKms)
     }
 
     async fn open(
         &self,
         kind: SlotKind,
         custody: &Custody,
-        _store_id: &[u8; 16],
+        store_id: &[u8; 16],
     ) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
         match kind {
             SlotKind::Age => self.age.open(custody),
             SlotKind::Keychain => Keychain::open(custody).await,
+            SlotKind::AwsKms => AwsKms::open(custody, store_id).await,
             kind => Err(CustodyError(format!("memfs cannot open {kind} slots here"))),
         }
     }

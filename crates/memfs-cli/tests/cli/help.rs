@@ -42,7 +42,7 @@ fn headings(page: &str) -> Vec<&str> {
 /// What each subcommand's page says of the global options, in place of describing them.
 const GLOBALS_LINE: &str = "\n\nGlobal options (described in `memfs --help`):
   --store, --store-option, --namespace, --max-staleness, --cache-dir, --cache-memory,
-  --passphrase-file, --passphrase-command, --key-file, --trust-head, --actor\n";
+  --passphrase-file, --passphrase-command, --key-file, --age-identity, --trust-head, --actor\n";
 
 #[test]
 fn global_options_are_described_once_under_their_own_heading() {

@@ -65,12 +65,21 @@ impl Team {
 /// Every key Bob can unwrap with his key file from any version of `memfs.keys` ever stored.
 fn bobs_keys(history: &[(String, Vec<u8>)], bob: &Path) -> Vec<ObjectKeys> {
     let credential = Credential::KeyFile(KeyFile::read(bob).unwrap());
+    keys_opened_by(history, &|slots, id| slots.unlock(&credential, id).ok())
+}
+
+/// Every key that `open` (a holder's way into a slot set: its credential) unwraps from any
+/// version of `memfs.keys` in `history`.
+pub(crate) fn keys_opened_by(
+    history: &[(String, Vec<u8>)],
+    open: &dyn Fn(&KeySlots, &[u8; 16]) -> Option<memfs_crypt::Opened>,
+) -> Vec<ObjectKeys> {
     let mut out = Vec::new();
     for (_, bytes) in history.iter().filter(|(path, _)| path == "memfs.keys") {
         let keys: Value = serde_json::from_slice(bytes).unwrap();
         let id: [u8; 16] = unhex(keys["store_id"].as_str().unwrap()).unwrap().try_into().unwrap();
         let slots: KeySlots = serde_json::from_value(keys["slots"].clone()).unwrap();
-        let Ok(opened) = slots.unlock(&credential, &id) else { continue };
+        let Some(opened) = open(&slots, &id) else { continue };
         match opened.into_parts().1 {
             Unlocked::Root(root) => {
                 let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
@@ -83,7 +92,7 @@ fn bobs_keys(history: &[(String, Vec<u8>)], bob: &Path) -> Vec<ObjectKeys> {
 }
 
 /// The plaintext of a stored object (at `path`) under any of `keys`, as any kind.
-fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
     let id = match path {
         "head" => ObjectId::from_bytes([0; 32]),
         "gc.state" => ObjectId::from_bytes([0xff; 32]),
@@ -92,7 +101,7 @@ fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
     keys.iter().find_map(|k| KINDS.iter().find_map(|kind| k.open(*kind, &id, sealed).ok()))
 }
 
-fn contains(plain: &[u8], text: &str) -> bool {
+pub(crate) fn contains(plain: &[u8], text: &str) -> bool {
     plain.windows(text.len()).any(|w| w == text.as_bytes())
 }
 

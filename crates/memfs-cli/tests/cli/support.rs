@@ -211,6 +211,9 @@ pub(crate) fn memfs(home: &Path) -> Command {
     for key in TERMINAL {
         cmd.env_remove(key);
     }
+    // No OS keychain: the default store keeps its key in a key file (and the user's own
+    // keychain, if this machine has one, is never touched). The keychain tests set theirs.
+    cmd.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/memfs-tests-have-no-keychain");
     cmd.env("HOME", home.join("home"))
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))

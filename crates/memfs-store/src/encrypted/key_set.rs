@@ -198,10 +198,11 @@ impl KeySet {
                 (None, carried)
             }
         };
-        // Format 7 to 8 (heads may carry objects unwritten): the version, and the counter, so
-        // that a format-7 client still running reads `memfs.keys` again at the next head it
-        // sees, and stops there (`the store uses format version 8`) instead of meeting a head
-        // it cannot read. Nothing to record: no key and no file changes.
+        // Format 7 or 8 to 9 (8: heads may carry objects unwritten; 9: key slots kept outside
+        // memfs): the version, and the counter, so that an older client still running reads
+        // `memfs.keys` again at the next head it sees, and stops there (`the store uses format
+        // version 9`) instead of meeting a head or a slot it cannot read. Nothing to record:
+        // no key and no file changes.
         let upgraded = object.version < FORMAT_VERSION;
         if upgraded && new_root.is_none() {
             object.version = FORMAT_VERSION;
