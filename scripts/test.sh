@@ -6,14 +6,20 @@
 # tests, the differential test against the real SDK, the lints (clippy on each feature set of
 # memfs, no module cycles, the declared rust-version), the license/ban/source policy and the
 # fuzz-target build. Anything it starts listens on 127.0.0.1 only and is stopped on exit:
-# the whole script runs under scripts/emulators.sh, which starts moto (S3) and Azurite (Azure)
-# for the cloud tests and stops them when it ends.
+# the whole script runs under scripts/emulators.sh, which starts moto (S3, and AWS KMS) and
+# Azurite (Azure) for the cloud tests, and under scripts/secret-service.sh (a Secret Service
+# on a private D-Bus session bus, for the OS keychain), and stops them when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${MEMFS_TEST_CLOUD:-}" != required ]; then
     printf '\n==> %s\n' "S3 (moto) and Azure (Azurite) servers on 127.0.0.1"
     exec scripts/emulators.sh run "$0" "$@"
+fi
+# And a real Secret Service (gnome-keyring on a private D-Bus) for the OS keychain's tests.
+if [ "${MEMFS_TEST_SECRET_SERVICE:-}" != required ]; then
+    printf '\n==> %s\n' "A Secret Service (gnome-keyring) on a private D-Bus session bus"
+    exec scripts/secret-service.sh run "$0" "$@"
 fi
 
 step() { printf '\n==> %s\n' "$*"; }

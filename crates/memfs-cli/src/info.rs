@@ -25,7 +25,7 @@ pub(crate) async fn run(store: &StoreArgs, _args: InfoArgs) -> anyhow::Result<()
 ///
 /// ```text
 /// store      file:///home/me/.local/share/memfs/default
-/// format     8, store id 4f0c…
+/// format     9, store id 4f0c…
 /// files      4 (11 bytes)
 /// commits    4, the newest @4 2025-06-01T12:00:00Z by claude: create /memories/z.md
 /// key slots  2: 1 passphrase, 1 key file

@@ -353,10 +353,7 @@ async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Resul
                 Err(e)
                     if matches!(
                         e.downcast_ref::<memfs::Error>(),
-                        Some(memfs::Error::Store {
-                            source: memfs::StoreError::Crypt(memfs::CryptError::Seal(_)),
-                            ..
-                        })
+                        Some(memfs::Error::Store { source: memfs::StoreError::Crypt(memfs::CryptError::Seal(_)), .. })
                     ) =>
                 {
                     format!("the OS keychain refused the store's key ({e:#}); it goes to a key file instead")

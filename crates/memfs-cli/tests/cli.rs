@@ -10,14 +10,14 @@ mod attacks_local;
 mod bounded_answers;
 #[path = "cli/browse.rs"]
 mod browse;
-#[path = "cli/custody.rs"]
-mod custody;
 #[path = "cli/cloud.rs"]
 mod cloud;
 #[path = "cli/concurrency.rs"]
 mod concurrency;
 #[path = "cli/crash.rs"]
 mod crash;
+#[path = "cli/custody.rs"]
+mod custody;
 #[path = "cli/exec.rs"]
 mod exec;
 #[path = "cli/expire.rs"]

@@ -70,7 +70,12 @@ impl Custodian for AwsKms {
         false
     }
 
-    async fn open(&self, _: SlotKind, custody: &Custody, store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
+    async fn open(
+        &self,
+        _: SlotKind,
+        custody: &Custody,
+        store_id: &[u8; 16],
+    ) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
         AwsKms::open(custody, store_id).await
     }
 

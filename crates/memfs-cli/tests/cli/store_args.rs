@@ -18,7 +18,8 @@ fn create(name: &str) -> String {
     format!("{}\n", json!({"command": "create", "path": format!("/memories/{name}"), "file_text": "x"}))
 }
 
-const CREATED_KEY: &str = "memfs: warning: no OS keychain here: the store's key goes to a key file on this disk, beside the store
+const CREATED_KEY: &str =
+    "memfs: warning: no OS keychain here: the store's key goes to a key file on this disk, beside the store
 memfs: created the key file {KEY} (mode 0600): keep it safe, the store cannot be read without it\n";
 const CREATED_STORE: &str = "memfs: created a new encrypted store at file://{STORE}\n";
 
