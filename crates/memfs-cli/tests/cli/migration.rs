@@ -258,6 +258,31 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
+/// The format-9 fixture: a key file (slot 1) and an SSH key as an age recipient (slot 2). It
+/// opens as it is with either, and nothing is rewritten.
+#[test]
+fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
+    let (dir, root) = fixture("format-9");
+    let home = dir.path().join("client");
+    let keys_before = keys(&root);
+    assert_eq!(keys_before["version"], 9);
+    assert_eq!(keys_before["slots"]["slots"][1]["kind"], "age");
+    let before = objects(&root);
+    let log = ok(&home, &root, &["log"]);
+    assert_text("log", &history(&log), &format!("@7 key add slot 2\n{HISTORY}"));
+    let mut agent = support::memfs(&home);
+    agent
+        .arg("--store")
+        .arg(format!("file://{}", root.join("store").display()))
+        .arg("--age-identity")
+        .arg(root.join("agent"))
+        .args(["cat", "/memories/notes.md"]);
+    assert_text("the agent reads", &support::ok("cat", &support::run(agent, "")), "alpha\ngamma\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    assert_eq!(keys(&root), keys_before, "a format-9 store is not rewritten");
+    assert!(objects(&root) == before, "reading wrote nothing");
+}
+
 /// A key command as the first command on a format-6 store: the carry-over is recorded before
 /// the command's own change, once; the next open only clears its mark and says nothing, and a
 /// later key command records nothing twice.
