@@ -207,7 +207,8 @@ pub use keys::RemoveKey;
 pub use memfs_core::{Change, Command, Dialect, ToolResult};
 pub use memfs_core::{Day, Policy, PolicyError, SensitiveMode, Totals, parse_bytes, parse_days};
 pub use memfs_crypt::{
-    Credential, Error as CryptError, KdfParams, KeyFile, SecretString, SlotId, SlotKind, SlotNote, join_ids,
+    Credential, Custodian, Custody, CustodyError, CustodyFailure, CustodyKek, Error as CryptError, KdfParams, KeyFile,
+    SecretString, SlotId, SlotKind, SlotNote, join_ids,
 };
 pub use memfs_store::{
     CarriedOver, CarryOver, CarryOverKind, Error as StoreError, FORMAT_VERSION, PurgeOptions, PurgeReport, RotateKeys,

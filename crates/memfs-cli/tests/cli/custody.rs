@@ -200,7 +200,7 @@ fn a_fleet_of_age_agents_where_one_is_revoked() {
             Some(format!("{} {}", commit["actor"].as_str()?, commit["command"]["command"].as_str().unwrap_or("-")))
         })
         .collect();
-    println!(
+    eprintln!(
         "age fleet: 3 agents (2 X25519, 1 SSH ed25519); agent 2 revoked by `key remove 2 --rotate`; \
          it opened {opened_before} objects written before the rotation and none of the {} written after; history: {actors:?}",
         history.len() - rotation - 1

@@ -369,6 +369,56 @@ memfs: stopping",
 
 /// A tenant whose store fails (its log segment overwritten in the folder) gets a generic answer with
 /// a request id and no server path; the server's log has the detail under the same id.
+/// Issue 19: namespaces whose slot is kept outside memfs (an age recipient each) are served
+/// with the identity alone, unlocked at start; another identity stops serve there, naming the
+/// slot it tried.
+#[test]
+fn namespaces_kept_for_an_age_identity_are_unlocked_at_start() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("file://{}", dir.path().join("store").display());
+    let identity = |name: &str| {
+        let identity = age::x25519::Identity::generate();
+        let path = dir.path().join(name);
+        let secret = age::secrecy::ExposeSecret::expose_secret(&identity.to_string()).to_owned();
+        std::fs::write(&path, format!("{secret}\n")).expect("write the identity");
+        (path, identity.to_public().to_string())
+    };
+    let (server, recipient) = identity("server.age");
+    let (stranger, _) = identity("stranger.age");
+    for namespace in ["alice", "bob"] {
+        let init =
+            run(memfs().args(["--store", &url, "--namespace", namespace, "init", "--age-recipient", &recipient]));
+        assert!(init.status.success(), "{}", text(&init.stderr));
+    }
+    let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\nbob {BOB}\n"), 0o600);
+    let served = serve(
+        memfs()
+            .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--tokens"])
+            .arg(&tokens)
+            .arg("--age-identity")
+            .arg(&server)
+            .env("XDG_STATE_HOME", dir.path().join("state")),
+    );
+    let (status, body) = served.post(ALICE, r#"{"command":"create","path":"/memories/plan.md","file_text":"ship it"}"#);
+    assert_text("status", &status, "HTTP/1.1 200 OK");
+    assert_text("body", &body, r#"{"content":"File created successfully at: /memories/plan.md","is_error":false}"#);
+    let (exit, _) = served.stop();
+    assert!(exit.success(), "{exit:?}");
+    let output = run(memfs()
+        .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--tokens"])
+        .arg(&tokens)
+        .arg("--age-identity")
+        .arg(&stranger));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert_text(
+        "stderr",
+        &text(&output.stderr),
+        &format!(
+            "memfs: cannot serve namespace alice: store {url} (namespace alice): no key slot could be opened: key slot 1 (age): none of the age identities given is the one for {recipient}\n"
+        ),
+    );
+}
+
 #[test]
 fn a_wrong_passphrase_stops_serve_at_start() {
     let dir = tempfile::tempdir().expect("a temporary folder");
