@@ -247,6 +247,14 @@ fn wrong_age_identities_and_recipients_are_refused_clearly() {
         "memfs: age recipient age1notarecipient: not an age recipient (age1…), an SSH public key (ssh-ed25519 …, ssh-rsa …) or a plugin's recipient\n",
     );
     assert_eq!(log_history(&fleet.folder()), before, "nothing was written");
+    // A named store's table gives the identity (`age_identity`), as --age-identity would.
+    let config = fleet.path("home/config/memfs");
+    std::fs::create_dir_all(&config).unwrap();
+    let table = format!("[stores.agent]\nurl = \"{store}\"\nage_identity = \"{}\"\n", one.display());
+    std::fs::write(config.join("config.toml"), table).unwrap();
+    let mut named = support::memfs(&fleet.path("home"));
+    named.args(["--store", "agent", "log", "--json"]);
+    assert_text("by name", &support::ok("named store", &run(named, "")), "");
     // An encrypted SSH key is named as such.
     let locked = fleet.path("locked");
     let out = Command::new("ssh-keygen")
