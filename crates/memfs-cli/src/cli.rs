@@ -52,11 +52,14 @@ pub(crate) enum Commands {
     /// {"type":"tool_result","tool_use_id":"toolu_1","content":"…","is_error":false} for a
     /// block. A line that is not JSON gets an error line; the stream goes on.
     Exec(exec::ExecArgs),
-    /// Create a new encrypted store, protected by a passphrase or a new key file.
+    /// Create a new encrypted store, protected by a passphrase, a new key file, or a key kept
+    /// outside memfs (the OS keychain, a cloud KMS, an age recipient).
     ///
     /// With --key-file PATH, a new random key file is written to PATH (mode 0600; it must not
-    /// exist). Otherwise the passphrase comes from --passphrase-file, MEMFS_PASSPHRASE, or is
-    /// asked for twice on the terminal.
+    /// exist). With --keychain, --aws-kms, --gcp-kms, --azure-key-vault or --age-recipient, the
+    /// slot's key is kept there instead. Otherwise the passphrase comes from --passphrase-file,
+    /// MEMFS_PASSPHRASE, or is asked for twice on the terminal. Add more ways in with `memfs key
+    /// add`.
     Init(init::InitArgs),
     /// Show the history, newest first.
     ///

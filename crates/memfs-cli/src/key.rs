@@ -15,8 +15,9 @@ pub(crate) enum KeyCommand {
     /// azure-key-vault or age), its label, when and where it was added; the slot that the
     /// credential given (or the default store's key) opens is marked `(in use)`.
     List,
-    /// Add a slot: a new key file (--new-key-file) or a new passphrase (--new-passphrase-file,
-    /// or asked for twice on the terminal).
+    /// Add a slot: a new key file (--new-key-file), a new passphrase (--new-passphrase-file,
+    /// or asked for twice on the terminal), or a key kept outside memfs (--keychain, --aws-kms,
+    /// --gcp-kms, --azure-key-vault, --age-recipient).
     Add(KeyAddArgs),
     /// Remove the slot with this id (the last slot is never removed).
     Remove(KeyRemoveArgs),
