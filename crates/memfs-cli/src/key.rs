@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 use memfs::{Credential, Memfs, RemoveKey, RotateKeys, Rotation, SlotId, SlotKind, SlotNote};
 
@@ -174,21 +173,16 @@ pub(crate) struct KeyAddArgs {
 
 pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result<()> {
     let (url, is_default) = store::url(args)?;
-    let unlock = || -> anyhow::Result<Credential> {
-        store::credential(args, is_default)?.context(
-            "unlock the store first: give a passphrase (MEMFS_PASSPHRASE, --passphrase-file) or a key file (--key-file)",
-        )
-    };
+    // A passphrase or key file given, else the keys kept outside memfs (a store with no slot
+    // of theirs then says it needs a passphrase or a key file).
+    let unlock = || store::credential(args, is_default);
     // The change is recorded in a commit: opened as every command opens the store.
     let open = |unlock: Credential| store::options(args, memfs::Dialect::default(), Some(unlock));
     match command {
         KeyCommand::List => {
             let slots = Memfs::key_slots(&url).await?;
             // Listing needs no key; one that is there marks its slot (a wrong one marks none).
-            let in_use = match store::credential(args, is_default)? {
-                Some(c) => Memfs::key_slot_of(&url, &c).await.ok(),
-                None => None,
-            };
+            let in_use = Memfs::key_slot_of(&url, &store::credential(args, is_default)?).await.ok();
             let mut out = String::new();
             for (id, kind, note) in slots {
                 // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.

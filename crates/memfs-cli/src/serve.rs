@@ -206,7 +206,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
 
     let (location, is_default) = crate::store::url(store)?;
     let given = crate::store::given_credential(store, is_default)?.is_some();
-    let credential = crate::store::credential(store, is_default)?;
+    let credential = Some(crate::store::credential(store, is_default)?);
     let memory = location.url().starts_with("memory://");
     let refuse = || {
         anyhow::anyhow!(

@@ -165,10 +165,10 @@ pub(crate) fn custodian(args: &StoreArgs) -> anyhow::Result<Credential> {
 /// The credential to unlock with: `--key-file`, `--passphrase-file`, `MEMFS_PASSPHRASE`, (for
 /// the default store) the default key file, or else the keys kept outside memfs
 /// ([`custodian`]; a store with no slot of theirs answers as if no credential was given).
-pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Option<Credential>> {
+pub(crate) fn credential(args: &StoreArgs, is_default: bool) -> anyhow::Result<Credential> {
     match given_credential(args, is_default)? {
-        Some(given) => Ok(Some(given)),
-        None => custodian(args).map(Some),
+        Some(given) => Ok(given),
+        None => custodian(args),
     }
 }
 
@@ -285,7 +285,7 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
     if is_default && create_default && !Memfs::exists(&url).await? {
         create_default_store(args, &url).await?;
     }
-    let mut options = options(args, dialect, credential(args, is_default)?)?;
+    let mut options = options(args, dialect, Some(credential(args, is_default)?))?;
     let memfs = match Memfs::open_with(&url, &options).await {
         Ok(memfs) => memfs,
         // An encrypted store and no credential: on a terminal, ask for the passphrase, as
@@ -336,7 +336,7 @@ fn carried_over(carried: &memfs::CarriedOver) -> String {
 /// the default key file (0600), with a one-line warning.
 async fn create_default_store(args: &StoreArgs, url: &Location) -> anyhow::Result<()> {
     if args.key_file.is_some() || passphrase(args)?.is_some() {
-        let credential = credential(args, true)?.context("a credential was given")?;
+        let credential = credential(args, true)?;
         return init_default(url, &credential, key_file_note()).await;
     }
     // A key file already there (made before keychains were used, or by a process racing this

@@ -17,8 +17,15 @@ fn backend(location: &Location) -> Result<Backend, Error> {
     }
 }
 
+/// A store error about `location`; only keys kept outside memfs were at hand and the store has
+/// no slot of theirs: it needs a passphrase or a key file, as with no credential at all.
 fn store_error(location: &Location) -> impl FnOnce(memfs_store::Error) -> Error + '_ {
-    move |source| Error::Store { store: location.to_string(), source }
+    move |source| match source {
+        memfs_store::Error::Crypt(memfs_crypt::Error::NoCustodySlot) => {
+            Error::CredentialRequired { store: location.to_string() }
+        }
+        source => Error::Store { store: location.to_string(), source },
+    }
 }
 
 impl Memfs {
