@@ -49,6 +49,22 @@ pub(crate) struct KeptArgs {
     #[arg(long, value_name = "KEY")]
     aws_kms: Option<String>,
 
+    /// Encrypt the slot's key with this Google Cloud KMS key
+    /// (projects/P/locations/L/keyRings/R/cryptoKeys/K), bound to the store by associated
+    /// data. Credentials: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS,
+    /// `gcloud auth application-default login`, the metadata server) or
+    /// GOOGLE_OAUTH_ACCESS_TOKEN; unlocking needs permission to decrypt with the key.
+    #[arg(long, value_name = "KEY")]
+    gcp_kms: Option<String>,
+
+    /// Wrap the slot's key with this Azure Key Vault (or Managed HSM) RSA key,
+    /// https://VAULT.vault.azure.net/keys/NAME[/VERSION]; the slot remembers the version.
+    /// Credentials: AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a federated
+    /// token), the Azure CLI's login, a managed identity, or AZURE_ACCESS_TOKEN; unlocking
+    /// needs the unwrapKey permission on the key.
+    #[arg(long, value_name = "KEY")]
+    azure_key_vault: Option<String>,
+
     /// Encrypt the slot's key to this age recipient: an X25519 recipient (age1…, from
     /// age-keygen), an SSH public key ("ssh-ed25519 AAAA…", "ssh-rsa AAAA…"), or a plugin's
     /// recipient (its age-plugin-NAME on PATH). Whoever holds the matching identity unlocks
@@ -70,6 +86,16 @@ impl KeptArgs {
         if let Some(key) = &self.aws_kms {
             let kms = memfs_custody::AwsKms::new(key)?;
             return Ok(Some((Credential::Custodian(std::sync::Arc::new(kms)), format!("AWS KMS key {}", key.trim()))));
+        }
+        if let Some(key) = &self.gcp_kms {
+            let kms = memfs_custody::GcpKms::new(key)?;
+            let what = format!("Google Cloud KMS key {}", key.trim());
+            return Ok(Some((Credential::Custodian(std::sync::Arc::new(kms)), what)));
+        }
+        if let Some(key) = &self.azure_key_vault {
+            let vault = memfs_custody::AzureKeyVault::new(key)?;
+            let what = format!("Azure Key Vault key {}", key.trim());
+            return Ok(Some((Credential::Custodian(std::sync::Arc::new(vault)), what)));
         }
         if let Some(recipient) = &self.age_recipient {
             let recipient = memfs_custody::AgeRecipient::parse(recipient)?;

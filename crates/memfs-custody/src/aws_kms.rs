@@ -28,6 +28,7 @@ use memfs_crypt::{Custodian, Custody, CustodyError, CustodyKek, SlotKind};
 use zeroize::Zeroizing;
 
 use crate::kek;
+use crate::rest::causes;
 
 /// The encryption context's key: the value is the store id, in hex.
 const CONTEXT_KEY: &str = "memfs-store";
@@ -160,21 +161,6 @@ where
         e => causes(e),
     };
     CustodyError(format!("AWS KMS key {key} in {region}: {call} failed: {why}"))
-}
-
-/// An error and its sources, each in its own words, joined by `: ` (the SDK's own
-/// `DisplayErrorContext` adds a debug dump of the whole error).
-fn causes(e: &dyn std::error::Error) -> String {
-    let mut words = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if words.last() != Some(&said) {
-            words.push(said);
-        }
-        source = cause.source();
-    }
-    words.join(": ")
 }
 
 /// Lower-case hex of public bytes (a store id is public).

@@ -8,6 +8,9 @@
 //!   agent of a fleet holds its own identity file and can be revoked alone;
 //! - [`AwsKms`]: the KEK from AWS KMS (envelope encryption, bound to the store by an
 //!   encryption context);
+//! - [`GcpKms`]: the KEK wrapped by a Google Cloud KMS key (bound to the store by additional
+//!   authenticated data);
+//! - [`AzureKeyVault`]: the KEK wrapped by an Azure Key Vault or Managed HSM RSA key;
 //! - [`Keychain`]: the KEK in the OS credential store (macOS Keychain, Windows Credential
 //!   Manager, the Secret Service on Linux).
 //!
@@ -18,8 +21,11 @@
 //!
 //! - `age`: slots encrypted to age recipients, opened with identity files;
 //! - `aws_kms`: slots wrapped by AWS KMS keys;
+//! - `azure_key_vault`: slots wrapped by Azure Key Vault keys;
+//! - `gcp_kms`: slots wrapped by Google Cloud KMS keys;
 //! - `kek`: a KEK as custodians hand it over;
 //! - `keychain`: slots kept in the OS keychain;
+//! - `rest`: one POST to a REST custodian, and the words of its errors;
 //! - `unlock`: [`Unlock`], every custodian that can open a store at once.
 
 #![forbid(unsafe_code)]
@@ -27,11 +33,16 @@
 
 mod age;
 mod aws_kms;
+mod azure_key_vault;
+mod gcp_kms;
 mod kek;
 mod keychain;
+mod rest;
 mod unlock;
 
 pub use age::{AgeError, AgeIdentities, AgeRecipient};
 pub use aws_kms::AwsKms;
+pub use azure_key_vault::AzureKeyVault;
+pub use gcp_kms::GcpKms;
 pub use keychain::Keychain;
 pub use unlock::Unlock;

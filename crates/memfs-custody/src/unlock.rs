@@ -6,10 +6,13 @@ use zeroize::Zeroizing;
 
 use crate::age::AgeIdentities;
 use crate::aws_kms::AwsKms;
+use crate::azure_key_vault::AzureKeyVault;
+use crate::gcp_kms::GcpKms;
 use crate::keychain::Keychain;
 
-/// Opens the custody slots of a store with what is at hand: the OS keychain, AWS KMS (with
-/// the usual AWS credentials), and the age identities given.
+/// Opens the custody slots of a store with what is at hand: the OS keychain, AWS KMS, Google
+/// Cloud KMS and Azure Key Vault (each with its cloud's usual credentials), and the age
+/// identities given.
 #[derive(Default)]
 pub struct Unlock {
     age: AgeIdentities,
@@ -25,7 +28,10 @@ impl Unlock {
 #[async_trait]
 impl Custodian for Unlock {
     fn opens(&self, kind: SlotKind) -> bool {
-        matches!(kind, SlotKind::Age | SlotKind::Keychain | SlotKind::AwsKms)
+        matches!(
+            kind,
+            SlotKind::Age | SlotKind::Keychain | SlotKind::AwsKms | SlotKind::GcpKms | SlotKind::AzureKeyVault
+        )
     }
 
     async fn open(
@@ -38,6 +44,8 @@ impl Custodian for Unlock {
             SlotKind::Age => self.age.open(custody),
             SlotKind::Keychain => Keychain::open(custody).await,
             SlotKind::AwsKms => AwsKms::open(custody, store_id).await,
+            SlotKind::GcpKms => GcpKms::open(custody, store_id).await,
+            SlotKind::AzureKeyVault => AzureKeyVault::open(custody, store_id).await,
             kind => Err(CustodyError(format!("memfs cannot open {kind} slots here"))),
         }
     }
