@@ -121,6 +121,9 @@ step "Differential test against the real Python SDK"
 "$VENV/bin/python" tests/differential/differential.py \
     --memfs target/debug/memfs --seed "${MEMFS_DIFF_SEED:-20261121}" --sessions 20 --commands 150
 
+step "Differential test against the real TypeScript SDK (@anthropic-ai/sdk 1.12.0)"
+scripts/test-differential-ts.sh
+
 step "MCP server with the official Python client (stdio and streamable HTTP)"
 scripts/test-mcp.sh
 

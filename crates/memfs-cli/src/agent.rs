@@ -50,8 +50,9 @@ pub(crate) struct AgentArgs {
     #[arg(long, short)]
     pub(crate) verbose: bool,
 
-    /// Which answer strings the memory tool uses: `spec` (the documentation page) or
-    /// `python-sdk` (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
+    /// Which answer strings the memory tool uses: `spec` (the documentation page), `python-sdk`
+    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool) or
+    /// `typescript-sdk` (byte-identical to @anthropic-ai/sdk@1.12.0's).
     #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
     pub(crate) dialect: Dialect,
 }

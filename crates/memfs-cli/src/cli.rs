@@ -243,8 +243,9 @@ impl Cli {
             store.actor = named.actor.unwrap_or_default();
         }
         if let (false, Some(dialect)) = (self.dialect_given, named.dialect) {
-            let dialect = crate::value::parse_dialect(&dialect)
-                .map_err(|_| anyhow::anyhow!("store {name}: dialect {dialect:?}: expected `spec` or `python-sdk`"))?;
+            let dialect = crate::value::parse_dialect(&dialect).map_err(|_| {
+                anyhow::anyhow!("store {name}: dialect {dialect:?}: expected `spec`, `python-sdk` or `typescript-sdk`")
+            })?;
             match &mut self.command {
                 Commands::Exec(a) => a.dialect = dialect,
                 Commands::Mcp(a) => a.dialect = dialect,

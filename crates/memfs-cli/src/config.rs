@@ -55,7 +55,7 @@ pub(crate) struct Named {
     pub(crate) age_identity: Option<PathBuf>,
     /// As `--actor`.
     pub(crate) actor: Option<String>,
-    /// As `--dialect` of `exec`, `mcp`, `serve` and `agent`: `spec` or `python-sdk`.
+    /// As `--dialect` of `exec`, `mcp`, `serve` and `agent`: `spec`, `python-sdk` or `typescript-sdk`.
     pub(crate) dialect: Option<String>,
 }
 

@@ -16,8 +16,9 @@ use crate::store::StoreArgs;
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
 pub(crate) struct McpArgs {
-    /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
-    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
+    /// Which answer strings to use: `spec` (the documentation page), `python-sdk`
+    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool) or
+    /// `typescript-sdk` (byte-identical to @anthropic-ai/sdk@1.12.0's).
     #[arg(long, default_value = "spec", env = "MEMFS_DIALECT", value_parser = crate::value::parse_dialect)]
     pub(crate) dialect: Dialect,
 

@@ -124,8 +124,9 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) create_namespaces: bool,
 
-    /// Which answer strings to use: `spec` (the documentation page) or `python-sdk`
-    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool).
+    /// Which answer strings to use: `spec` (the documentation page), `python-sdk`
+    /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool) or
+    /// `typescript-sdk` (byte-identical to @anthropic-ai/sdk@1.12.0's).
     #[arg(long, default_value = "spec", env = "MEMFS_DIALECT")]
     pub(crate) dialect: Dialect,
 

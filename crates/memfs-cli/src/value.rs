@@ -9,7 +9,7 @@ use crate::parse_error::Refused;
 
 /// A dialect name (`exec --dialect`, `mcp --dialect`).
 pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, Refused> {
-    s.parse().map_err(|_| Refused("expected `spec` or `python-sdk`"))
+    s.parse().map_err(|_| Refused("expected `spec`, `python-sdk` or `typescript-sdk`"))
 }
 
 /// A memory budget (`--cache-memory`): a size as the policy writes one (`64MiB`, `512MB`), at

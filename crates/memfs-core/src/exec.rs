@@ -363,7 +363,7 @@ impl Cx<'_> {
                 let content = self.content(&f, path)?;
                 let lines = text::view_lines(&content);
                 if lines.len() > text::MAX_LINES {
-                    return Err(ToolError::TooManyLines { path: path.to_owned() }.into());
+                    return Err(ToolError::TooManyLines { path: path.to_owned(), lines: lines.len() }.into());
                 }
                 let (start, end) = text::select(lines.len(), view_range);
                 let view = match self.policy.view_max_chars {
@@ -379,14 +379,19 @@ impl Cx<'_> {
         }
     }
 
-    /// Pre-order, name-sorted, two levels; hidden names (and, in `spec`, `node_modules`) are
-    /// neither listed nor descended.
+    /// Pre-order, name-sorted (in the dialect's order), two levels; hidden names and, except in
+    /// `python-sdk`, `node_modules` are neither listed nor descended.
     fn list(&self, dir: &Dir, rel: &str, depth: usize, rows: &mut Vec<ListingRow>) -> Step<()> {
         if depth > LISTING_DEPTH {
             return Ok(());
         }
-        for (name, node) in dir.entries() {
-            if name.is_hidden() || (self.dialect == Dialect::Spec && name.as_str() == "node_modules") {
+        let style = render::Listing::of(self.dialect);
+        let mut entries: Vec<(&Name, &Node)> = dir.entries().collect();
+        if style.utf16_order {
+            entries.sort_by(|(a, _), (b, _)| a.as_str().encode_utf16().cmp(b.as_str().encode_utf16()));
+        }
+        for (name, node) in entries {
+            if name.is_hidden() || (style.skips_node_modules && name.as_str() == "node_modules") {
                 continue;
             }
             let item = if rel.is_empty() { name.to_string() } else { format!("{rel}/{name}") };
@@ -447,20 +452,25 @@ impl Cx<'_> {
     }
 
     fn str_replace(&self, path: &str, old_str: &str, new_str: Option<&str>) -> Step<Outcome> {
-        // The page makes `new_str` optional (omitted = delete `old_str`); the SDK crashes on it.
+        // The page makes `new_str` optional (omitted = delete `old_str`); the Python SDK crashes
+        // on it, the TypeScript SDK writes the text `undefined` in its place.
         let new_str = match (new_str, self.dialect) {
             (Some(s), _) => s,
             (None, Dialect::Spec) => "",
-            (None, Dialect::PythonSdk) => {
+            (None, Dialect::PythonSdk | Dialect::TypescriptSdk) => {
                 return Err(InputError::Missing { command: "str_replace".into(), field: "new_str" }.into());
             }
         };
         let (p, old_size, content) = self.file_for_edit("str_replace", path)?;
         let max = self.policy.view_max_chars;
         let replace = |new_str: &str| {
-            text::replace_unique(&content, old_str, new_str, page::matches_to_keep(max)).map_err(|e| match e {
-                ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
-                ReplaceError::Multiple { lines, more } => page::multiple_matches(old_str, lines, more, max),
+            text::replace_unique(&content, old_str, new_str, page::matches_to_keep(max), self.dialect).map_err(|e| {
+                match e {
+                    ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
+                    ReplaceError::Multiple { lines, more } => {
+                        page::multiple_matches(old_str, lines, more, max, self.dialect)
+                    }
+                }
             })
         };
         // The SDK's errors come first; the filter only sees a replacement that would happen.
@@ -483,7 +493,7 @@ impl Cx<'_> {
     fn insert(&self, path: &str, insert_line: i128, insert_text: &str) -> Step<Outcome> {
         let (p, old_size, content) = self.file_for_edit("insert", path)?;
         let insert = |text: &str| {
-            text::insert(&content, insert_line, text)
+            text::insert(&content, insert_line, text, self.dialect)
                 .map_err(|n_lines| ToolError::InsertLineOutOfRange { line: insert_line, n_lines })
         };
         let new_content = insert(insert_text)?;
@@ -634,5 +644,217 @@ mod tests {
         // Source through a file: NotADirectoryError in the SDK too (D7).
         let r = run(&mut tree, &mut blobs, rename("/memories/d/f.txt/x", "/memories/d/f.txt/y"));
         assert!(r.content.ends_with("is a file, not a directory"), "{}", r.content);
+    }
+
+    /// A session through `typescript-sdk`: every answer exactly as `@anthropic-ai/sdk@1.12.0`'s
+    /// `BetaLocalFilesystemMemoryTool` gave it through its tool runner (`runRunnableTool`, Node.js
+    /// 20, a temp directory on ext4), the same inputs in the same order. `X1280` stands for 1,280
+    /// `x`s (a size the SDKs round differently: `1.3K` here, `1.2K` in Python).
+    #[test]
+    fn typescript_sdk_session() {
+        const SESSION: &[(&str, &str, bool)] = &[
+            (
+                r#"{"command":"view","path":"/memories"}"#,
+                "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4K\t/memories",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/a.txt","file_text":"dup dup\nx dup\nline3\n"}"#,
+                "File created successfully at: /memories/a.txt",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/a.txt","file_text":"x"}"#,
+                "Error: File /memories/a.txt already exists",
+                true,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/a.txt","old_str":"dup","new_str":"Q"}"#,
+                "Error: No replacement was performed. Multiple occurrences of old_str `dup` in lines: 1, 2. Please ensure it is unique",
+                true,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/a.txt","old_str":"x dup\nline3","new_str":"Z"}"#,
+                "Error: No replacement was performed, old_str `x dup\nline3` did not appear verbatim in /memories/a.txt.",
+                true,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/a.txt","old_str":"","new_str":"Z"}"#,
+                "Error: No replacement was performed. Multiple occurrences of old_str `` in lines: 1, 2, 3, 4. Please ensure it is unique",
+                true,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/a.txt","old_str":"line3","new_str":"L3"}"#,
+                "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tdup dup\n     2\tx dup\n     3\tL3\n     4\t",
+                false,
+            ),
+            (
+                r#"{"command":"insert","path":"/memories/a.txt","insert_line":99,"insert_text":"x"}"#,
+                "Error: Invalid `insert_line` parameter: 99. It should be within the range of lines of the file: [0, 4]",
+                true,
+            ),
+            (
+                r#"{"command":"insert","path":"/memories/a.txt","insert_line":4611686018427387904,"insert_text":"x"}"#,
+                "Error: Invalid `insert_line` parameter: 4611686018427388000. It should be within the range of lines of the file: [0, 4]",
+                true,
+            ),
+            (
+                r#"{"command":"insert","path":"/memories/a.txt","insert_line":4,"insert_text":"end\n\n"}"#,
+                "The file /memories/a.txt has been edited.",
+                false,
+            ),
+            (
+                r#"{"command":"view","path":"/memories/a.txt"}"#,
+                "Here's the content of /memories/a.txt with line numbers:\n     1\tdup dup\n     2\tx dup\n     3\tL3\n     4\t\n     5\tend\n     6\t",
+                false,
+            ),
+            (
+                r#"{"command":"view","path":"/memories/a.txt","view_range":[2,-2]}"#,
+                "Here's the content of /memories/a.txt with line numbers:\n     2\tx dup\n     3\tL3\n     4\t",
+                false,
+            ),
+            (
+                r#"{"command":"view","path":"/memories/nope"}"#,
+                "Error: The path /memories/nope does not exist. Please provide a valid path.",
+                true,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/d/node_modules/x","file_text":"x"}"#,
+                "File created successfully at: /memories/d/node_modules/x",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/d/.h","file_text":"x"}"#,
+                "File created successfully at: /memories/d/.h",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/d/sub/deeper/x","file_text":"x"}"#,
+                "File created successfully at: /memories/d/sub/deeper/x",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/big","file_text":"X1280"}"#,
+                "File created successfully at: /memories/big",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/emojiﬁ","file_text":"1"}"#,
+                "File created successfully at: /memories/emojiﬁ",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/emoji😀","file_text":"12"}"#,
+                "File created successfully at: /memories/emoji😀",
+                false,
+            ),
+            (
+                r#"{"command":"create","path":"/memories/node_modules/y","file_text":"12"}"#,
+                "File created successfully at: /memories/node_modules/y",
+                false,
+            ),
+            (
+                r#"{"command":"view","path":"/memories"}"#,
+                "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4K\t/memories\n22B\t/memories/a.txt\n1.3K\t/memories/big\n4K\t/memories/d/\n4K\t/memories/d/sub/\n2B\t/memories/emoji😀\n1B\t/memories/emojiﬁ",
+                false,
+            ),
+            (
+                r#"{"command":"view","path":"/memories/node_modules"}"#,
+                "Here're the files and directories up to 2 levels deep in /memories/node_modules, excluding hidden items and node_modules:\n4K\t/memories/node_modules\n2B\t/memories/node_modules/y",
+                false,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/d","old_str":"a","new_str":"b"}"#,
+                "Error: The path /memories/d is not a file.",
+                true,
+            ),
+            (
+                r#"{"command":"insert","path":"/memories/d","insert_line":0,"insert_text":"b"}"#,
+                "Error: The path /memories/d is not a file.",
+                true,
+            ),
+            (
+                r#"{"command":"insert","path":"/memories/nope","insert_line":0,"insert_text":"b"}"#,
+                "Error: The path /memories/nope does not exist. Please provide a valid path.",
+                true,
+            ),
+            (r#"{"command":"delete","path":"/memories/nope"}"#, "Error: The path /memories/nope does not exist", true),
+            (
+                r#"{"command":"delete","path":"/memories/"}"#,
+                "Error: Cannot delete the /memories directory itself",
+                true,
+            ),
+            (
+                r#"{"command":"rename","old_path":"/memories/.","new_path":"/memories/x"}"#,
+                "Error: Cannot rename the /memories directory itself",
+                true,
+            ),
+            (
+                r#"{"command":"rename","old_path":"/memories/nope","new_path":"/memories/x"}"#,
+                "Error: The path /memories/nope does not exist",
+                true,
+            ),
+            (
+                r#"{"command":"rename","old_path":"/memories/a.txt","new_path":"/memories/big"}"#,
+                "Error: The destination /memories/big already exists",
+                true,
+            ),
+            (r#"{"command":"view","path":"/etc"}"#, "Error: Path must start with /memories, got: /etc", true),
+            (
+                r#"{"command":"view","path":"/memories/../x"}"#,
+                "Error: Path /memories/../x would escape /memories directory",
+                true,
+            ),
+            (r#"{"command":"undo"}"#, "Error: undo not implemented", true),
+            (
+                r#"{"command":"create","path":"/memories/g","file_text":"single line dup dup"}"#,
+                "File created successfully at: /memories/g",
+                false,
+            ),
+            (
+                r#"{"command":"str_replace","path":"/memories/g","old_str":"dup","new_str":"$& $1"}"#,
+                "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tsingle line $& $1 dup",
+                false,
+            ),
+            (
+                r#"{"command":"rename","old_path":"/memories/g","new_path":"/memories/h/g"}"#,
+                "Successfully renamed /memories/g to /memories/h/g",
+                false,
+            ),
+            (r#"{"command":"delete","path":"/memories/d"}"#, "Successfully deleted /memories/d", false),
+            (
+                r#"{"command":"view","path":"/memories"}"#,
+                "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n4K\t/memories\n22B\t/memories/a.txt\n1.3K\t/memories/big\n2B\t/memories/emoji😀\n1B\t/memories/emojiﬁ\n4K\t/memories/h/\n21B\t/memories/h/g",
+                false,
+            ),
+        ];
+        let (mut tree, mut blobs) = (Tree::empty(), MapResolver::new());
+        for (input, content, is_error) in SESSION {
+            let input: serde_json::Value = serde_json::from_str(&input.replace("X1280", &"x".repeat(1280))).unwrap();
+            let result = match Command::from_input(&input) {
+                Ok(command) => {
+                    let out = execute(&command, &tree, Dialect::TypescriptSdk, &blobs).unwrap();
+                    if let Some(m) = out.mutation {
+                        tree = m.tree;
+                        blobs.keep(m.blobs);
+                    }
+                    out.result
+                }
+                Err(e) => ToolResult::error(ToolError::from(e).render(Dialect::TypescriptSdk)),
+            };
+            assert_eq!(result, ToolResult { content: (*content).to_owned(), is_error: *is_error }, "{input}");
+        }
+        // A million lines (999,999 newlines), as the SDK words it.
+        let many = Command::Create { path: "/memories/many".into(), file_text: "\n".repeat(999_999) };
+        let m = execute(&many, &tree, Dialect::TypescriptSdk, &blobs).unwrap().mutation.unwrap();
+        blobs.keep(m.blobs);
+        let view = Command::View { path: "/memories/many".into(), view_range: None };
+        let out = execute(&view, &m.tree, Dialect::TypescriptSdk, &blobs).unwrap().result;
+        assert_eq!(
+            out,
+            ToolResult::error(
+                "Error: File /memories/many has too many lines (1000000). Maximum is 999,999 lines.".into()
+            )
+        );
     }
 }

@@ -9,7 +9,7 @@
 //!   expiration), enforced by [`execute_in`];
 //! - [`touch`]: records last-access days of files read, batched into a later commit;
 //! - [`graft()`]: puts a past tree's file or directory into the live tree (restores);
-//! - [`render`] and [`size`]: every string of both [`Dialect`]s;
+//! - [`render`] and [`size`]: every string of every [`Dialect`];
 //! - [`sensitive`]: detectors of secrets and card numbers in text written to memory files;
 //! - `test_support` (feature `test-support`): `MapResolver`, an in-memory [`Resolver`] for
 //!   tests, benchmarks and fuzz targets.
@@ -46,7 +46,7 @@
 //!
 //! - `access`: [`touch`], last-access days of files read, applied to a later tree;
 //! - `command`: [`Command`], the six commands parsed from the tool's `input`;
-//! - `dialect`: [`Dialect`], which reference (spec page or Python SDK) the answers follow;
+//! - `dialect`: [`Dialect`], which reference (spec page, Python SDK or TypeScript SDK) the answers follow;
 //! - `exec`: [`execute`] and [`execute_in`], one command against a tree, and what it changed;
 //! - `graft`: [`graft()`], a node of a past tree put into the live tree;
 //! - `page`: view pagination (`view-max-chars`);
@@ -56,7 +56,7 @@
 //! - `resolver`: [`Resolver`] and [`Need`], the caller's objects as the core sees them (a leaf);
 //! - [`sensitive`]: the detectors of secrets and card numbers, custom rules, redaction;
 //! - [`size`]: human-readable sizes per dialect;
-//! - [`text`]: the Python SDK's line algorithms (view ranges, replace, insert);
+//! - [`text`]: the SDKs' line algorithms (view ranges, replace, insert);
 //! - `test_support` (feature `test-support`): `MapResolver`, an in-memory [`Resolver`] for
 //!   tests, benchmarks and fuzz targets;
 //! - `tree`: [`Tree`], [`Dir`], [`FileRef`], the persistent, lazily loaded virtual tree.

@@ -124,19 +124,24 @@ fn listing_note(max: usize, first: usize, last_shown: usize, last_asked: usize) 
 
 /// The `str_replace` error for several occurrences, listing the lines that fit in `max`
 /// characters (all of them under no maximum) and counting the rest.
-pub(crate) fn multiple_matches(old_str: &str, mut lines: Vec<usize>, more: usize, max: Option<u64>) -> ToolError {
+pub(crate) fn multiple_matches(
+    old_str: &str,
+    mut lines: Vec<usize>,
+    more: usize,
+    max: Option<u64>,
+    dialect: Dialect,
+) -> ToolError {
     let error =
         |lines: Vec<usize>, more: usize| ToolError::MultipleMatches { old_str: old_str.to_owned(), lines, more };
     let Some(max) = max else { return error(lines, more) };
     let max = usize::try_from(max).unwrap_or(usize::MAX);
-    // Both dialects word this error alike.
-    if more == 0 && error(lines.clone(), 0).render(Dialect::Spec).chars().count() <= max {
+    if more == 0 && error(lines.clone(), 0).render(dialect).chars().count() <= max {
         return error(lines, 0);
     }
     // The message with no line listed and every occurrence counted: the count at its end only
     // gets shorter as lines are listed.
     let total = lines.len() + more;
-    let mut used = error(Vec::new(), total).render(Dialect::Spec).chars().count();
+    let mut used = error(Vec::new(), total).render(dialect).chars().count();
     let mut shown = 0;
     for &line in &lines {
         let cost = digits(line) + 2; // the number and the ", " after it
@@ -247,12 +252,12 @@ mod tests {
     }
 
     /// Pages through a listing by following each note: every row once, in order, every answer
-    /// within the maximum, in both dialects.
+    /// within the maximum, in every dialect.
     #[test]
     fn following_listing_notes_shows_every_entry_once() {
         let rows: Vec<ListingRow> =
             (0..3000).map(|i| ListingRow { size: i, rel: format!("{i:04}{}", "n".repeat(i as usize % 41)) }).collect();
-        for dialect in [Dialect::Spec, Dialect::PythonSdk] {
+        for dialect in Dialect::ALL {
             let (mut seen, mut next, mut pages) = (Vec::new(), Some(1usize), 0);
             while let Some(start) = next {
                 let out = listing("/memories/d", 4096, &rows[start - 1..], start, 10_000, dialect);
@@ -281,18 +286,20 @@ mod tests {
     #[test]
     fn a_match_list_fits_and_counts_the_rest() {
         let lines: Vec<usize> = (1..=5000).collect();
-        for max in [10_000u64, 12_345, 16_000] {
-            let e = multiple_matches("ab", lines.clone(), 100_000, Some(max));
-            let text = e.render(Dialect::PythonSdk);
-            assert!(text.chars().count() <= max as usize, "{max}");
+        for (max, dialect) in [10_000u64, 12_345, 16_000].into_iter().flat_map(|m| Dialect::ALL.map(|d| (m, d))) {
+            let e = multiple_matches("ab", lines.clone(), 100_000, Some(max), dialect);
+            let text = e.render(dialect);
+            assert!(text.chars().count() <= max as usize, "{max} {dialect}");
+            // Within a line of the maximum: the longest line number takes 4 digits and `, `.
+            assert!(text.chars().count() + 6 > max as usize, "{max} {dialect}");
             let ToolError::MultipleMatches { lines: shown, more, .. } = e else { panic!() };
             assert_eq!(shown.len() + more, 105_000);
             assert!(text.ends_with(&format!(", … and {more} more. Please ensure it is unique")));
         }
         // Under the maximum, or with none: every line, the SDK's text.
-        let e = multiple_matches("ab", vec![1, 2, 2], 0, Some(10_000));
+        let e = multiple_matches("ab", vec![1, 2, 2], 0, Some(10_000), Dialect::PythonSdk);
         assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines: vec![1, 2, 2], more: 0 });
-        let e = multiple_matches("ab", lines.clone(), 0, None);
+        let e = multiple_matches("ab", lines.clone(), 0, None, Dialect::PythonSdk);
         assert_eq!(e, ToolError::MultipleMatches { old_str: "ab".into(), lines, more: 0 });
     }
 

@@ -1,12 +1,16 @@
-//! Every string the tool answers with, success and error, for both dialects.
+//! Every string the tool answers with, success and error, for every dialect.
 //!
 //! Rules (see `docs/COMPAT.md` for the tables):
 //! - `python-sdk`: the exact strings of `anthropic==2.10.0`'s `BetaLocalFilesystemMemoryTool`
 //!   (its `ToolError` contents, no `Error: ` prefix).
+//! - `typescript-sdk`: the exact strings of `@anthropic-ai/sdk@1.12.0`'s
+//!   `BetaLocalFilesystemMemoryTool` as its tool runner sends them: every error is a thrown
+//!   `Error` whose message the runner prefixes with `Error: `.
 //! - `spec`: the documentation page's strings where it gives one (several with `Error: `);
-//!   where it is silent, the SDK's.
-//! - Where the SDK would leak a Python `repr` or act unsafely, both dialects answer with the
-//!   same clear message of our own (the safety deviations).
+//!   where it is silent, the Python SDK's.
+//! - Where an SDK would leak a `repr` or a host path, or act unsafely, every dialect answers
+//!   with the same clear message of our own (the safety deviations), with the dialect's
+//!   `Error: ` convention.
 
 use thiserror::Error;
 
@@ -88,6 +92,8 @@ pub enum ToolError {
     TooManyLines {
         /// The path as sent.
         path: String,
+        /// The file's line count (`split("\n")`), which `typescript-sdk` names.
+        lines: usize,
     },
     /// `old_str` does not occur.
     #[error("{}", self.render(Dialect::Spec))]
@@ -181,22 +187,48 @@ pub enum ToolError {
 impl ToolError {
     /// The text the model reads, in `dialect`.
     pub fn render(&self, dialect: Dialect) -> String {
+        let text = self.text(dialect);
+        if self.prefixed(dialect) { format!("Error: {text}") } else { text }
+    }
+
+    /// Whether the answer starts with `Error: `: every error in `typescript-sdk` (its tool
+    /// runner's `Error: {message}`), the page's few in `spec`, none in `python-sdk`.
+    fn prefixed(&self, dialect: Dialect) -> bool {
+        match dialect {
+            Dialect::TypescriptSdk => true,
+            Dialect::PythonSdk => false,
+            Dialect::Spec => match self {
+                ToolError::NotFound { command, .. } | ToolError::NotAFile { command, .. } => *command != "view",
+                ToolError::AlreadyExists { .. }
+                | ToolError::DestinationExists { .. }
+                | ToolError::InsertLineOutOfRange { .. } => true,
+                _ => false,
+            },
+        }
+    }
+
+    /// The text without the `Error: ` prefix.
+    fn text(&self, dialect: Dialect) -> String {
         let spec = dialect == Dialect::Spec;
+        let ts = dialect == Dialect::TypescriptSdk;
         match self {
+            // `betaMemoryTool` looks the command up among its handlers.
+            ToolError::Input(InputError::UnknownCommand { command }) if ts => format!("{command} not implemented"),
             ToolError::Input(e) => e.to_string(),
             ToolError::Path(e) => render_path(e),
             ToolError::NotFound { command, path } => not_found(command, path, dialect),
-            // The page says a directory gets the "does not exist" error; the SDK says "not a file".
+            // The page says a directory gets the "does not exist" error; the SDKs say "not a file".
             ToolError::NotAFile { command, path } if spec => not_found(command, path, dialect),
             ToolError::NotAFile { path, .. } => format!("The path {path} is not a file."),
-            ToolError::AlreadyExists { path } => format!("{}File {path} already exists", prefix(spec)),
-            ToolError::DestinationExists { path } => {
-                format!("{}The destination {path} already exists", prefix(spec))
-            }
+            ToolError::AlreadyExists { path } => format!("File {path} already exists"),
+            ToolError::DestinationExists { path } => format!("The destination {path} already exists"),
             ToolError::ParentIsFile { path, file } => {
                 format!("The path {path} is not valid: {file} is a file, not a directory")
             }
-            ToolError::TooManyLines { path } => {
+            ToolError::TooManyLines { path, lines } if ts => {
+                format!("File {path} has too many lines ({lines}). Maximum is 999,999 lines.")
+            }
+            ToolError::TooManyLines { path, .. } => {
                 format!("File {path} exceeds maximum line limit of 999,999 lines.")
             }
             ToolError::NoMatch { old_str, path } => {
@@ -212,11 +244,15 @@ impl ToolError {
                     list.join(", ")
                 )
             }
-            ToolError::InsertLineOutOfRange { line, n_lines } if spec => format!(
-                "Error: Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, {n_lines}]"
-            ),
-            ToolError::InsertLineOutOfRange { line, n_lines } => {
+            ToolError::InsertLineOutOfRange { line, n_lines } if dialect == Dialect::PythonSdk => {
                 format!("Invalid `insert_line` parameter: {line}. It should be within the range [0, {n_lines}].")
+            }
+            ToolError::InsertLineOutOfRange { line, n_lines } => {
+                // The TypeScript SDK echoes the number `JSON.parse` made of it.
+                let line = if ts { js_number(*line) } else { line.to_string() };
+                format!(
+                    "Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, {n_lines}]"
+                )
             }
             ToolError::DeleteRoot => "Cannot delete the /memories directory itself".to_owned(),
             ToolError::RenameRoot => "Cannot rename the /memories directory itself".to_owned(),
@@ -249,22 +285,22 @@ fn files_count(n: u64) -> String {
     if n == 1 { "1 file".to_owned() } else { format!("{n} files") }
 }
 
-fn prefix(spec: bool) -> &'static str {
-    if spec { "Error: " } else { "" }
+/// An integer as JavaScript prints the number `JSON.parse` reads it as: the nearest double, in
+/// its shortest round-trip digits (`4611686018427388000` for 2^62). Rust's `Display` of an
+/// `f64` prints the same for every magnitude below 10^21, which covers the `i64` and `u64`
+/// ranges commands accept.
+fn js_number(n: i128) -> String {
+    (n as f64).to_string()
 }
 
-/// "Does not exist", worded per command as each reference words it.
+/// "Does not exist", worded per command as each reference words it: `view` and `str_replace`
+/// ask for a valid path in every dialect, `insert` in the SDKs'.
 fn not_found(command: &str, path: &str, dialect: Dialect) -> String {
     match (dialect, command) {
-        (_, "view") => format!("The path {path} does not exist. Please provide a valid path."),
-        (Dialect::PythonSdk, "str_replace" | "insert") => {
+        (_, "view" | "str_replace") | (Dialect::PythonSdk | Dialect::TypescriptSdk, "insert") => {
             format!("The path {path} does not exist. Please provide a valid path.")
         }
-        (Dialect::Spec, "str_replace") => {
-            format!("Error: The path {path} does not exist. Please provide a valid path.")
-        }
-        (Dialect::Spec, _) => format!("Error: The path {path} does not exist"),
-        (Dialect::PythonSdk, _) => format!("The path {path} does not exist"),
+        _ => format!("The path {path} does not exist"),
     }
 }
 
@@ -355,10 +391,11 @@ pub struct ListingRow {
 
 /// The directory view: header, the directory's own row, then a row per item.
 pub fn dir_view(path: &str, dir_size: u64, rows: &[ListingRow], dialect: Dialect) -> String {
-    let (excluding, fmt) = listing_style(dialect);
+    let style = Listing::of(dialect);
     let mut out = format!(
-        "Here're the files and directories up to 2 levels deep in {path}, excluding {excluding}:\n{}\t{path}",
-        fmt(dir_size)
+        "Here're the files and directories up to 2 levels deep in {path}, excluding {}:\n{}\t{path}",
+        style.excluding,
+        (style.size)(dir_size)
     );
     for row in rows {
         out.push('\n');
@@ -369,13 +406,115 @@ pub fn dir_view(path: &str, dir_size: u64, rows: &[ListingRow], dialect: Dialect
 
 /// One item's line of a directory view.
 pub fn listing_row(path: &str, row: &ListingRow, dialect: Dialect) -> String {
-    format!("{}\t{path}/{}", listing_style(dialect).1(row.size), row.rel)
+    format!("{}\t{path}/{}", (Listing::of(dialect).size)(row.size), row.rel)
 }
 
-/// What a listing's header says it leaves out, and how it writes sizes.
-fn listing_style(dialect: Dialect) -> (&'static str, fn(u64) -> String) {
-    match dialect {
-        Dialect::Spec => ("hidden items and node_modules", size::spec),
-        Dialect::PythonSdk => ("hidden items", size::python_sdk),
+/// How a dialect lists a directory: what it leaves out and says it leaves out, how it writes
+/// sizes, and in which order it lists names.
+#[derive(Debug, Clone, Copy)]
+pub struct Listing {
+    /// What the header says is left out.
+    pub excluding: &'static str,
+    /// Whether `node_modules` entries are left out (and not descended), at any depth. Hidden
+    /// names (a leading `.`) always are.
+    pub skips_node_modules: bool,
+    /// Whether siblings are ordered by UTF-16 code units (JavaScript's `Array.prototype.sort`)
+    /// rather than by code points (Python's `sorted`, and the tree's own order). The two differ
+    /// when one name has a character above U+FFFF where another has one from U+E000 to U+FFFF.
+    pub utf16_order: bool,
+    /// How sizes are written.
+    pub size: fn(u64) -> String,
+}
+
+impl Listing {
+    /// The rules of `dialect`.
+    pub fn of(dialect: Dialect) -> Listing {
+        match dialect {
+            Dialect::Spec => Listing {
+                excluding: "hidden items and node_modules",
+                skips_node_modules: true,
+                utf16_order: false,
+                size: size::spec,
+            },
+            Dialect::PythonSdk => Listing {
+                excluding: "hidden items",
+                skips_node_modules: false,
+                utf16_order: false,
+                size: size::python_sdk,
+            },
+            Dialect::TypescriptSdk => Listing {
+                excluding: "hidden items and node_modules",
+                skips_node_modules: true,
+                utf16_order: true,
+                size: size::typescript_sdk,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// memfs's own messages (safety deviations, input and policy errors) carry the dialect's
+    /// `Error: ` convention; the SDKs' own strings keep their wording.
+    #[test]
+    fn typescript_prefixes_every_error() {
+        let ts = Dialect::TypescriptSdk;
+        let sibling = ToolError::Path(PathError::SiblingOfRoot { path: "/memoriesfoo/x".into() });
+        assert_eq!(
+            sibling.render(ts),
+            "Error: Path /memoriesfoo/x is outside the /memories directory: it must be /memories or start with /memories/"
+        );
+        assert_eq!(
+            sibling.render(Dialect::PythonSdk),
+            "Path /memoriesfoo/x is outside the /memories directory: it must be /memories or start with /memories/"
+        );
+        let missing = ToolError::Input(InputError::Missing { command: "str_replace".into(), field: "new_str" });
+        assert_eq!(
+            missing.render(ts),
+            "Error: Invalid input for command `str_replace`: missing required field `new_str`"
+        );
+        // `betaMemoryTool`'s own answer to a command it has no handler for.
+        let unknown = ToolError::Input(InputError::UnknownCommand { command: "undo".into() });
+        assert_eq!(unknown.render(ts), "Error: undo not implemented");
+        assert_eq!(
+            unknown.render(Dialect::Spec),
+            "Unknown command: undo. Valid commands are: view, create, str_replace, insert, delete, rename"
+        );
+        let full = ToolError::TooManyFiles { path: "/memories/a".into(), files: 1, limit: 1 };
+        assert_eq!(
+            full.render(ts),
+            "Error: Cannot create /memories/a: the store holds 1 file and its limit is 1 file (max-files). Nothing was written."
+        );
+        // The not-found wordings: "Please provide a valid path." for view, str_replace, insert.
+        let nf = |command| ToolError::NotFound { command, path: "/memories/x".into() }.render(ts);
+        assert_eq!(nf("insert"), "Error: The path /memories/x does not exist. Please provide a valid path.");
+        assert_eq!(nf("delete"), "Error: The path /memories/x does not exist");
+        let spec_nf = |command| ToolError::NotFound { command, path: "/memories/x".into() }.render(Dialect::Spec);
+        assert_eq!(spec_nf("view"), "The path /memories/x does not exist. Please provide a valid path.");
+        assert_eq!(spec_nf("str_replace"), "Error: The path /memories/x does not exist. Please provide a valid path.");
+        assert_eq!(spec_nf("insert"), "Error: The path /memories/x does not exist");
+    }
+
+    /// The line as `JSON.parse` reads it and JavaScript prints it (Node.js 20).
+    #[test]
+    fn typescript_echoes_insert_line_as_a_javascript_number() {
+        let range = |line| ToolError::InsertLineOutOfRange { line, n_lines: 4 }.render(Dialect::TypescriptSdk);
+        let want = |n: &str| {
+            format!(
+                "Error: Invalid `insert_line` parameter: {n}. It should be within the range of lines of the file: [0, 4]"
+            )
+        };
+        assert_eq!(range(99), want("99"));
+        assert_eq!(range(-1), want("-1"));
+        assert_eq!(range(1 << 62), want("4611686018427388000"));
+        assert_eq!(range(i128::from(i64::MIN)), want("-9223372036854776000"));
+        assert_eq!(range(i128::from(u64::MAX)), want("18446744073709552000"));
+        assert_eq!(range(9_007_199_254_740_993), want("9007199254740992"));
+        assert_eq!(
+            ToolError::InsertLineOutOfRange { line: 1 << 62, n_lines: 4 }.render(Dialect::PythonSdk),
+            "Invalid `insert_line` parameter: 4611686018427387904. It should be within the range [0, 4]."
+        );
     }
 }

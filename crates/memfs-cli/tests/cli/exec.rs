@@ -212,7 +212,7 @@ fn bogus_dialect_is_refused() {
     assert_text(
         "stderr",
         &text(&out.stderr),
-        "error: invalid value for '--dialect <DIALECT>': expected `spec` or `python-sdk`\n\n\
+        "error: invalid value for '--dialect <DIALECT>': expected `spec`, `python-sdk` or `typescript-sdk`\n\n\
          For more information, try '--help'.\n",
     );
 }

@@ -360,12 +360,12 @@ fn argument_errors_never_show_a_value() {
         (
             vec!["exec".into(), "--dialect".into(), SECRET.into()],
             None,
-            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+            invalid("--dialect <DIALECT>", "expected `spec`, `python-sdk` or `typescript-sdk`"),
         ),
         (
             vec!["exec".into()],
             Some(("MEMFS_DIALECT", SECRET)),
-            invalid("--dialect <DIALECT>", "expected `spec` or `python-sdk`"),
+            invalid("--dialect <DIALECT>", "expected `spec`, `python-sdk` or `typescript-sdk`"),
         ),
         (
             vec!["log".into()],

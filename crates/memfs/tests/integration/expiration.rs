@@ -13,7 +13,7 @@ use crate::support::{check_text, listing_header};
 fn listing(dialect: Dialect, rows: &[(&str, &str)]) -> String {
     let root = match dialect {
         Dialect::Spec => "4.0K",
-        Dialect::PythonSdk => "4K",
+        Dialect::PythonSdk | Dialect::TypescriptSdk => "4K",
     };
     let mut out = format!("{}\n{root}\t/memories", listing_header("/memories", dialect));
     for (size, rel) in rows {

@@ -191,7 +191,7 @@ async fn pagination_a_long_listing_is_cut_with_its_note() {
         }
         let root = match dialect {
             Dialect::Spec => "4.0K\t/memories",
-            Dialect::PythonSdk => "4K\t/memories",
+            Dialect::PythonSdk | Dialect::TypescriptSdk => "4K\t/memories",
         };
         let rows: Vec<String> = names.iter().map(|n| format!("1B\t/memories/{n}")).collect();
         assert_eq!(rows[0].chars().count(), 100);
@@ -251,12 +251,13 @@ async fn pagination_the_longest_path_at_the_smallest_maximum() {
         // over the maximum (by at most one row of a path this long).
         let root = match dialect {
             Dialect::Spec => "4.0K",
-            Dialect::PythonSdk => "4K",
+            Dialect::PythonSdk | Dialect::TypescriptSdk => "4K",
         };
         let bytes = lines.join("\n").len() as u64;
         let size = match dialect {
             Dialect::Spec => memfs_core::size::spec(bytes),
             Dialect::PythonSdk => memfs_core::size::python_sdk(bytes),
+            Dialect::TypescriptSdk => memfs_core::size::typescript_sdk(bytes),
         };
         let listing = format!("{}\n{root}\t{dir}\n{size}\t{path}", listing_header(&dir, dialect));
         s.ok(view(&dir), &listing).await;

@@ -245,7 +245,7 @@ pub(crate) fn rejected(path: &str, summary: &str) -> String {
 /// `File {path} already exists`, per dialect.
 pub(crate) fn already_exists(path: &str, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Spec => format!("Error: File {path} already exists"),
+        Dialect::Spec | Dialect::TypescriptSdk => format!("Error: File {path} already exists"),
         Dialect::PythonSdk => format!("File {path} already exists"),
     }
 }
@@ -253,7 +253,7 @@ pub(crate) fn already_exists(path: &str, dialect: Dialect) -> String {
 /// The insert-line error, per dialect.
 pub(crate) fn insert_out_of_range(line: i64, n_lines: usize, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Spec => format!(
+        Dialect::Spec | Dialect::TypescriptSdk => format!(
             "Error: Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, \
              {n_lines}]"
         ),

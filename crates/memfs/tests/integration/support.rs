@@ -45,7 +45,7 @@ pub(crate) struct Mem {
 /// The view header of a directory listing, per dialect.
 pub(crate) fn listing_header(path: &str, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Spec => format!(
+        Dialect::Spec | Dialect::TypescriptSdk => format!(
             "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items and node_modules:"
         ),
         Dialect::PythonSdk => {
