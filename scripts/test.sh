@@ -130,6 +130,9 @@ scripts/test-mcp.sh
 step "SDK adapters (examples/python, examples/typescript) with the real SDKs' tool runners"
 scripts/test-sdk-adapters.sh
 
+step "The Python package as a user installs it (wheel, fresh virtualenv, the real SDK's tool runners)"
+scripts/test-packages.sh
+
 step "Dependency policy (licenses, bans, sources)"
 if ! command -v cargo-deny >/dev/null 2>&1; then
     cargo install cargo-deny --locked --version 0.20.2 --quiet
