@@ -45,7 +45,7 @@ pub(crate) struct KeptArgs {
     /// alias ARN. Region and credentials come from the usual AWS environment (AWS_REGION,
     /// AWS_PROFILE, roles, SSO); the slot remembers the region. Unlocking needs only IAM
     /// permission to decrypt with the key (kms:Decrypt), under the encryption context
-    /// memfs-store=<store id>.
+    /// memfs-store=STORE-ID.
     #[arg(long, value_name = "KEY")]
     aws_kms: Option<String>,
 
@@ -57,12 +57,16 @@ pub(crate) struct KeptArgs {
     #[arg(long, value_name = "KEY")]
     gcp_kms: Option<String>,
 
-    /// Wrap the slot's key with this Azure Key Vault (or Managed HSM) RSA key,
-    /// https://VAULT.vault.azure.net/keys/NAME[/VERSION]; the slot remembers the version.
-    /// Credentials: AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a federated
-    /// token), the Azure CLI's login, a managed identity, or AZURE_ACCESS_TOKEN; unlocking
-    /// needs the unwrapKey permission on the key.
-    #[arg(long, value_name = "KEY")]
+    /// Wrap the slot's key with this Azure Key Vault (or Managed HSM) RSA key, given by its URL.
+    #[arg(
+        long,
+        value_name = "KEY",
+        long_help = "Wrap the slot's key with this Azure Key Vault (or Managed HSM) RSA key, \
+                     https://VAULT.vault.azure.net/keys/NAME[/VERSION]; the slot remembers the version. \
+                     Credentials: AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a federated \
+                     token), the Azure CLI's login, a managed identity, or AZURE_ACCESS_TOKEN; unlocking needs \
+                     the unwrapKey permission on the key."
+    )]
     azure_key_vault: Option<String>,
 
     /// Encrypt the slot's key to this age recipient: an X25519 recipient (age1…, from
