@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# The packages as a user installs them (issue 20): builds the Python wheel (maturin, from
-# crates/memfs-python), installs it with the real SDK (anthropic==2.10.0) into a fresh
-# virtualenv, and runs tests/packages/python_package.py there: the SDK's sync and async tool
-# runners against the scripted Messages API server, the six commands, stores that cannot open,
-# two tools sharing a store, an event loop that is not blocked.
+# The packages as a user installs them (issue 20):
+#
+# - Python: builds the wheel (maturin, from crates/memfs-python), installs it with the real SDK
+#   (anthropic==2.10.0) into a fresh virtualenv, and runs tests/packages/python_package.py there;
+# - Node: packs crates/memfs-node (its native addon, the workspace's build of the memfs-node
+#   crate, debug info stripped) with `npm pack`, installs the tarball with the real SDK
+#   (@anthropic-ai/sdk@1.12.0) into a fresh folder, and runs tests/packages/node_package.mjs there.
+#
+# Each runs the SDK's tool runners against the scripted Messages API server, the six commands,
+# stores that cannot open, two tools sharing a store, and checks that the event loop goes on.
 #
 #   scripts/test-packages.sh            # after `cargo build --workspace` (its builds are reused)
 #
-# The wheel is built with the dev profile, so the workspace's debug build of every dependency
-# is reused (a release wheel: `maturin build --release -m crates/memfs-python/Cargo.toml`).
-# maturin is pinned and kept in a git-ignored virtualenv (.venv-maturin); the test's own
-# virtualenv is made fresh in a temporary folder each run, its HOME and XDG folders too, and
-# removed after. Everything it starts listens on 127.0.0.1 and is stopped before it exits.
+# Both are built with the dev profile from the workspace's own build, so nothing is compiled
+# twice: maturin builds the one crate; the Node addon is the workspace's target/debug build of
+# memfs-node (napi-rs's CLI would build for an explicit --target, in a target folder of its
+# own, every dependency again; `npm run build` in crates/memfs-node does that, and regenerates
+# index.js and index.d.ts after a change of the addon's API). A release wheel: `maturin build
+# --release -m crates/memfs-python/Cargo.toml`. maturin is pinned and kept in a git-ignored
+# virtualenv (.venv-maturin); the test's virtualenv and Node folder are made fresh in a
+# temporary folder each run, their HOME and XDG folders too, and removed after. Everything it
+# starts listens on 127.0.0.1 and is stopped before it exits.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -34,7 +43,7 @@ echo "-- building the wheel (maturin $MATURIN_VERSION, dev profile)"
 rm -rf target/wheels
 "$maturin_venv/bin/maturin" build --quiet --profile dev --compatibility linux \
     -m crates/memfs-python/Cargo.toml -o target/wheels
-wheel="$(ls target/wheels/memfs-*.whl)"
+wheel="$(ls target/wheels/memfs_store-*.whl)"
 echo "   $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
 
 echo "-- a fresh virtualenv with the wheel and anthropic==$SDK_VERSION"
@@ -47,4 +56,18 @@ env -u MEMFS_STORE -u MEMFS_PASSPHRASE -u MEMFS_KEY_FILE \
     HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_CONFIG_HOME="$work/home/config" \
     XDG_STATE_HOME="$work/home/state" \
     "$work/venv/bin/python" tests/packages/python_package.py
-echo "-- packages: $(($(date +%s) - started)) s, wheel build and installs included"
+echo "-- the Node package (npm pack of crates/memfs-node, the workspace's memfs-node build)"
+cargo build --quiet -p memfs-node
+strip --strip-debug -o crates/memfs-node/memfs.linux-x64-gnu.node target/debug/libmemfs_node.so
+tarball="$(cd crates/memfs-node && npm pack --silent --pack-destination "$work")"
+echo "   $tarball ($(du -h "$work/$tarball" | cut -f1))"
+mkdir -p "$work/node"
+cp tests/packages/node_package.mjs "$work/node/"
+(cd "$work/node" && npm init -y >/dev/null && npm pkg set type=module >/dev/null &&
+    npm install --no-audit --no-fund --loglevel=error "$work/$tarball" @anthropic-ai/sdk@1.12.0)
+echo "-- tests/packages/node_package.mjs"
+(cd "$work/node" && env -u MEMFS_STORE -u MEMFS_PASSPHRASE -u MEMFS_KEY_FILE \
+    HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_CONFIG_HOME="$work/home/config" \
+    XDG_STATE_HOME="$work/home/state" \
+    node node_package.mjs "$repo/tests/scripted/messages_server.py")
+echo "-- packages: $(($(date +%s) - started)) s, builds and installs included"

@@ -101,8 +101,11 @@ impl NativeStore {
     ) -> PyResult<()> {
         let credential = match (key_file, passphrase) {
             (Some(path), None) if !path.exists() => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| MemfsError::new_err(format!("{}: {e}", dir.display())))?;
+                }
                 let key = KeyFile::generate().map_err(|e| MemfsError::new_err(e.to_string()))?;
-                key.write_new(&path).map_err(|e| MemfsError::new_err(format!("key file {}: {e}", path.display())))?;
+                key.write_new(&path).map_err(|e| MemfsError::new_err(e.to_string()))?;
                 Credential::KeyFile(key)
             }
             (Some(path), None) => credential(Some(path), None, None)?,
