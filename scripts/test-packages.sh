@@ -70,4 +70,38 @@ echo "-- tests/packages/node_package.mjs"
     HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_CONFIG_HOME="$work/home/config" \
     XDG_STATE_HOME="$work/home/state" \
     node node_package.mjs "$repo/tests/scripted/messages_server.py")
+# The examples (examples/python/run_agent.py, examples/typescript/run-agent.ts) as a user runs
+# them with the installed packages, against the scripted Messages API server: each creates a
+# store, gives Claude its memory tool, and prints the final answer.
+final="Based on your customer service guidelines, I can help you craft a response. Please share the ticket details..."
+scripted() { # scripted CMD...: runs CMD against a fresh scripted server; prints its stdout
+    local status=0 url
+    coproc SERVER { exec python3 "$repo/tests/scripted/messages_server.py" --record "$work/requests.jsonl"; }
+    read -r url <&"${SERVER[0]}"
+    ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=sk-ant-test-key HOME="$work/home" \
+        XDG_STATE_HOME="$work/home/state" "$@" || status=$?
+    exec {SERVER[1]}>&- # its stdin closed, it stops
+    wait "$SERVER_PID" || true
+    return "$status"
+}
+expect_final() { # expect_final WHAT OUTPUT
+    if [ "$2" != "$final" ]; then
+        echo "FAIL $1: printed $2" >&2
+        exit 1
+    fi
+    echo "ok   $1"
+}
+echo "-- examples/python/run_agent.py with the wheel"
+out="$(scripted "$work/venv/bin/python" examples/python/run_agent.py --store "$work/py-example" --key-file "$work/py-example.key")"
+expect_final "run_agent.py" "$out"
+echo "-- examples/typescript/run-agent.ts with the Node package (type-checked first)"
+ts="$repo/examples/typescript"
+dev() { node -p "require('$ts/package.json').devDependencies['$1']"; }
+(cd "$work/node" && npm install --no-audit --no-fund --loglevel=error \
+    "tsx@$(dev tsx)" "typescript@$(dev typescript)" "@types/node@$(dev @types/node)" >/dev/null)
+cp "$ts/run-agent.ts" "$ts/tsconfig.json" "$work/node/"
+(cd "$work/node" && node_modules/.bin/tsc -p .)
+out="$(cd "$work/node" && scripted node_modules/.bin/tsx run-agent.ts --store "$work/ts-example" --key-file "$work/ts-example.key")"
+expect_final "run-agent.ts" "$out"
+
 echo "-- packages: $(($(date +%s) - started)) s, builds and installs included"

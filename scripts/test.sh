@@ -127,9 +127,6 @@ scripts/test-differential-ts.sh
 step "MCP server with the official Python client (stdio and streamable HTTP)"
 scripts/test-mcp.sh
 
-step "SDK adapters (examples/python, examples/typescript) with the real SDKs' tool runners"
-scripts/test-sdk-adapters.sh
-
 step "The Python package as a user installs it (wheel, fresh virtualenv, the real SDK's tool runners)"
 scripts/test-packages.sh
 

@@ -1,60 +1,59 @@
 /**
  * Talk to Claude with a memfs store as its memory, through the TypeScript SDK's tool runner.
  *
- *     npm ci
- *     export ANTHROPIC_API_KEY=...         # ANTHROPIC_BASE_URL too, for another endpoint
- *     npx tsx run-agent.ts [--store URL] [--key-file PATH] [--dialect spec|python-sdk] [--memfs BIN] ["prompt"]
+ *     npm install memfs-store @anthropic-ai/sdk   # the package: scripts/test-packages.sh packs one
+ *     export ANTHROPIC_API_KEY=...                # ANTHROPIC_BASE_URL too, for another endpoint
+ *     npx tsx run-agent.ts --store ~/memories --key-file ~/.memfs.key "Remember that I prefer tea."
  *
- * Prints Claude's final answer (its text blocks) on stdout.
+ * Prints Claude's final answer (its text blocks) on stdout. A key file that does not exist yet
+ * makes a new store with it.
  */
 
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import Anthropic from '@anthropic-ai/sdk';
-
-import { MemfsError, memfsMemoryTool } from './memfs-memory-tool.ts';
+import { MemfsError, Store, memfsMemoryTool } from 'memfs-store';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     store: { type: 'string' },
     'key-file': { type: 'string' },
-    dialect: { type: 'string', default: 'spec' },
-    memfs: { type: 'string', default: 'memfs' },
     model: { type: 'string', default: 'claude-sonnet-5-5' },
     'max-tokens': { type: 'string', default: '2048' },
-    'max-iterations': { type: 'string', default: '50' },
   },
 });
-if (values.dialect !== 'spec' && values.dialect !== 'python-sdk') {
-  throw new Error(`--dialect must be spec or python-sdk, not ${values.dialect}`);
+if (!values.store) {
+  process.stderr.write('run-agent.ts: --store is required\n');
+  process.exit(2);
 }
 const prompt = positionals[0] ?? 'Help me respond to this customer service ticket.';
 
-const client = new Anthropic(); // reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-const memory = memfsMemoryTool({
-  store: values.store,
-  keyFile: values['key-file'],
-  dialect: values.dialect,
-  memfs: values.memfs,
-});
+let store: Store;
 try {
-  // The store is opened now: a missing key file or a wrong passphrase is said before any request.
-  await memory.ready();
-  const final = await client.beta.messages.toolRunner({
-    model: values.model,
-    max_tokens: Number(values['max-tokens']),
-    max_iterations: Number(values['max-iterations']),
-    tools: [memory],
-    messages: [{ role: 'user', content: prompt }],
-    betas: ['context-management-2025-06-27'],
-  });
-  const text = final.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
-  process.stdout.write(text + '\n');
+  // Opened now: a wrong key file is said before any request. A key file that does not exist
+  // yet makes a new store (and the key file).
+  const keyFile = values['key-file'];
+  store =
+    keyFile && !existsSync(keyFile)
+      ? await Store.init(values.store, { keyFile })
+      : await Store.open(values.store, { keyFile });
 } catch (e) {
   if (!(e instanceof MemfsError)) throw e;
   process.stderr.write(`run-agent.ts: ${e.message}\n`);
-  process.exitCode = 1;
+  process.exit(1);
+}
+try {
+  const client = new Anthropic(); // reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
+  const final = await client.beta.messages.toolRunner({
+    model: values.model,
+    max_tokens: Number(values['max-tokens']),
+    tools: [memfsMemoryTool(store)],
+    messages: [{ role: 'user', content: prompt }],
+  });
+  const text = final.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
+  process.stdout.write(text + '\n');
 } finally {
-  await memory.close();
+  await store.close();
 }
