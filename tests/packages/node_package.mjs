@@ -17,7 +17,7 @@
 // Exit status 1 on any mismatch.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,6 +187,18 @@ async function brokenCase() {
     }
   }
   check('errors: kinds', [NoStoreError, CredentialError, StoreError].map((K) => K.prototype instanceof MemfsError), [true, true, true]);
+  // A path from the current folder is a local store folder.
+  const here = process.cwd();
+  process.chdir(folder);
+  try {
+    await (await Store.init('relative', { keyFile: 'relative.key' })).close();
+    check('a relative path: the store is in the current folder', existsSync(join(folder, 'relative', 'log')), true);
+    const again = await Store.open('./relative', { keyFile: 'relative.key' });
+    check('a relative path opens', (await again.call({ command: 'view', path: '/memories' })).isError, false);
+    await again.close();
+  } finally {
+    process.chdir(here);
+  }
 }
 
 async function concurrentCase() {

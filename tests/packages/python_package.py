@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -221,6 +222,16 @@ def broken_case(work: Path) -> None:
         except Exception as e:  # noqa: BLE001 - any other kind is the failure
             check(f"unopenable: {name}", type(e).__name__, kind.__name__)
     check("exceptions: kinds", [issubclass(k, MemfsError) for k in (NoStoreError, CredentialError, memfs.StoreError)], [True] * 3)
+    # A path from the current folder is a local store folder.
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        Store.init("relative", key_file="relative.key").close()
+        check("a relative path: the store is in the current folder", (folder / "relative" / "log").is_dir(), True)
+        with Store.open("./relative", key_file="relative.key") as again:
+            check("a relative path opens", again.call({"command": "view", "path": "/memories"})[1], False)
+    finally:
+        os.chdir(here)
 
 
 def concurrent_case(work: Path) -> None:

@@ -110,7 +110,13 @@ fn is_credential(e: &memfs::CryptError) -> bool {
 }
 
 fn location(url: &str, namespace: Option<&str>, options: Option<HashMap<String, String>>) -> Location {
-    let url = if url.starts_with('/') { format!("file://{url}") } else { url.to_owned() };
+    // A path (absolute, or from the current folder) is a local store folder.
+    let url = if url.contains("://") {
+        url.to_owned()
+    } else {
+        let path = std::path::absolute(url).unwrap_or_else(|_| url.into());
+        format!("file://{}", path.display())
+    };
     let mut location = Location::new(url);
     let mut options: Vec<(String, String)> = options.unwrap_or_default().into_iter().collect();
     options.sort();
