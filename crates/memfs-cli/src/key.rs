@@ -11,8 +11,9 @@ use crate::store::{self, StoreArgs};
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeyCommand {
     /// Print each slot as `ID KIND` (passphrase, key-file, keychain, aws-kms, gcp-kms,
-    /// azure-key-vault or age), its label, when and where it was added; the slot that the
-    /// credential given (or the default store's key) opens is marked `(in use)`.
+    /// azure-key-vault or age), its label, when and where it was added, and for a key kept
+    /// outside memfs where (`kept by` the keychain entry, KMS key or age recipient); the slot
+    /// that the credential given (or the default store's key) opens is marked `(in use)`.
     List,
     /// Add a slot: a new key file (--new-key-file), a new passphrase (--new-passphrase-file,
     /// or asked for twice on the terminal), or a key kept outside memfs (--keychain, --aws-kms,
@@ -181,6 +182,8 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
     match command {
         KeyCommand::List => {
             let slots = Memfs::key_slots(&url).await?;
+            let kept: std::collections::HashMap<SlotId, String> =
+                Memfs::custody_keys(&url).await?.into_iter().collect();
             // Listing needs no key; one that is there marks its slot (a wrong one marks none).
             let in_use = Memfs::key_slot_of(&url, &store::credential(args, is_default)?).await.ok();
             let mut out = String::new();
@@ -188,7 +191,8 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
                 let mark = if Some(id) == in_use { " (in use)" } else { "" };
                 let kind = kind.name();
-                out.push_str(&format!("{} {kind}{}{mark}\n", id.get(), note_words(&note)));
+                let keeper = kept.get(&id).map(|key| format!(" kept by {key}")).unwrap_or_default();
+                out.push_str(&format!("{} {kind}{}{keeper}{mark}\n", id.get(), note_words(&note)));
             }
             crate::output::stdout(out.as_bytes())?;
         }

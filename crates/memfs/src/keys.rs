@@ -36,6 +36,13 @@ impl Memfs {
         EncryptedRepository::key_slots(backend(url)?).await.map_err(store_error(url))
     }
 
+    /// Where the custody slots of the store at `location` keep their keys: the keychain entry,
+    /// KMS key or age recipient of each (shown, not authenticated).
+    pub async fn custody_keys(location: impl Into<Location>) -> Result<Vec<(SlotId, String)>, Error> {
+        let url = &location.into();
+        EncryptedRepository::custody_keys(backend(url)?).await.map_err(store_error(url))
+    }
+
     /// The slot `credential` opens in the store at `location` (a passphrase runs its Argon2).
     pub async fn key_slot_of(location: impl Into<Location>, credential: &Credential) -> Result<SlotId, Error> {
         let url = &location.into();

@@ -129,7 +129,8 @@ fn a_fleet_of_age_agents_where_one_is_revoked() {
         .map(|l| l.split(" added ").next().unwrap().to_owned())
         .collect();
     assert_eq!(listed, ["1 age \"agent-1\"", "2 age \"agent-2\"", "3 age \"agent-3\""]);
-    assert!(fleet.ok(Some(&three), &["key", "list"]).lines().nth(2).unwrap().ends_with("(in use)"));
+    let third = fleet.ok(Some(&three), &["key", "list"]).lines().nth(2).unwrap().to_owned();
+    assert!(third.ends_with(&format!(" kept by {three_r} (in use)")), "{third}");
     for (identity, agent) in [(&one, "agent-1"), (&two, "agent-2"), (&three, "agent-3")] {
         let path = format!("/memories/{agent}.md");
         fleet.exec(
@@ -419,7 +420,10 @@ fn an_aws_kms_slot_opens_with_the_cloud_s_credentials_and_is_bound_to_its_store(
     let out = run(memfs(&a, None).arg("exec"), format!("{create}\n"));
     said.push_str(&support::ok("exec", &out));
     let listed = support::ok("key list", &run(memfs(&a, None).args(["key", "list"]), ""));
-    assert!(listed.starts_with("1 aws-kms \"kms\" added ") && listed.ends_with(" (in use)\n"), "{listed}");
+    assert!(
+        listed.starts_with("1 aws-kms \"kms\" added ") && listed.ends_with(&format!(" kept by {alias} (in use)\n")),
+        "{listed}"
+    );
     // The region is the slot's: another AWS_REGION in the environment does not matter.
     let out = run(memfs(&a, None).env("AWS_REGION", "eu-west-1").args(["cat", "/memories/a.md"]), "");
     assert_text("cat", &support::ok("cat", &out), "kept\n");

@@ -35,6 +35,15 @@ impl EncryptedRepository {
         Ok(parse_keys(&bytes)?.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
     }
 
+    /// The outside keys of the custody slots of the store at `backend` (a keychain entry, a KMS
+    /// key, an age recipient), by slot; no credential needed (shown, not authenticated, like
+    /// the notes).
+    pub async fn custody_keys(backend: Backend) -> Result<Vec<(SlotId, String)>, Error> {
+        let conn = connect(backend)?;
+        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
+        Ok(parse_keys(&bytes)?.slots.custody_slots().map(|(id, _, custody)| (id, custody.key.clone())).collect())
+    }
+
     /// The id of the store at `backend` (public: it binds key slots and objects to the store),
     /// which a custodian seals a new slot's key for ([`EncryptedRepository::seal_new`]).
     pub async fn id_of(backend: Backend) -> Result<[u8; 16], Error> {
