@@ -24,6 +24,9 @@ fi
 
 step() { printf '\n==> %s\n' "$*"; }
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# One build, never edited between runs: incremental compilation only costs disk here (2.7 GB of
+# target/debug/incremental in a clean-clone run; the CI machine's disk has run out before).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 step "Python oracle (anthropic==2.10.0)"
 scripts/python-env.sh
