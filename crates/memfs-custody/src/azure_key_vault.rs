@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use crate::kek;
-use crate::rest::{is_loopback, json, post, shown};
+use crate::rest::{TOKEN_TIMEOUT, is_loopback, json, post, shown};
 
 /// The Key Vault REST API version of the calls.
 const API_VERSION: &str = "7.4";
@@ -67,8 +67,6 @@ const TOKEN_VAR: &str = "AZURE_ACCESS_TOKEN";
 const VAULT_SCOPE: &str = "https://vault.azure.net/.default";
 const HSM_SCOPE: &str = "https://managedhsm.azure.net/.default";
 
-/// Getting a token from an Azure identity, every credential tried.
-const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Asking the managed identity: the metadata endpoint answers at once on Azure.
 const MANAGED_IDENTITY_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -29,7 +29,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -40,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use crate::kek;
-use crate::rest::{causes, is_loopback, json, post, shown};
+use crate::rest::{TOKEN_TIMEOUT, causes, is_loopback, json, post, shown};
 
 /// Cloud KMS's global REST endpoint.
 const DEFAULT_ENDPOINT: &str = "https://cloudkms.googleapis.com";
@@ -53,9 +52,6 @@ const TOKEN_VAR: &str = "GOOGLE_OAUTH_ACCESS_TOKEN";
 const SCOPE: &str = "https://www.googleapis.com/auth/cloudkms";
 /// The additional authenticated data's prefix: the store id in hex follows.
 const AAD_LABEL: &str = "memfs-store:";
-
-/// Getting a token from Application Default Credentials (a metadata server, a token exchange).
-const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A Google Cloud KMS key (a symmetric CryptoKey) that wraps a new slot's key.
 #[derive(Clone)]

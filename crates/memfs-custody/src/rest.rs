@@ -14,6 +14,9 @@ use zeroize::Zeroizing;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a whole request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Getting an access token from a cloud's identity (a metadata server, a token exchange,
+/// every credential of a chain tried).
+pub(crate) const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest answer read: a KMS answer is a few hundred bytes.
 const MAX_ANSWER: usize = 64 * 1024;
 

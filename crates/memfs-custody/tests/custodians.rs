@@ -79,11 +79,31 @@ async fn unlock_opens_cloud_slots() {
     );
 }
 
-/// The path `Unlock` takes, with endpoint and tokens from the environment: run in a child
-/// process of this test binary, the only one whose environment is set, against stubs served by
-/// the parent.
+/// `Unlock`, as memfs uses it, reads the Cloud KMS endpoint and both access tokens from the
+/// environment: this test seals a slot on each stub, then runs itself again in a child process
+/// with those variables set (no test changes its own process's environment, which other tests
+/// share), where it opens both slots through `Unlock` and checks the KEKs.
 #[tokio::test]
 async fn unlock_reads_endpoint_and_tokens_from_the_environment() {
+    let var = |name: &str| std::env::var(name).ok();
+    if let Some(wrapped) = var("MEMFS_TEST_GCP_WRAPPED") {
+        // The child: open both slots with what the environment gives.
+        let unhex = |text: String| {
+            (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect::<Vec<u8>>()
+        };
+        let unlock = Unlock::default();
+        let custody = Custody { key: gcp_kms::KEY.into(), region: None, wrapped: unhex(wrapped) };
+        let kek = bounded(unlock.open(SlotKind::GcpKms, &custody, &STORE)).await.unwrap();
+        assert_eq!(kek.to_vec(), unhex(var("MEMFS_TEST_GCP_KEK").unwrap()));
+        let custody = Custody {
+            key: var("MEMFS_TEST_AZURE_KEY").unwrap(),
+            region: None,
+            wrapped: unhex(var("MEMFS_TEST_AZURE_WRAPPED").unwrap()),
+        };
+        let kek = bounded(unlock.open(SlotKind::AzureKeyVault, &custody, &STORE)).await.unwrap();
+        assert_eq!(kek.to_vec(), unhex(var("MEMFS_TEST_AZURE_KEK").unwrap()));
+        return;
+    }
     let gcp = gcp_kms::stub().await;
     let kms = GcpKms::new(gcp_kms::KEY).unwrap().with_endpoint(&gcp).unwrap().with_token(TOKEN);
     let gcp_sealed = bounded(kms.seal(&STORE)).await.unwrap();
@@ -93,7 +113,7 @@ async fn unlock_reads_endpoint_and_tokens_from_the_environment() {
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap());
     child
-        .args(["--exact", "child_unlocks_from_the_environment", "--ignored", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "unlock_reads_endpoint_and_tokens_from_the_environment", "--nocapture", "--test-threads=1"])
         .env("MEMFS_GCP_KMS_ENDPOINT", &gcp)
         .env("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN)
         .env("AZURE_ACCESS_TOKEN", TOKEN)
@@ -105,29 +125,6 @@ async fn unlock_reads_endpoint_and_tokens_from_the_environment() {
     let output = tokio::task::spawn_blocking(move || child.output().unwrap()).await.unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success() && said.contains("1 passed"), "{said}");
-}
-
-/// The child of `unlock_reads_endpoint_and_tokens_from_the_environment`; nothing to do
-/// without its environment.
-#[tokio::test]
-#[ignore = "run by unlock_reads_endpoint_and_tokens_from_the_environment"]
-async fn child_unlocks_from_the_environment() {
-    let var = |name: &str| std::env::var(name).ok();
-    let unhex = |text: String| {
-        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect::<Vec<u8>>()
-    };
-    let Some(wrapped) = var("MEMFS_TEST_GCP_WRAPPED") else { return };
-    let unlock = Unlock::default();
-    let custody = Custody { key: gcp_kms::KEY.into(), region: None, wrapped: unhex(wrapped) };
-    let kek = bounded(unlock.open(SlotKind::GcpKms, &custody, &STORE)).await.unwrap();
-    assert_eq!(kek.to_vec(), unhex(var("MEMFS_TEST_GCP_KEK").unwrap()));
-    let custody = Custody {
-        key: var("MEMFS_TEST_AZURE_KEY").unwrap(),
-        region: None,
-        wrapped: unhex(var("MEMFS_TEST_AZURE_WRAPPED").unwrap()),
-    };
-    let kek = bounded(unlock.open(SlotKind::AzureKeyVault, &custody, &STORE)).await.unwrap();
-    assert_eq!(kek.to_vec(), unhex(var("MEMFS_TEST_AZURE_KEK").unwrap()));
 }
 
 mod gcp_kms {

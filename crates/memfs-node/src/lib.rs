@@ -86,38 +86,18 @@ fn failed(kind: &str, message: impl std::fmt::Display) -> Error {
 
 /// A memfs error as a rejection of its kind.
 fn rejected(e: memfs::Error) -> Error {
-    let kind = match &e {
-        memfs::Error::NoStore { .. } => "NoStore",
-        memfs::Error::CredentialRequired { .. } => "Credential",
-        memfs::Error::Store { source: memfs::StoreError::Crypt(crypt), .. } if is_credential(crypt) => "Credential",
-        memfs::Error::Store { .. } => "Store",
+    let kind = match e.kind() {
+        memfs::ErrorKind::NoStore => "NoStore",
+        memfs::ErrorKind::Credential => "Credential",
+        memfs::ErrorKind::Store => "Store",
         _ => "Memfs",
     };
     failed(kind, memfs::error_chain(&e))
 }
 
-/// Whether a cryptographic error says the credential does not open the store.
-fn is_credential(e: &memfs::CryptError) -> bool {
-    matches!(
-        e,
-        memfs::CryptError::WrongKey
-            | memfs::CryptError::NoSlot { .. }
-            | memfs::CryptError::NoCustodySlot
-            | memfs::CryptError::CustodyFailed { .. }
-            | memfs::CryptError::KeyFile { .. }
-            | memfs::CryptError::KeyFilePermissions { .. }
-    )
-}
-
 fn location(url: &str, namespace: Option<&str>, options: Option<HashMap<String, String>>) -> Location {
-    // A path (absolute, or from the current folder) is a local store folder.
-    let url = if url.contains("://") {
-        url.to_owned()
-    } else {
-        let path = std::path::absolute(url).unwrap_or_else(|_| url.into());
-        format!("file://{}", path.display())
-    };
-    let mut location = Location::new(url);
+    let mut location = Location::from_path_or_url(url);
+    // Sorted: the same options give the same location whatever the map's order.
     let mut options: Vec<(String, String)> = options.unwrap_or_default().into_iter().collect();
     options.sort();
     for (key, value) in options {

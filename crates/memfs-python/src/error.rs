@@ -31,26 +31,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// A memfs error as the exception of its kind.
 pub(crate) fn raise(e: memfs::Error) -> PyErr {
     let message = memfs::error_chain(&e);
-    match e {
-        memfs::Error::NoStore { .. } => NoStoreError::new_err(message),
-        memfs::Error::CredentialRequired { .. } => CredentialError::new_err(message),
-        memfs::Error::Store { source: memfs::StoreError::Crypt(crypt), .. } if is_credential(&crypt) => {
-            CredentialError::new_err(message)
-        }
-        memfs::Error::Store { .. } => StoreError::new_err(message),
+    match e.kind() {
+        memfs::ErrorKind::NoStore => NoStoreError::new_err(message),
+        memfs::ErrorKind::Credential => CredentialError::new_err(message),
+        memfs::ErrorKind::Store => StoreError::new_err(message),
         _ => MemfsError::new_err(message),
     }
-}
-
-/// Whether a cryptographic error says the credential does not open the store.
-fn is_credential(e: &memfs::CryptError) -> bool {
-    matches!(
-        e,
-        memfs::CryptError::WrongKey
-            | memfs::CryptError::NoSlot { .. }
-            | memfs::CryptError::NoCustodySlot
-            | memfs::CryptError::CustodyFailed { .. }
-            | memfs::CryptError::KeyFile { .. }
-            | memfs::CryptError::KeyFilePermissions { .. }
-    )
 }

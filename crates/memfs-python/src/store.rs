@@ -20,14 +20,7 @@ pub(crate) struct NativeStore {
 
 /// Where the store is: its URL (or path), cloud options and namespace.
 fn location(url: &str, namespace: Option<&str>, options: Option<BTreeMap<String, String>>) -> Location {
-    // A path (absolute, or from the current folder) is a local store folder.
-    let url = if url.contains("://") {
-        url.to_owned()
-    } else {
-        let path = std::path::absolute(url).unwrap_or_else(|_| url.into());
-        format!("file://{}", path.display())
-    };
-    let mut location = Location::new(url);
+    let mut location = Location::from_path_or_url(url);
     for (key, value) in options.unwrap_or_default() {
         location = location.option(key, value);
     }

@@ -7,6 +7,21 @@
 
 use thiserror::Error;
 
+/// Which of the failures a program may want to catch apart an [`Error`](enum@Error) is (the Python and
+/// Node packages raise one exception class per kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No store at that location.
+    NoStore,
+    /// The store is encrypted and the credential given (or none) does not open it.
+    Credential,
+    /// The store could not be read or written.
+    Store,
+    /// Anything else (a bad revision, a refused history command, …).
+    Other,
+}
+
 /// Opening or using a store failed.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -245,4 +260,29 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+impl Error {
+    /// Which kind of failure this is (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        use memfs_crypt::Error as Crypt;
+        match self {
+            Error::NoStore { .. } => ErrorKind::NoStore,
+            Error::CredentialRequired { .. } => ErrorKind::Credential,
+            Error::Store {
+                source:
+                    memfs_store::Error::Crypt(
+                        Crypt::WrongKey
+                        | Crypt::NoSlot { .. }
+                        | Crypt::NoCustodySlot
+                        | Crypt::CustodyFailed { .. }
+                        | Crypt::KeyFile { .. }
+                        | Crypt::KeyFilePermissions { .. },
+                    ),
+                ..
+            } => ErrorKind::Credential,
+            Error::Store { .. } => ErrorKind::Store,
+            _ => ErrorKind::Other,
+        }
+    }
 }

@@ -197,7 +197,7 @@ pub use access::FLUSH_AFTER;
 pub use browse::Listed;
 pub use conflict::{Conflict, ConflictKind};
 pub use engine::{Memfs, OpenOptions};
-pub use error::{Error, error_chain};
+pub use error::{Error, ErrorKind, error_chain};
 pub use expire::Expired;
 pub use export::Exported;
 pub use folder::{FolderError, FolderTarget, read_folder};

@@ -42,6 +42,18 @@ impl Location {
         Location { url: url.into(), options: Vec::new(), namespace: None }
     }
 
+    /// A location from what a program gives: a URL with a scheme as it is, anything else a
+    /// local store folder (a path, absolute or from the current folder). The packages for
+    /// Python and Node take stores so; the binary has rules of its own (a bare word there
+    /// names a configured store).
+    pub fn from_path_or_url(given: &str) -> Self {
+        if given.contains("://") {
+            return Location::new(given);
+        }
+        let path = std::path::absolute(given).unwrap_or_else(|_| given.into());
+        Location::new(format!("file://{}", path.display()))
+    }
+
     /// Adds a backend option (`--store-option key=value`).
     pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.push((key.into(), value.into()));

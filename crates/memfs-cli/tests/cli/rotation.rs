@@ -91,6 +91,26 @@ pub(crate) fn keys_opened_by(
     out
 }
 
+/// Every object of `history` tried with `keys` (a removed holder's, from every version of
+/// `memfs.keys`): none written after the last rotation (the last `memfs.keys`) opens, none
+/// that opens holds the text written after it (`AFTER-ROTATION-TEXT`, `EDITED-AFTER`), and some
+/// written before do open (else the test proves nothing). Returns how many opened.
+pub(crate) fn opened_before_only(who: &str, history: &[(String, Vec<u8>)], keys: &[ObjectKeys]) -> usize {
+    let rotation = history.iter().rposition(|(path, _)| path == "memfs.keys").unwrap();
+    let mut opened_before = 0;
+    for (i, (path, sealed)) in history.iter().enumerate().filter(|(_, (p, _))| p != "memfs.keys") {
+        let plain = open_any(keys, path, sealed);
+        if i > rotation {
+            assert!(plain.is_none(), "{who} opened {path}, written after the rotation");
+        } else if let Some(plain) = plain {
+            opened_before += 1;
+            assert!(!contains(&plain, "AFTER-ROTATION-TEXT") && !contains(&plain, "EDITED-AFTER"));
+        }
+    }
+    assert!(opened_before > 0, "{who} opened nothing from before the rotation: the test proves nothing");
+    opened_before
+}
+
 /// The plaintext of a stored object (at `path`) under any of `keys`, as any kind.
 pub(crate) fn open_any(keys: &[ObjectKeys], path: &str, sealed: &[u8]) -> Option<Vec<u8>> {
     let id = match path {
@@ -126,17 +146,7 @@ fn a_removed_key_file_opens_nothing_written_after_the_rotation() {
     let keys = bobs_keys(&history, &team.bob());
     assert!(!keys.is_empty(), "Bob's key file opened no version of memfs.keys");
     let rotation = history.iter().rposition(|(path, _)| path == "memfs.keys").unwrap();
-    let mut opened_before = 0;
-    for (i, (path, sealed)) in history.iter().enumerate().filter(|(_, (p, _))| p != "memfs.keys") {
-        let plain = open_any(&keys, path, sealed);
-        if i > rotation {
-            assert!(plain.is_none(), "Bob opened {path}, written after the rotation");
-        } else if let Some(plain) = plain {
-            opened_before += 1;
-            assert!(!contains(&plain, "AFTER-ROTATION-TEXT") && !contains(&plain, "EDITED-AFTER"));
-        }
-    }
-    assert!(opened_before > 0, "Bob opened nothing from before the rotation: the test proves nothing");
+    opened_before_only("Bob", &history, &keys);
     assert!(
         history
             .iter()
