@@ -11,6 +11,8 @@
 //!   (the creates that grew the store, and these 100), divided by the creates: the log is
 //!   append-only, so that is what was written, index files included, amortized over the
 //!   segments sealed in between (a window of 100 creates seals one 8 MiB segment or none);
+//!   the zeros the last segment is filled with ahead of its records are not counted (each
+//!   is written once and later overwritten by a record, which is);
 //! - *peak memory* of that process (`VmHWM`, read from `/proc` every 2 ms while it runs).
 //!
 //! It then checks the targets against the same run: open + 100 creates at 20,000 files
@@ -155,15 +157,30 @@ fn vm_hwm(status: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
 }
 
-/// The bytes of every file under `dir`.
+/// The bytes of every file under `dir`, without the zeros a writer fills the last log segment
+/// with ahead of its records (docs/FORMAT.md, "Filled ahead"): they are written once and then
+/// overwritten by the records that follow, which are counted.
 fn folder_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     for entry in std::fs::read_dir(dir).expect("the store folder") {
         let entry = entry.expect("an entry");
         let meta = entry.metadata().expect("metadata");
-        total += if meta.is_dir() { folder_bytes(&entry.path()) } else { meta.len() };
+        total += if meta.is_dir() { folder_bytes(&entry.path()) } else { meta.len() - zeros_at_end(&entry.path()) };
     }
     total
+}
+
+/// How many zero bytes end the file at `path` (within its last 2 MiB: more than is filled
+/// ahead).
+fn zeros_at_end(path: &Path) -> u64 {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).expect("a store file");
+    let len = file.metadata().expect("metadata").len();
+    let from = len.saturating_sub(2 << 20);
+    file.seek(SeekFrom::Start(from)).expect("seek");
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).expect("read");
+    tail.iter().rev().take_while(|&&b| b == 0).count() as u64
 }
 
 fn main() {

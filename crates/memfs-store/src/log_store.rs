@@ -140,6 +140,17 @@
 //! torn too. A reader stops before a torn record (a writer may be appending it); a writer,
 //! which holds the lock and so knows no one is, truncates it before appending.
 //!
+//! # Filled ahead
+//!
+//! A writer fills the last segment with zeros ahead of its records (1 MiB, never past the
+//! segment limit) and writes its records over them, so that a commit's `fdatasync` writes its
+//! data and not also the file's new size (`State::fill_ahead` has the measurements). Eight
+//! zero bytes where a record would start end the segment's records. Each instance reads the
+//! rest once per segment length it sees, to check it is all zeros: anything else there (a
+//! crash's unsynced pages written back out of order, damage) is corruption, refused like a
+//! damaged record followed by more data. A full segment is truncated to its last record
+//! before it is sealed.
+//!
 //! A damaged record followed by more data, or an incomplete record followed by another
 //! segment, is *corruption*: a crashed append leaves neither, and skipping the record would
 //! silently drop everything after it. Opening the folder and every catch-up over it fail with

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::support::{self, LogEntry, all_segments, assert_text, checksum, log_entries, log_segments, text};
+use crate::support::{
+    self, LogEntry, all_segments, assert_text, checksum, log_entries, log_segments, records_end, text,
+};
 
 const PASSPHRASE: &str = "history test passphrase";
 
@@ -371,11 +373,11 @@ fn check_names_every_tampered_object() {
     assert_eq!(log_segments(&s.dir()), std::slice::from_ref(&segment));
     let original = std::fs::read(&segment).expect("read the segment");
     let head = log_entries(&s.dir()).remove("head").expect("a head");
-    assert_eq!((head.file.as_path(), head.record.end), (segment.as_path(), original.len()));
+    assert_eq!((head.file.as_path(), head.record.end), (segment.as_path(), records_end(&original)));
     for (name, entry) in &objects {
         // Followed by more records, a damaged record is an error of the log, naming it.
         assert_eq!(entry.file, segment);
-        assert!(entry.record.end < original.len(), "{name} is not the last record");
+        assert!(entry.record.end < records_end(&original), "{name} is not the last record");
         let mut bad = original.clone();
         bad[entry.data.start + entry.data.len() / 2] ^= 0x01;
         std::fs::write(&segment, &bad).expect("write the segment");

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{self, LogEntry, assert_text, log_entries, log_segments, run, text};
+use crate::support::{self, LogEntry, assert_text, log_entries, log_segments, records_end, run, text};
 
 const PASSPHRASE: &str = "key slot test passphrase";
 
@@ -24,7 +24,13 @@ struct Log {
 
 impl Log {
     fn read(dir: &Path) -> Log {
-        let segments = log_segments(dir).into_iter().map(|f| (f.clone(), std::fs::read(&f).unwrap())).collect();
+        // Each segment up to its last record (not the zeros the last one is filled with ahead).
+        let records = |f: &PathBuf| {
+            let mut bytes = std::fs::read(f).unwrap();
+            bytes.truncate(records_end(&bytes));
+            bytes
+        };
+        let segments = log_segments(dir).into_iter().map(|f| (f.clone(), records(&f))).collect();
         let live = log_entries(dir).into_iter().map(|(path, e)| (path, (e.clone(), e.bytes()))).collect();
         Log { segments, live }
     }

@@ -107,7 +107,7 @@ pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
     for file in log_segments(store) {
         let bytes = std::fs::read(&file).expect("read a segment");
         let mut at = SEGMENT_HEADER_LEN;
-        while at + 8 <= bytes.len() {
+        while at + 8 <= bytes.len() && !zeros_at(&bytes, at) {
             let len = u32_at(&bytes, at);
             assert_eq!(u32_at(&bytes, at + 4), !len, "{} at {at}: len_check", file.display());
             let end = at + len as usize;
@@ -140,7 +140,7 @@ pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
     for (_, file) in all_segments(store) {
         let bytes = std::fs::read(&file).expect("read a segment");
         let mut at = SEGMENT_HEADER_LEN;
-        while at + 8 <= bytes.len() {
+        while at + 8 <= bytes.len() && !zeros_at(&bytes, at) {
             let end = at + u32_at(&bytes, at) as usize;
             if end > bytes.len() {
                 break;
@@ -156,6 +156,22 @@ pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
         }
     }
     out
+}
+
+/// Whether eight zero bytes start at `at`: the end of a segment's records, the rest filled with
+/// zeros ahead of them by the last writer (docs/FORMAT.md, "Filled ahead").
+fn zeros_at(bytes: &[u8], at: usize) -> bool {
+    bytes[at..at + 8].iter().all(|&b| b == 0)
+}
+
+/// Where the records of the segment `bytes` end: at the first zeros where a record would
+/// start, or at the end of the file.
+pub(crate) fn records_end(bytes: &[u8]) -> usize {
+    let mut at = SEGMENT_HEADER_LEN;
+    while at + 8 <= bytes.len() && !zeros_at(bytes, at) {
+        at += u32_at(bytes, at) as usize;
+    }
+    at.min(bytes.len())
 }
 
 /// The bytes of an even number of hex digits, or `None` for anything else.
@@ -186,8 +202,9 @@ pub(crate) fn append_put(store: &Path, path: &str, data: &[u8]) {
     .concat();
     record.extend_from_slice(&checksum(&record));
     let (_, last) = all_segments(store).pop().expect("a segment");
-    let mut segment = std::fs::OpenOptions::new().append(true).open(last).expect("open the last segment");
-    std::io::Write::write_all(&mut segment, &record).expect("append a record");
+    let end = records_end(&std::fs::read(&last).expect("read the last segment"));
+    let segment = std::fs::OpenOptions::new().write(true).open(last).expect("open the last segment");
+    std::os::unix::fs::FileExt::write_all_at(&segment, &record, end as u64).expect("append a record");
 }
 
 // The one way the tests start the binary.

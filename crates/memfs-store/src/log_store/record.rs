@@ -126,11 +126,15 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
         if checksum(record) == record[len - CHECKSUM_LEN..] {
             return decode(record);
         }
-        if avail.len() > len {
+        if avail[len..].iter().any(|&b| b != 0) {
             // Damage before the end of the log is no torn write (a crash only tears the end):
             // it is tampering or a failing disk. Never served: whoever can write the folder
             // would choose the bytes, and dropping the record would drop everything after it.
             return Parsed::Corrupt("a damaged record followed by more data");
+        }
+        if avail.len() > len && !eof {
+            // Followed by zeros so far (filled ahead of the records): is anything after them?
+            return Parsed::NeedMore(None);
         }
         return if eof { Parsed::Tail } else { Parsed::NeedMore(Some(len + 1)) };
     }
@@ -140,10 +144,16 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
     if avail.iter().all(|&b| b == 0) {
         return Parsed::Tail;
     }
-    let rest = avail.len();
-    if (MIN_RECORD_LEN..=u32::MAX as usize).contains(&rest)
-        && checksum_with_repaired_len(avail) == avail[rest - CHECKSUM_LEN..]
-    {
+    // A last record whose length field alone is damaged, at the end of the file or followed
+    // only by the zeros a writer filled the segment with ahead of its records: the record may
+    // end anywhere from its last non-zero byte to 16 bytes later (its checksum's last bytes
+    // may be zeros).
+    let last_data = avail.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    let repaired = (last_data..=avail.len().min(last_data + CHECKSUM_LEN)).any(|rest| {
+        (MIN_RECORD_LEN..=u32::MAX as usize).contains(&rest)
+            && checksum_with_repaired_len(&avail[..rest]) == avail[rest - CHECKSUM_LEN..rest]
+    });
+    if repaired {
         return Parsed::Tail;
     }
     Parsed::Corrupt("damaged record length")

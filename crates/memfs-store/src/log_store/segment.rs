@@ -128,10 +128,29 @@ pub(super) enum ScanEnd {
     Clean(u64),
     /// At an incomplete or torn last record starting here (see [`record::parse`]).
     Tail(u64),
+    /// At eight zero bytes where a record would start: the rest of the segment is space a
+    /// writer filled with zeros ahead of its records (see `State::append`), or never written.
+    /// Not read further than the scan had read already: zeros were seen up to `checked`.
+    Zeros {
+        /// Where the records end.
+        at: u64,
+        /// The end of the zeros already read after `at` (at least `at + 8`).
+        checked: u64,
+    },
 }
 
 /// The most a scan reads at once.
 const CHUNK: usize = 1 << 20;
+
+/// What a scan reads first: the records appended since a reader last looked are usually a
+/// few kilobytes, followed by the zeros written ahead of them, which need not be read.
+const FIRST_CHUNK: usize = 64 << 10;
+
+/// Whether the eight bytes at the start of `avail` are zeros: no record starts with them (its
+/// length field and that field's complement cannot both be zero).
+pub(super) fn starts_with_zeros(avail: &[u8]) -> bool {
+    avail.get(..8).is_some_and(|head| head.iter().all(|&b| b == 0))
+}
 
 /// Scans the records of `file` from `from` (a record boundary) to `end`, the file's length
 /// when the caller looked, calling `visit` with each record's offset. Bytes appended after
@@ -147,7 +166,12 @@ pub(super) fn scan(
     let mut base = from; // the file offset of buf[0]
     let mut at = 0; // the next record, in buf
     let mut eof = from >= end;
+    let mut chunk = FIRST_CHUNK;
     loop {
+        if starts_with_zeros(&buf[at..]) {
+            let zeros = buf[at..].iter().position(|&b| b != 0).unwrap_or(buf.len() - at);
+            return Ok(ScanEnd::Zeros { at: base + at as u64, checked: base + (at + zeros) as u64 });
+        }
         match record::parse(&buf[at..], eof) {
             Parsed::Record(r) => {
                 let len = r.len;
@@ -163,9 +187,10 @@ pub(super) fn scan(
                 let target = match want {
                     // Read a whole chunk when there is one, so that small records do not cost
                     // a system call each; but never past `end`.
-                    Some(n) => n.saturating_sub(buf.len()).max(CHUNK).min(left),
+                    Some(n) => n.saturating_sub(buf.len()).max(chunk).min(left),
                     None => left,
                 };
+                chunk = CHUNK;
                 let old = buf.len();
                 buf.resize(old + target, 0);
                 let read = read_full_at(file, &mut buf[old..], pos).map_err(LogError::io("read", file_path))?;

@@ -198,6 +198,10 @@ pub(super) struct State {
     /// dead bytes are needed (a segment sealed, the bytes stored asked), so that an open does
     /// not ask the older segments about every record it reads.
     unresolved: Vec<Path>,
+    /// `(segment, length)`: this instance knows the current segment is zero-filled from `end`
+    /// to its end, as long as it is still that segment and of that length (see
+    /// [`State::append`]).
+    zeroed: Option<(u64, u64)>,
     /// Reused to encode records.
     buf: Vec<u8>,
     /// Synced puts since the last look at the dead bytes.
@@ -214,6 +218,7 @@ impl State {
             end: 0,
             dead: 0,
             unresolved: Vec::new(),
+            zeroed: None,
             buf: Vec::new(),
             since_look: 0,
         }
@@ -223,6 +228,7 @@ impl State {
     pub(super) fn reset(&mut self) {
         self.segments.clear();
         self.unresolved.clear();
+        self.zeroed = None;
         (self.current, self.end, self.dead) = (0, 0, 0);
     }
 
@@ -360,6 +366,27 @@ impl State {
         Ok(tail)
     }
 
+    /// The current segment holds zeros from `at` (where its records end) to `len`, its
+    /// length: filled ahead by a writer. Read once per segment and length (later records are
+    /// written over them, and only a writer filling ahead changes the length); anything but
+    /// zeros there is an error. A crash can leave data after zeros (pages of unsynced records
+    /// written back out of order), as can damage or tampering: like a damaged record followed
+    /// by more data, it is refused, never skipped and never truncated, as it may hold
+    /// acknowledged records. A reader that sees it checks again holding the lock (a writer
+    /// may have been appending at `at`).
+    /// `checked`: how far past `at` the caller has seen zeros already.
+    fn check_zeros(&mut self, at: u64, checked: u64, len: u64) -> Result<(), LogError> {
+        if at >= len || self.zeroed == Some((self.current, len)) {
+            return Ok(());
+        }
+        let path = self.current_path();
+        if zeros_between(self.current_file()?, checked.max(at), len).map_err(LogError::io("read", &path))? {
+            self.zeroed = Some((self.current, len));
+            return Ok(());
+        }
+        Err(LogError::Corrupt { file: path, offset: at, reason: "zeros followed by more data" })
+    }
+
     /// The current segment is complete (a later one exists): notes the dead bytes through it,
     /// and uses its index file if the writer that sealed it wrote one.
     fn seal_current(&mut self) -> Result<(), LogError> {
@@ -445,6 +472,16 @@ impl State {
         let n = self.current;
         let file_path = self.current_path();
         let seg = self.segments.get(&n).ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: n })?;
+        // Zeros where the next record would start: nothing new (the usual catch-up of a
+        // segment a writer filled ahead), known with one small read.
+        let mut next = [0u8; 8];
+        if len >= self.end + 8
+            && segment::read_full_at(&seg.file, &mut next, self.end).map_err(LogError::io("read", &file_path))? == 8
+            && segment::starts_with_zeros(&next)
+        {
+            self.check_zeros(self.end, self.end + 8, len)?;
+            return Ok(None);
+        }
         let mut records = Vec::new();
         let stop = segment::scan(&seg.file, &file_path, self.end, len, |offset, r, _| {
             records.push((offset, r.kind, r.time_ms, r.path.to_owned(), r.len));
@@ -473,7 +510,8 @@ impl State {
             }
             self.end = offset + len as u64;
         }
-        let stop = match stop {
+        let scanned = stop;
+        let stop = match scanned {
             ScanEnd::Clean(at) => {
                 self.end = at;
                 None
@@ -482,9 +520,17 @@ impl State {
                 self.end = at;
                 Some(at)
             }
+            // Filled ahead by a writer: the end, not a tail to take back.
+            ScanEnd::Zeros { at, .. } => {
+                self.end = at;
+                None
+            }
         };
         if let Some(seg) = self.segments.get_mut(&n) {
             seg.len = self.end;
+        }
+        if let ScanEnd::Zeros { at, checked } = scanned {
+            self.check_zeros(at, checked, len)?;
         }
         Ok(stop)
     }
@@ -734,7 +780,10 @@ impl State {
         } else if self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit {
             // Seal the full segment first: a synced record in the next segment must not
             // depend on unsynced ones in this one. Its index goes before the next segment, so
-            // that whoever sees the next one finds it.
+            // that whoever sees the next one finds it. The zeros written ahead go first: a
+            // sealed segment ends with its last record.
+            let end = self.end;
+            self.current_file()?.set_len(end).map_err(LogError::io("truncate", self.current_path()))?;
             self.sync()?;
             self.seal_current()?;
             let _ = self.write_table(self.current);
@@ -743,18 +792,59 @@ impl State {
             self.open_next(next, file);
         }
         let (n, at) = (self.current, self.end);
+        let filled = self.fill_ahead(at + len)?;
         let file = self.current_file()?;
         if let Err(e) = file.write_all_at(bytes, at) {
             // Take back a partial record; should that fail too, the next writer truncates it
             // as a torn tail.
             let _ = file.set_len(at);
+            self.zeroed = None;
             return Err(LogError::io("write", self.current_path())(e));
         }
+        self.zeroed = filled.map(|len| (n, len));
         self.end = at + len;
         if let Some(seg) = self.segments.get_mut(&n) {
             seg.len = self.end;
         }
         Ok((n, at))
+    }
+
+    /// Makes sure the current segment holds zeros from `end` to at least `need` (under the
+    /// lock, caught up, before a record up to `need` is written at `end`); returns the
+    /// segment's length then, if past `need`.
+    ///
+    /// Why: `fdatasync` of a file that grew must also write its inode (its size), a second
+    /// synchronous write on every commit; a record written over zeros already there does not
+    /// change the size, and its sync writes the data alone (measured on ext4: 158 µs per
+    /// append and sync against 110 µs over zeros; a file preallocated with `fallocate` saves
+    /// less, as writing its unwritten extents changes them). So the segment is filled with
+    /// zeros [`FILL_AHEAD`] bytes ahead of its records, up to the segment limit, and the next
+    /// record's sync makes them durable. A reader stops at zeros where a record would start
+    /// (`ScanEnd::Zeros`), and reads the rest once to check it is zeros ([`State::check_zeros`]).
+    fn fill_ahead(&mut self, need: u64) -> Result<Option<u64>, LogError> {
+        let (end, limit) = (self.end, self.config.segment_limit);
+        let path = self.current_path();
+        let len = self.current_file()?.metadata().map_err(LogError::io("stat", &path))?.len();
+        // The catch-up before this write read what follows `end`, unless the file changed
+        // length since (by hand: writers hold the lock).
+        self.check_zeros(end, end, len)?;
+        let file = self.current_file()?;
+        if len >= need {
+            return Ok(Some(len));
+        }
+        let target = need.max((need + FILL_AHEAD).min(limit));
+        if target == need {
+            return Ok(None);
+        }
+        // Zeros from the current length; a failure (a full disk) only costs the saving.
+        let from = len.max(end);
+        match write_zeros(file, from, target) {
+            Ok(()) => Ok(Some(target)),
+            Err(_) => {
+                let _ = file.set_len(from);
+                Ok(None)
+            }
+        }
     }
 
     /// `fdatasync` of the current segment: the segment is append-only, so this makes every
@@ -838,10 +928,45 @@ impl State {
         for (&n, seg) in &self.segments {
             let len = seg.file.metadata().map_err(LogError::io("stat", segment::path(&self.log_dir, n)))?.len();
             total += len;
-            records += len.saturating_sub(HEADER_LEN);
+            // Up to its last record: not the zeros written ahead of them.
+            records += seg.len.min(len).saturating_sub(HEADER_LEN);
         }
         Ok(StoredBytes { live: records.saturating_sub(self.dead), total })
     }
+}
+
+/// How far ahead of its records a writer fills the current segment with zeros (see
+/// [`State::fill_ahead`]): one sync in this many bytes of records writes the inode too.
+const FILL_AHEAD: u64 = 1 << 20;
+
+/// Whether `file` holds only zeros from `from` to `to`.
+fn zeros_between(file: &File, from: u64, to: u64) -> std::io::Result<bool> {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = from;
+    while at < to {
+        let want = usize::try_from(to - at).unwrap_or(usize::MAX).min(buf.len());
+        let read = segment::read_full_at(file, &mut buf[..want], at)?;
+        if buf[..read].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        if read < want {
+            break;
+        }
+        at += read as u64;
+    }
+    Ok(true)
+}
+
+/// Writes zeros into `file` from `from` to `to`.
+fn write_zeros(file: &File, from: u64, to: u64) -> std::io::Result<()> {
+    let zeros = vec![0u8; 64 << 10];
+    let mut at = from;
+    while at < to {
+        let n = usize::try_from(to - at).unwrap_or(usize::MAX).min(zeros.len());
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 fn now_ms() -> u64 {

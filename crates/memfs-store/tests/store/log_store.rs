@@ -245,6 +245,18 @@ fn len(path: &FsPath) -> u64 {
     fs::metadata(path).unwrap().len()
 }
 
+/// Where a segment's records end: before the zeros a writer fills the last segment with ahead
+/// of its records (or the file's end, within a torn last record).
+fn used(path: &FsPath) -> u64 {
+    let data = fs::read(path).unwrap();
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+    let mut at = 16;
+    while at + 8 <= data.len() && u32_at(at) != 0 && u32_at(at + 4) == !u32_at(at) {
+        at += u32_at(at) as usize;
+    }
+    at.min(data.len()) as u64
+}
+
 /// A folder with a few records, whose last record overwrites `head`; returns the state
 /// before that record, the last segment, and where the last record starts and ends.
 async fn with_last_record(root: &FsPath) -> (BTreeMap<String, String>, PathBuf, u64, u64) {
@@ -254,9 +266,9 @@ async fn with_last_record(root: &FsPath) -> (BTreeMap<String, String>, PathBuf, 
     put(&log, "objects/aa/2", "two", PutMode::Create).await.unwrap();
     let before = snapshot(&log).await;
     let last = segments(root).pop().unwrap();
-    let start = len(&last);
+    let start = used(&last);
     put(&log, "head", "second", update(e)).await.unwrap();
-    (before, last.clone(), start, len(&last))
+    (before, last.clone(), start, used(&last))
 }
 
 #[tokio::test]
@@ -275,7 +287,7 @@ async fn torn_tail_at_every_length() {
         assert_eq!(snapshot(&fresh).await, before, "cut at {cut}");
         assert_eq!(len(&torn), cut, "a reader does not truncate");
         put(&fresh, "objects/zz/9", "new", PutMode::Create).await.unwrap();
-        assert_eq!(len(&torn), start + new_record, "the writer truncated the torn record, cut at {cut}");
+        assert_eq!(used(&torn), start + new_record, "the writer truncated the torn record, cut at {cut}");
         let mut after = before.clone();
         after.insert("objects/zz/9".into(), "new".into());
         assert_eq!(snapshot(&LogStore::open(copy.path()).unwrap()).await, after, "cut at {cut}");
@@ -323,9 +335,9 @@ async fn a_damaged_middle_record_is_an_error_never_data() {
     let log = LogStore::open(&root).unwrap();
     put(&log, "objects/aa/1", "one", PutMode::Create).await.unwrap();
     let first = segments(&root)[0].clone();
-    let middle = len(&first);
+    let middle = used(&first);
     put(&log, "objects/aa/2", "two", PutMode::Create).await.unwrap();
-    let after_middle = len(&first);
+    let after_middle = used(&first);
     put(&log, "head", "h", PutMode::Create).await.unwrap();
     for at in middle..after_middle {
         let copy = tempfile::tempdir().unwrap();
@@ -460,7 +472,7 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
         items.iter().map(|(path, data)| (p(path), bytes::Bytes::from(data.to_string()))).collect::<Vec<_>>()
     };
     let segment = segments(dir.path()).pop().unwrap();
-    let before = len(&segment);
+    let before = used(&segment);
     // A path already stored is left as it is, a path given twice is put once.
     log.put_new(batch(&[
         ("objects/aa/2", "two"),
@@ -481,10 +493,10 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
     let single = LogStore::open(other.path()).unwrap();
     put(&single, "objects/aa/1", "stored before", PutMode::Create).await.unwrap();
     let other_segment = segments(other.path()).pop().unwrap();
-    let other_before = len(&other_segment);
+    let other_before = used(&other_segment);
     put(&single, "objects/aa/2", "two", PutMode::Create).await.unwrap();
     put(&single, "objects/aa/3", "three", PutMode::Create).await.unwrap();
-    assert_eq!(len(&segment) - before, len(&other_segment) - other_before);
+    assert_eq!(used(&segment) - before, used(&other_segment) - other_before);
 
     // A batch that does not fit the segment's rest goes record by record, so every segment but
     // the last keeps to the limit.
@@ -502,10 +514,10 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
     assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
     // The records of one batch are ordinary records: a torn tail takes back the last ones only.
     let last = segments(dir.path()).pop().unwrap();
-    let tail = len(&last);
+    let tail = used(&last);
     log.put_new(batch(&[("objects/cc/1", "first"), ("objects/cc/2", "second")])).await.unwrap();
-    fs::OpenOptions::new().write(true).open(&last).unwrap().set_len(len(&last) - 3).unwrap();
-    assert!(len(&last) > tail);
+    fs::OpenOptions::new().write(true).open(&last).unwrap().set_len(used(&last) - 3).unwrap();
+    assert!(used(&last) > tail);
     expected.insert("objects/cc/1".into(), "first".into());
     assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
 }
@@ -762,4 +774,76 @@ async fn the_log_compacts_itself_when_dead_records_outweigh_live_ones() {
     assert_eq!(snapshot(&fresh).await, expected, "a new instance reads the same");
     // The head's e_tag, from before the last compaction, still updates it.
     put(&fresh, "head", "after", update(head)).await.unwrap();
+}
+
+/// A writer fills the last segment with zeros ahead of its records, so that a commit's sync
+/// does not also write the file's size; readers stop at the zeros, a sealed segment ends with
+/// its last record, and debris after the zeros (a crash's unsynced pages) is taken back by the
+/// next writer, never read.
+#[tokio::test]
+async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(64 << 10);
+    let reader = LogStore::open(dir.path()).unwrap();
+    put(&log, "objects/aa/1", "one", PutMode::Create).await.unwrap();
+    put(&log, "head", "h1", PutMode::Overwrite).await.unwrap();
+    let last = segments(dir.path()).pop().unwrap();
+    // Filled up to the segment limit, here less than the usual megabyte ahead.
+    assert_eq!(len(&last), 64 << 10);
+    let records = used(&last);
+    assert!(records < 200, "{records}");
+    assert!(fs::read(&last).unwrap()[records as usize..].iter().all(|&b| b == 0));
+    let expected =
+        BTreeMap::from([("head".to_owned(), "h1".to_owned()), ("objects/aa/1".to_owned(), "one".to_owned())]);
+    assert_eq!(snapshot(&reader).await, expected);
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+
+    // Data after the zeros (a crash's pages written back out of order, damage, tampering) is
+    // refused like a damaged record followed by more data: never skipped, never truncated.
+    let f = fs::OpenOptions::new().write(true).open(&last).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, b"debris of a crash", 40_000).unwrap();
+    let refused = format!(
+        "Generic LogStore error: {}: corrupt record at offset {records}: zeros followed by more data",
+        last.display()
+    );
+    assert_eq!(LogStore::open(dir.path()).unwrap_err().to_string(), refused);
+    assert_eq!(len(&last), 64 << 10, "nothing truncated");
+    std::os::unix::fs::FileExt::write_all_at(&f, &[0; 17], 40_000).unwrap();
+    let writer = LogStore::open(dir.path()).unwrap();
+    put(&writer, "head", "h2", PutMode::Overwrite).await.unwrap();
+    let mut expected = expected;
+    expected.insert("head".into(), "h2".into());
+    assert_eq!(snapshot(&reader).await, expected);
+    // The first writer, which filled the segment, goes on.
+    put(&log, "objects/aa/2", "two", PutMode::Create).await.unwrap();
+    expected.insert("objects/aa/2".into(), "two".into());
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+
+    // A full segment is sealed at its last record; the next one is filled ahead in turn.
+    let big = "x".repeat(40_000);
+    put(&log, "objects/bb/1", &big, PutMode::Create).await.unwrap();
+    put(&log, "objects/bb/2", &big, PutMode::Create).await.unwrap();
+    let files = segments(dir.path());
+    assert_eq!(files.len(), 2);
+    assert_eq!(len(&files[0]), used(&files[0]), "a sealed segment ends with its last record");
+    expected.insert("objects/bb/1".into(), big.clone());
+    expected.insert("objects/bb/2".into(), big.clone());
+    assert_eq!(snapshot(&reader).await, expected);
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+
+    // Zeros and then data in a sealed segment are no crash's doing: an error naming them.
+    let first = files[0].clone();
+    let end = len(&first);
+    let f = fs::OpenOptions::new().write(true).open(&first).unwrap();
+    f.set_len(end + 100).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, b"more", end + 50).unwrap();
+    fs::remove_file(first.with_extension("index")).unwrap();
+    let e = LogStore::open(dir.path()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "Generic LogStore error: {}: corrupt record at offset {end}: zeros followed by more data",
+            first.display()
+        )
+    );
 }
