@@ -142,14 +142,31 @@ pub(super) enum ScanEnd {
 /// The most a scan reads at once.
 const CHUNK: usize = 1 << 20;
 
-/// What a scan reads first: the records appended since a reader last looked are usually a
-/// few kilobytes, followed by the zeros written ahead of them, which need not be read.
-const FIRST_CHUNK: usize = 64 << 10;
+/// What a scan reads first, doubling with each further read up to [`CHUNK`]: the records
+/// appended since a reader last looked are usually a few kilobytes, followed by the zeros
+/// written ahead of them, which need not be read.
+const FIRST_CHUNK: usize = 8 << 10;
 
 /// Whether the eight bytes at the start of `avail` are zeros: no record starts with them (its
 /// length field and that field's complement cannot both be zero).
 pub(super) fn starts_with_zeros(avail: &[u8]) -> bool {
     avail.get(..8).is_some_and(|head| head.iter().all(|&b| b == 0))
+}
+
+/// A page of zeros to compare with.
+static ZEROS: [u8; 4096] = [0; 4096];
+
+/// How many zero bytes start `bytes`. Compared a page at a time (`memcmp`, fast in unoptimised
+/// test builds too, where a loop over the bytes is not).
+pub(super) fn zeros_prefix(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    for chunk in bytes.chunks(ZEROS.len()) {
+        if chunk != &ZEROS[..chunk.len()] {
+            return n + chunk.iter().position(|&b| b != 0).unwrap_or(chunk.len());
+        }
+        n += chunk.len();
+    }
+    n
 }
 
 /// Scans the records of `file` from `from` (a record boundary) to `end`, the file's length
@@ -169,7 +186,7 @@ pub(super) fn scan(
     let mut chunk = FIRST_CHUNK;
     loop {
         if starts_with_zeros(&buf[at..]) {
-            let zeros = buf[at..].iter().position(|&b| b != 0).unwrap_or(buf.len() - at);
+            let zeros = zeros_prefix(&buf[at..]);
             return Ok(ScanEnd::Zeros { at: base + at as u64, checked: base + (at + zeros) as u64 });
         }
         match record::parse(&buf[at..], eof) {
@@ -190,7 +207,7 @@ pub(super) fn scan(
                     Some(n) => n.saturating_sub(buf.len()).max(chunk).min(left),
                     None => left,
                 };
-                chunk = CHUNK;
+                chunk = (chunk * 2).min(CHUNK);
                 let old = buf.len();
                 buf.resize(old + target, 0);
                 let read = read_full_at(file, &mut buf[old..], pos).map_err(LogError::io("read", file_path))?;

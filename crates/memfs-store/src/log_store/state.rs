@@ -946,7 +946,7 @@ fn zeros_between(file: &File, from: u64, to: u64) -> std::io::Result<bool> {
     while at < to {
         let want = usize::try_from(to - at).unwrap_or(usize::MAX).min(buf.len());
         let read = segment::read_full_at(file, &mut buf[..want], at)?;
-        if buf[..read].iter().any(|&b| b != 0) {
+        if segment::zeros_prefix(&buf[..read]) < read {
             return Ok(false);
         }
         if read < want {
