@@ -1,8 +1,9 @@
-//! Plaintext layouts of the stored objects, before sealing (format 6, see `docs/FORMAT.md`).
+//! Plaintext layouts of the stored objects, before sealing (see `docs/FORMAT.md`).
 //!
-//! Every layout is JSON; the sealed envelope around it (`memfs-crypt`) carries the format
-//! version and binds the object's kind and id. Unknown fields are refused, so a newer writer's
-//! additions are noticed instead of silently dropped.
+//! Every layout is JSON but directory pages, which format 10 writes in a binary form (JSON
+//! pages of earlier formats are still read); the sealed envelope around a plaintext
+//! (`memfs-crypt`) binds the object's kind and id. Unknown fields are refused, so a newer
+//! writer's additions are noticed instead of silently dropped.
 
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
 use memfs_crypt::ObjectKind;
@@ -107,31 +108,149 @@ pub(crate) enum Page {
     Index(Vec<ObjectId>),
 }
 
-/// Encodes a leaf page of entries whose child directories all have ids. Returns `None` if
-/// one has not been written yet (the caller writes children first).
+/// Encodes a leaf page of entries whose child directories all have ids (the binary form,
+/// below). Returns `None` if one has not been written yet (the caller writes children first).
 pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)>) -> Option<Vec<u8>> {
-    let entries = entries
-        .map(|(name, node)| match node {
+    let entries: Vec<(&Name, &Node)> = entries.collect();
+    let mut out = Vec::with_capacity(5 + entries.len() * 64);
+    out.push(LEAF_PAGE);
+    out.extend_from_slice(&u32::try_from(entries.len()).ok()?.to_le_bytes());
+    for (name, node) in entries {
+        let name = name.as_str().as_bytes();
+        let (kind, id) = match node {
+            Node::File(f) => (FILE_ENTRY, f.id),
+            Node::Dir(d) => (DIR_ENTRY, d.id()?),
+        };
+        out.push(kind);
+        out.extend_from_slice(&u16::try_from(name.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(name);
+        out.extend_from_slice(&id.to_bytes());
+        match node {
             Node::File(f) => {
-                Some(EntryObject::File { name: name.clone(), id: f.id, size: f.size, accessed: f.accessed })
+                out.extend_from_slice(&f.size.to_le_bytes());
+                out.extend_from_slice(&f.accessed.to_le_bytes());
             }
             Node::Dir(d) => {
                 let t = d.totals();
-                Some(EntryObject::Dir { name: name.clone(), id: d.id()?, files: t.files, bytes: t.bytes })
+                out.extend_from_slice(&t.files.to_le_bytes());
+                out.extend_from_slice(&t.bytes.to_le_bytes());
             }
-        })
-        .collect::<Option<Vec<_>>>()?;
-    serde_json::to_vec(&PageObject::Leaf(LeafObject { entries })).ok()
+        }
+    }
+    Some(out)
 }
 
-/// Encodes an index page.
+/// Encodes an index page (the binary form, below).
 pub(crate) fn encode_index(pages: &[ObjectId]) -> Vec<u8> {
-    let pages = pages.iter().map(|id| HexId(*id)).collect();
-    serde_json::to_vec(&PageObject::Index(IndexObject { pages })).expect("index page serializes")
+    let mut out = Vec::with_capacity(5 + pages.len() * 32);
+    out.push(INDEX_PAGE);
+    out.extend_from_slice(&u32::try_from(pages.len()).expect("an index page holds a few ids").to_le_bytes());
+    for id in pages {
+        out.extend_from_slice(&id.to_bytes());
+    }
+    out
 }
 
-/// Decodes a directory page; children stay stored (not loaded).
+/// The first byte of a directory page in the binary form (format 10): a leaf, an index. No
+/// JSON page (formats 3 to 9, still read) starts with either: those start with `{`.
+const LEAF_PAGE: u8 = 0x01;
+const INDEX_PAGE: u8 = 0x02;
+/// An entry's kind in a binary leaf.
+const FILE_ENTRY: u8 = 0x00;
+const DIR_ENTRY: u8 = 0x01;
+
+/// Decodes a directory page, binary or JSON; children stay stored (not loaded).
 pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+    match bytes.first() {
+        Some(&LEAF_PAGE | &INDEX_PAGE) => decode_binary_page(bytes, id),
+        _ => decode_json_page(bytes, id),
+    }
+}
+
+/// A directory page in the binary form (all integers little-endian):
+///
+/// - leaf: `0x01`, the entry count (u32), then per entry: its kind (`0x00` file, `0x01`
+///   directory), the name's length (u16) and UTF-8 bytes, the id (32 bytes), and for a file
+///   its size (u64) and last-access day (u32), for a directory its files and bytes below (u64
+///   each);
+/// - index: `0x02`, the page count (u32, at least 1), then each page's id (32 bytes).
+///
+/// Nothing may follow; names are checked as stored names are, and must be strictly increasing.
+fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+    let bad = |reason: &str| corrupt(id, "directory page", &reason);
+    let mut r = Reader { bytes, at: 1 };
+    let count = r.u32().ok_or_else(|| bad("truncated"))?;
+    if bytes[0] == INDEX_PAGE {
+        if count == 0 {
+            return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
+        }
+        let pages = (0..count).map(|_| r.id()).collect::<Option<Vec<_>>>().ok_or_else(|| bad("truncated"))?;
+        return match r.at == bytes.len() {
+            true => Ok(Page::Index(pages)),
+            false => Err(bad("bytes after the last page")),
+        };
+    }
+    let mut entries: Vec<(Name, Node)> = Vec::new();
+    for _ in 0..count {
+        let kind = r.take(1).ok_or_else(|| bad("truncated"))?[0];
+        let len = r.u16().ok_or_else(|| bad("truncated"))?;
+        let name = r.take(usize::from(len)).ok_or_else(|| bad("truncated"))?;
+        let name = std::str::from_utf8(name).map_err(|_| bad("a name is not UTF-8"))?;
+        // Through `Name`'s own `Deserialize`: the rules for names read from the store.
+        let name = Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name))
+            .map_err(|e| corrupt(id, "directory page", &e))?;
+        let entry_id = r.id().ok_or_else(|| bad("truncated"))?;
+        let a = r.u64().ok_or_else(|| bad("truncated"))?;
+        let node = match kind {
+            FILE_ENTRY => {
+                let accessed = r.u32().ok_or_else(|| bad("truncated"))?;
+                Node::File(FileRef { id: entry_id, size: a, accessed })
+            }
+            DIR_ENTRY => {
+                let bytes = r.u64().ok_or_else(|| bad("truncated"))?;
+                Node::Dir(DirRef::stored(entry_id, Totals { files: a, bytes }))
+            }
+            _ => return Err(bad("an entry of unknown kind")),
+        };
+        if entries.last().is_some_and(|(previous, _)| previous >= &name) {
+            return Err(out_of_order(id));
+        }
+        entries.push((name, node));
+    }
+    match r.at == bytes.len() {
+        true => Ok(Page::Leaf(entries)),
+        false => Err(bad("bytes after the last entry")),
+    }
+}
+
+/// Reads a binary page front to back.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn id(&mut self) -> Option<ObjectId> {
+        Some(ObjectId::from_bytes(self.take(32)?.try_into().ok()?))
+    }
+}
+
+/// A directory page in the JSON form that formats 3 to 9 wrote.
+fn decode_json_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let obj: PageObject = serde_json::from_slice(bytes).map_err(|e| corrupt(id, "directory page", &e))?;
     let leaf = match obj {
         PageObject::Index(IndexObject { pages }) if pages.is_empty() => {
@@ -237,20 +356,61 @@ pub(crate) struct HeadObject {
 
 /// An immutable object carried inside the head: its kind, id and plaintext.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "InlineWire", into = "InlineWire")]
 pub(crate) struct InlineObject {
     /// Which kind of object.
     pub(crate) kind: InlineKind,
     /// Its id, which must be the keyed hash of `plain`.
-    #[serde(with = "hex_id")]
     pub(crate) id: ObjectId,
-    /// Its plaintext (JSON, carried as a string).
-    pub(crate) plain: String,
+    /// Its plaintext.
+    pub(crate) plain: Vec<u8>,
     /// Format 8: not stored under `objects/`. This copy is then the object's only one: the
     /// next head carries it again, or its writer stores it under `objects/` before swapping
     /// the head. Absent (false): a copy of a stored object.
-    #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) unwritten: bool,
+}
+
+/// An [`InlineObject`] as the head's JSON holds it: a UTF-8 plaintext (JSON, a text file) as
+/// the string `plain`; any other (format 10: a binary directory page) in base64 as
+/// `plain_base64`. Exactly one of the two.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InlineWire {
+    kind: InlineKind,
+    #[serde(with = "hex_id")]
+    id: ObjectId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plain_base64: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    unwritten: bool,
+}
+
+impl TryFrom<InlineWire> for InlineObject {
+    type Error = String;
+    fn try_from(w: InlineWire) -> Result<Self, String> {
+        use base64::Engine as _;
+        let plain = match (w.plain, w.plain_base64) {
+            (Some(text), None) => text.into_bytes(),
+            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|e| format!("plain_base64 is not base64: {e}"))?,
+            _ => return Err("an inline object needs exactly one of plain and plain_base64".into()),
+        };
+        Ok(InlineObject { kind: w.kind, id: w.id, plain, unwritten: w.unwritten })
+    }
+}
+
+impl From<InlineObject> for InlineWire {
+    fn from(o: InlineObject) -> Self {
+        use base64::Engine as _;
+        let (plain, plain_base64) = match String::from_utf8(o.plain) {
+            Ok(text) => (Some(text), None),
+            Err(e) => (None, Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()))),
+        };
+        InlineWire { kind: o.kind, id: o.id, plain, plain_base64, unwritten: o.unwritten }
+    }
 }
 
 fn is_false(b: &bool) -> bool {

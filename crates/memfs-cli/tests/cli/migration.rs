@@ -56,8 +56,8 @@ fn first(home: &Path, root: &Path, args: &[&str], from: u64) -> String {
     let out = memfs(home, root).args(args).output().unwrap();
     let stdout = support::succeeds(&format!("memfs {args:?}"), &out);
     let said = format!(
-        "memfs: carried this store over from format {from} to format 9 (a root key and key epochs; no file \
-         changed), so memfs releases before format 9 cannot open it now; recorded as @7 (see `memfs log`)\n"
+        "memfs: carried this store over from format {from} to format 10 (a root key and key epochs; no file \
+         changed), so memfs releases before format 10 cannot open it now; recorded as @7 (see `memfs log`)\n"
     );
     assert_text("the carry-over's message", &String::from_utf8_lossy(&out.stderr), &said);
     stdout
@@ -149,11 +149,11 @@ fn assert_kept(
     assert_eq!(added.len(), 1, "{added:?}");
 }
 
-/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 9): a slot
+/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 10): a slot
 /// set of version 2 whose one slot (the key file's) has a public key and the root, a keyring
 /// with epoch 0 at change 1, a tag, and no carry-over left to record.
 fn assert_carried_over(keys: &Value) {
-    assert_eq!(keys["version"], 9, "{keys}");
+    assert_eq!(keys["version"], 10, "{keys}");
     assert_eq!(keys["slots"]["version"], 2, "{keys}");
     let slot = &keys["slots"]["slots"][0];
     assert!(slot["public"].is_string() && slot["root"].is_string(), "{keys}");
@@ -165,7 +165,7 @@ fn assert_carried_over(keys: &Value) {
 }
 
 #[test]
-fn a_format_5_store_opens_and_is_migrated_to_format_9() {
+fn a_format_5_store_opens_and_is_migrated_to_format_10() {
     let (dir, root) = fixture("format-5");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 5);
@@ -187,7 +187,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_9() {
 }
 
 #[test]
-fn a_format_6_store_opens_and_is_migrated_to_format_9() {
+fn a_format_6_store_opens_and_is_migrated_to_format_10() {
     let (dir, root) = fixture("format-6");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 6);
@@ -199,12 +199,12 @@ fn a_format_6_store_opens_and_is_migrated_to_format_9() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// Format 7 to 9 changes `memfs.keys`' version and counter only (heads of format 8 may carry
-/// objects unwritten, and slots of format 9 be kept outside memfs, which a format-7 client
+/// Format 7 to 10 changes `memfs.keys`' version and counter only (heads of format 8 may carry
+/// objects unwritten, and slots of format 9 be kept outside memfs, and pages of format 10 be binary, which a format-7 client
 /// cannot read: the counter makes one still running read `memfs.keys` again, and stop); no
 /// object and no history change, and nothing is said.
 #[test]
-fn the_format_7_fixture_opens_and_is_carried_to_format_9() {
+fn the_format_7_fixture_opens_and_is_carried_to_format_10() {
     let (dir, root) = fixture("format-7");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
@@ -215,7 +215,7 @@ fn the_format_7_fixture_opens_and_is_carried_to_format_9() {
     assert_text("stderr", &String::from_utf8_lossy(&out.stderr), "");
     assert_text("log", &history(&log), HISTORY);
     let keys_after = keys(&root);
-    assert_eq!(keys_after["version"], 9, "{keys_after}");
+    assert_eq!(keys_after["version"], 10, "{keys_after}");
     let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
     assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
     assert_eq!(keys_after["slots"], keys_before["slots"]);
@@ -230,7 +230,8 @@ fn the_format_7_fixture_opens_and_is_carried_to_format_9() {
 /// The format-8 fixture was written as a bucket holds a store (tests/fixtures/README.md): its
 /// head carries every object unwritten, none under `objects/`. A `file://` client reads them
 /// from the head, and its first commit (which carries nothing in a local folder) stores them.
-/// Opening it carries it to format 9 as format 7 is (version and counter, nothing said).
+/// Opening it carries it to the current format as format 7 is (version and counter, nothing
+/// said).
 #[test]
 fn the_format_8_fixture_reads_objects_carried_in_its_head() {
     let (dir, root) = fixture("format-8");
@@ -242,7 +243,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
     assert_text("stderr", &String::from_utf8_lossy(&out.stderr), "");
     assert_text("log", &history(&support::succeeds("memfs log", &out)), HISTORY);
     let keys_after = keys(&root);
-    assert_eq!(keys_after["version"], 9, "{keys_after}");
+    assert_eq!(keys_after["version"], 10, "{keys_after}");
     let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
     assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
     assert_eq!(keys_after["slots"], keys_before["slots"]);
@@ -259,7 +260,8 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
 }
 
 /// The format-9 fixture: a key file (slot 1) and an SSH key as an age recipient (slot 2). It
-/// opens as it is with either, and nothing is rewritten.
+/// opens with either; the first open carries it to format 10 (version and counter, nothing
+/// said), and its directory pages, JSON, read as they are; a commit writes binary ones.
 #[test]
 fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
     let (dir, root) = fixture("format-9");
@@ -270,6 +272,12 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
     let before = objects(&root);
     let log = ok(&home, &root, &["log"]);
     assert_text("log", &history(&log), &format!("@7 key add slot 2\n{HISTORY}"));
+    let keys_after = keys(&root);
+    assert_eq!(keys_after["version"], 10, "{keys_after}");
+    let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
+    assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
+    assert_eq!(keys_after["slots"], keys_before["slots"]);
+    let keys_before = keys_after;
     let mut agent = support::memfs(&home);
     agent
         .arg("--store")
@@ -279,7 +287,27 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
         .args(["cat", "/memories/notes.md"]);
     assert_text("the agent reads", &support::ok("cat", &support::run(agent, "")), "alpha\ngamma\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
-    assert_eq!(keys(&root), keys_before, "a format-9 store is not rewritten");
+    assert_eq!(keys(&root), keys_before, "carried over once");
+    assert!(objects(&root) == before, "reading wrote no object");
+
+    create_after(&home, &root);
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
+/// The format-10 fixture (binary directory pages): it opens as it is, and nothing is
+/// rewritten.
+#[test]
+fn the_format_10_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-10");
+    let home = dir.path().join("client");
+    let keys_before = keys(&root);
+    assert_eq!(keys_before["version"], 10);
+    let before = objects(&root);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    assert_eq!(keys(&root), keys_before, "a format-10 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }
 

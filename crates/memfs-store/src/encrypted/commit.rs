@@ -83,7 +83,7 @@ impl EncryptedRepository {
         let carried = self.carry(anchor.unwritten(), &new);
         if carried.is_none() {
             let mut all = new;
-            all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_bytes())));
+            all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
             self.put_objects(all).await?;
         }
         {
@@ -169,18 +169,17 @@ impl EncryptedRepository {
         }
         let mut out: Vec<InlineObject> = before.cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
-        let mut used: usize = out.iter().map(|o| unwritten_size(o.plain.as_bytes())).sum();
+        let mut used: usize = out.iter().map(|o| unwritten_size(&o.plain)).sum();
         for (kind, id, plain) in new {
             if !ids.insert(*id) {
                 continue;
             }
-            let plain = std::str::from_utf8(plain).ok()?;
-            used += unwritten_size(plain.as_bytes());
+            used += unwritten_size(plain);
             if used > self.unwritten_budget {
                 return None;
             }
             let kind = InlineKind::of(*kind)?;
-            out.push(InlineObject { kind, id: *id, plain: plain.to_owned(), unwritten: true });
+            out.push(InlineObject { kind, id: *id, plain: plain.to_vec(), unwritten: true });
         }
         Some(out)
     }

@@ -107,8 +107,20 @@ mod tests {
         let id = "ab".repeat(32);
         let page = format!(r#"{{"entries":[{{"file":{{"name":"a.md","id":"{id}","size":3,"accessed":20000}}}}]}}"#);
         let index = format!(r#"{{"pages":["{id}"]}}"#);
-        for page in [page, index] {
-            assert_eq!(String::from_utf8(reencode_page(page.as_bytes()).unwrap()).unwrap(), page);
+        // A JSON page (formats 3 to 9) is written again in the binary form, a fixed point.
+        let mut binary_leaf = vec![0x01, 1, 0, 0, 0, 0x00, 4, 0, b'a', b'.', b'm', b'd'];
+        binary_leaf.extend([0xab; 32]);
+        binary_leaf.extend(3u64.to_le_bytes());
+        binary_leaf.extend(20000u32.to_le_bytes());
+        let mut binary_index = vec![0x02, 1, 0, 0, 0];
+        binary_index.extend([0xab; 32]);
+        for (page, binary) in [(page, binary_leaf), (index, binary_index)] {
+            assert_eq!(reencode_page(page.as_bytes()).unwrap(), binary);
+            assert_eq!(reencode_page(&binary).unwrap(), binary);
+        }
+        // Refused: trailing bytes, a truncated entry, an unknown kind, an empty index.
+        for bad in [&[0x02, 1, 0, 0, 0][..], &[0x01, 1, 0, 0, 0, 0x07], &[0x02, 0, 0, 0, 0], &[0x01, 0, 0, 0, 0, 9]] {
+            assert!(reencode_page(bad).is_err(), "{bad:?}");
         }
         let state = format!(r#"{{"horizon":4,"pending":{{"{id}":1764000000000}}}}"#);
         assert_eq!(reencode_gc_state(state.as_bytes()).unwrap(), state.as_bytes());

@@ -158,7 +158,7 @@ impl EncryptedRepository {
             head.inline
                 .iter()
                 .find(|o| o.unwritten && o.kind.object_kind() == kind && id_eq(&o.id, id))
-                .map(|o| o.plain.as_bytes().to_vec())
+                .map(|o| o.plain.clone())
         };
         if let Some(plain) = self.parsed_head().as_ref().and_then(|(_, head)| find(head)) {
             return Ok(Some(plain));

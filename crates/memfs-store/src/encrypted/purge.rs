@@ -357,7 +357,7 @@ impl EncryptedRepository {
         writes.extend(rewrite.new.into_iter().map(|(id, plain)| (ObjectKind::Dir, id, plain)));
         // What the base head carried unwritten (format 8) is stored like the rest: the new head
         // carries nothing unwritten, and step 5 deletes those the new chain does not reach.
-        writes.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.clone().into_bytes())));
+        writes.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.clone())));
         progress.phase("writing", Some(writes.len() as u64));
         stream::iter(&writes)
             .map(|(kind, id, plain)| async move {

@@ -220,7 +220,7 @@ impl EncryptedRepository {
         let mut plains = Vec::new();
         let mut blobs = Vec::new();
         for object in &head.inline {
-            let plain = object.plain.as_bytes();
+            let plain = object.plain.as_slice();
             let (kind, address) = match object.kind {
                 InlineKind::Commit => ("commit", &self.keys.tree_address),
                 InlineKind::Policy => ("policy", &self.keys.tree_address),
@@ -331,12 +331,9 @@ impl EncryptedRepository {
         let mut budget = self.snapshot_budget;
         let mut out = unwritten;
         let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
-            // Plaintexts are JSON, so UTF-8; anything else is left out.
-            if !carried.contains(&id)
-                && let Ok(plain) = std::str::from_utf8(plain)
-            {
+            if !carried.contains(&id) {
                 *budget -= size;
-                out.push(InlineObject { kind, id, plain: plain.to_owned(), unwritten: false });
+                out.push(InlineObject { kind, id, plain: plain.to_vec(), unwritten: false });
             }
         };
         if budget == 0 {
@@ -423,8 +420,12 @@ pub(super) fn unwritten_size(plain: &[u8]) -> usize {
 /// The bytes an inline object with this plaintext takes in the head: [`INLINE_OVERHEAD`],
 /// plus the plaintext as a JSON string (as `serde_json` writes it): a quote, a backslash and
 /// the five control characters with a short escape take one more byte, other control
-/// characters five more (`\u00XX`); everything else, UTF-8 included, is as is.
+/// characters five more (`\u00XX`); everything else, UTF-8 included, is as is. A plaintext
+/// that is not UTF-8 (a binary directory page) is carried in base64 as `plain_base64`.
 pub(super) fn inline_size(plain: &[u8]) -> usize {
+    if std::str::from_utf8(plain).is_err() {
+        return INLINE_OVERHEAD + "_base64".len() + plain.len().div_ceil(3) * 4;
+    }
     INLINE_OVERHEAD
         + plain.len()
         + plain
@@ -446,7 +447,7 @@ mod tests {
         let object = InlineObject {
             kind: InlineKind::Policy,
             id: ObjectId::from_bytes([7; 32]),
-            plain: String::new(),
+            plain: Vec::new(),
             unwritten: false,
         };
         let json = serde_json::to_string(&object).unwrap();
@@ -466,6 +467,15 @@ mod tests {
         for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit, text] {
             let as_string = serde_json::to_string(std::str::from_utf8(plain).unwrap()).unwrap();
             assert_eq!(inline_size(plain), INLINE_OVERHEAD + as_string.len() - 2, "{as_string}");
+        }
+        // Not UTF-8: in base64, under a longer field name; the whole object as serialized.
+        let id = memfs_core::ObjectId::from_bytes([7; 32]);
+        for plain in [&[0xff][..], &[1, 0, 0, 0, 0xc3], &[0x02; 35]] {
+            let object = InlineObject { kind: InlineKind::Policy, id, plain: plain.to_vec(), unwritten: false };
+            let json = serde_json::to_string(&object).unwrap();
+            assert_eq!(inline_size(plain), json.len() + 1, "{json}");
+            let back: InlineObject = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.plain, plain);
         }
     }
 }
