@@ -260,6 +260,9 @@ def concurrent_case(work: Path) -> None:
     other.close()
 
 
+CREATES = 200
+
+
 def event_loop_case(work: Path) -> None:
     store, _, _ = new_store(work, "loop", seeded=False)
     tool = AsyncMemoryTool(store)
@@ -276,7 +279,10 @@ def event_loop_case(work: Path) -> None:
 
         task = asyncio.create_task(ticker())
         done = 0
-        for n in range(40):
+        # A loop that memfs blocked would tick only between calls, a few times in all; one left
+        # free ticks about once a millisecond. The check needs the creates to take tens of
+        # milliseconds in all, however fast each one is: 200 of them, each 1 ms or less.
+        for n in range(CREATES):
             await tool.call({"command": "create", "path": f"/memories/a{n}.md", "file_text": "x" * 10000})
             done += 1
         stop.set()
@@ -285,8 +291,8 @@ def event_loop_case(work: Path) -> None:
 
     started = time.monotonic()
     ticks, done = asyncio.run(run())
-    print(f"     (40 async creates in {time.monotonic() - started:.2f} s; the ticker ticked {ticks} times meanwhile)")
-    check("async: every create answered", done, 40)
+    print(f"     ({CREATES} async creates in {time.monotonic() - started:.2f} s; the ticker ticked {ticks} times meanwhile)")
+    check("async: every create answered", done, CREATES)
     check("async: the event loop went on while memfs worked", ticks >= 40, True)
     store.close()
 
