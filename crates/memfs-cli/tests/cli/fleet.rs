@@ -433,6 +433,15 @@ fn set_up(backend: &Backend) -> Vec<Sent> {
     acknowledged
 }
 
+/// Counts a writer that ended, when dropped.
+struct Finished<'a>(&'a AtomicUsize);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// What the rotator said of each rotation, and the mutations answered and the time taken when
 /// it began (the fleet's first half).
 type Rotated = (Vec<String>, (usize, Duration));
@@ -512,9 +521,10 @@ fn fleet(backend: &Backend, solo: &Backend) {
         let handles: Vec<_> = (0..WRITERS)
             .map(|w| {
                 scope.spawn(move || {
-                    let report = writer(backend, w, answered);
-                    finished.fetch_add(1, Ordering::Relaxed);
-                    report
+                    // Counted when the writer ends, panicking or not, so the rotator never
+                    // waits for a half that will not come.
+                    let _done = Finished(finished);
+                    writer(backend, w, answered)
                 })
             })
             .collect();
