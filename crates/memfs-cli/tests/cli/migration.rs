@@ -149,6 +149,16 @@ fn assert_kept(
     assert_eq!(added.len(), 1, "{added:?}");
 }
 
+/// What carrying a format-7, -8 or -9 store over to format 10 changes in `memfs.keys`: the
+/// version and the change counter (one up), not the slots.
+#[track_caller]
+fn assert_version_carried(before: &Value, after: &Value) {
+    assert_eq!(after["version"], 10, "{after}");
+    let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
+    assert_eq!(counter(after), counter(before) + 1, "{after}");
+    assert_eq!(after["slots"], before["slots"]);
+}
+
 /// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 10): a slot
 /// set of version 2 whose one slot (the key file's) has a public key and the root, a keyring
 /// with epoch 0 at change 1, a tag, and no carry-over left to record.
@@ -200,8 +210,9 @@ fn a_format_6_store_opens_and_is_migrated_to_format_10() {
 }
 
 /// Format 7 to 10 changes `memfs.keys`' version and counter only (heads of format 8 may carry
-/// objects unwritten, and slots of format 9 be kept outside memfs, and pages of format 10 be binary, which a format-7 client
-/// cannot read: the counter makes one still running read `memfs.keys` again, and stop); no
+/// objects unwritten, slots of format 9 be kept outside memfs and pages of format 10 be
+/// binary, which a format-7 client cannot read: the counter makes one still running read
+/// `memfs.keys` again, and stop); no
 /// object and no history change, and nothing is said.
 #[test]
 fn the_format_7_fixture_opens_and_is_carried_to_format_10() {
@@ -215,10 +226,7 @@ fn the_format_7_fixture_opens_and_is_carried_to_format_10() {
     assert_text("stderr", &String::from_utf8_lossy(&out.stderr), "");
     assert_text("log", &history(&log), HISTORY);
     let keys_after = keys(&root);
-    assert_eq!(keys_after["version"], 10, "{keys_after}");
-    let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
-    assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
-    assert_eq!(keys_after["slots"], keys_before["slots"]);
+    assert_version_carried(&keys_before, &keys_after);
     assert_eq!(keys_after["keyring"]["epochs"], keys_before["keyring"]["epochs"]);
     assert_eq!(keys_after.get("unrecorded"), None, "{keys_after}");
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
@@ -243,10 +251,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
     assert_text("stderr", &String::from_utf8_lossy(&out.stderr), "");
     assert_text("log", &history(&support::succeeds("memfs log", &out)), HISTORY);
     let keys_after = keys(&root);
-    assert_eq!(keys_after["version"], 10, "{keys_after}");
-    let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
-    assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
-    assert_eq!(keys_after["slots"], keys_before["slots"]);
+    assert_version_carried(&keys_before, &keys_after);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
@@ -273,10 +278,7 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
     let log = ok(&home, &root, &["log"]);
     assert_text("log", &history(&log), &format!("@7 key add slot 2\n{HISTORY}"));
     let keys_after = keys(&root);
-    assert_eq!(keys_after["version"], 10, "{keys_after}");
-    let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
-    assert_eq!(counter(&keys_after), counter(&keys_before) + 1, "{keys_after}");
-    assert_eq!(keys_after["slots"], keys_before["slots"]);
+    assert_version_carried(&keys_before, &keys_after);
     let keys_before = keys_after;
     let mut agent = support::memfs(&home);
     agent
