@@ -210,7 +210,8 @@ impl Dir {
         self.entries.is_empty()
     }
 
-    pub(crate) fn insert(&mut self, name: Name, node: Node) {
+    /// Adds or replaces an entry, keeping the totals.
+    pub fn insert(&mut self, name: Name, node: Node) {
         self.totals += node.totals();
         if let Some(old) = self.entries.insert(name, node) {
             self.totals.sub(old.totals());

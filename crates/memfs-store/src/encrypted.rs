@@ -283,7 +283,14 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             // Objects are appended without a sync; the head's put syncs the log, and with it
             // every object before it: one sync per commit, and the head never names an object
             // that a power loss could take back.
-            let log = Arc::new(LogStore::open(&dir).map_err(Error::log_open)?);
+            //
+            // Objects are named by their content, so any copy of one that a reader finds opens
+            // to the same plaintext (a reseal's older copy too): reading one needs no catch-up
+            // with other processes first. One deleted by gc or purge meanwhile is still found,
+            // as just before its deletion: gc's fences keep writers from naming an object it
+            // deletes whatever a read saw, and a reader only asks for what a head names.
+            let log = LogStore::open(&dir).map_err(Error::log_open)?.with_settled_prefixes(vec!["objects/".into()]);
+            let log = Arc::new(log);
             Connection { snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES, ..conditional(log.clone(), Some(log)) }
         }
         // Nobody else can ever open this store: no reader for a snapshot.

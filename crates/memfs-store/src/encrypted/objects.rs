@@ -230,23 +230,22 @@ impl EncryptedRepository {
         }
         let d = dir.dir().expect("an unwritten directory is loaded");
         let base_dir = base.and_then(|id| self.cache().dir(id));
-        let mut decoded = Vec::with_capacity(d.len());
-        for (name, node) in d.entries() {
-            let node = match node {
-                Node::Dir(child) => {
-                    let child_base = match base_dir.as_ref().and_then(|b| b.get(name)) {
-                        Some(Node::Dir(b)) => b.id(),
-                        _ => None,
-                    };
-                    Node::Dir(DirRef::stored(self.plan_dirs(child, child_base.as_ref(), out), child.totals()))
-                }
-                file => file.clone(),
-            };
-            decoded.push((name.clone(), node));
-        }
         // The directory as a reader would decode it (children by id), cached after the commit
-        // so the next command does not read back what this one wrote.
-        let decoded = Dir::from_entries(decoded);
+        // so the next command does not read back what this one wrote: a copy in which only the
+        // loaded children (the copied path, O(depth) of them) are replaced by their ids.
+        let mut decoded = Dir::clone(d);
+        for (name, node) in d.entries() {
+            let Node::Dir(child) = node else { continue };
+            if child.dir().is_none() {
+                continue;
+            }
+            let child_base = match base_dir.as_ref().and_then(|b| b.get(name)) {
+                Some(Node::Dir(b)) => b.id(),
+                _ => None,
+            };
+            let id = self.plan_dirs(child, child_base.as_ref(), out);
+            decoded.insert(name.clone(), Node::Dir(DirRef::stored(id, child.totals())));
+        }
         let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
         let unchanged = base.and_then(|id| self.cache().pages(id));
         let id = pages.id();

@@ -30,6 +30,12 @@ const AUTO_COMPACT_EVERY: u32 = 64;
 pub(super) struct Config {
     pub(super) segment_limit: u64,
     pub(super) lazy_prefixes: Vec<String>,
+    /// Paths whose content, once written, never changes to another plaintext (it may be
+    /// rewritten sealed differently, or deleted): a read that finds one in what this instance
+    /// already knows needs no catch-up (see [`LogStore::with_settled_prefixes`]).
+    ///
+    /// [`LogStore::with_settled_prefixes`]: super::LogStore::with_settled_prefixes
+    pub(super) settled_prefixes: Vec<String>,
     /// Compact automatically once the dead bytes (replaced and deleted records) reach this
     /// many and at least the live ones; `None`: only when asked.
     pub(super) auto_compact: Option<u64>,
@@ -39,6 +45,11 @@ impl Config {
     /// Whether a write of `location` is appended without a sync.
     pub(super) fn is_lazy(&self, location: &Path) -> bool {
         self.lazy_prefixes.iter().any(|p| location.as_ref().starts_with(p.as_str()))
+    }
+
+    /// Whether a read of `location` may be answered without a catch-up when it is found.
+    pub(super) fn is_settled(&self, location: &Path) -> bool {
+        self.settled_prefixes.iter().any(|p| location.as_ref().starts_with(p.as_str()))
     }
 }
 

@@ -92,6 +92,7 @@ impl LogStore {
         let config = Config {
             segment_limit: Self::DEFAULT_SEGMENT_LIMIT,
             lazy_prefixes: vec!["objects/".into()],
+            settled_prefixes: Vec::new(),
             auto_compact: Some(Self::DEFAULT_AUTO_COMPACT),
         };
         let inner = Inner { dir, lock, state: Mutex::new(State::new(log_dir, config)) };
@@ -112,6 +113,22 @@ impl LogStore {
     #[must_use]
     pub fn with_lazy_prefixes(self, prefixes: Vec<String>) -> Self {
         self.inner.state().config.lazy_prefixes = prefixes;
+        self
+    }
+
+    /// Sets the path prefixes whose content never changes to another once written (default
+    /// none): a read that finds such a path in what this instance already knows answers without
+    /// first catching up with other processes' writes, saving a `statx`, a read and an `openat`
+    /// per read (they add up when a directory of many pages is loaded). A path not found, or a
+    /// read with preconditions, catches up as any other.
+    ///
+    /// This weakens what a read promises for those paths: a delete (or a rewrite) by another
+    /// instance since this one last caught up is not seen, as if the read had come a moment
+    /// earlier. Only for paths whose every version opens to the same content (content-addressed
+    /// objects) and whose deletion the caller's protocol makes safe to miss.
+    #[must_use]
+    pub fn with_settled_prefixes(self, prefixes: Vec<String>) -> Self {
+        self.inner.state().config.settled_prefixes = prefixes;
         self
     }
 
@@ -194,6 +211,19 @@ impl Inner {
     /// Runs `f` on the caught-up state.
     fn read<T>(&self, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let mut state = self.state();
+        self.refresh(&mut state)?;
+        f(&mut state)
+    }
+
+    /// Runs `f` on the state as this instance knows it if `location` is settled and `f`
+    /// succeeds there; otherwise on the caught-up state.
+    fn read_settled<T>(&self, location: &Path, f: impl Fn(&mut State) -> Result<T>) -> Result<T> {
+        let mut state = self.state();
+        if state.config.is_settled(location)
+            && let Ok(found) = f(&mut state)
+        {
+            return Ok(found);
+        }
         self.refresh(&mut state)?;
         f(&mut state)
     }
@@ -360,7 +390,12 @@ impl ObjectStore for LogStore {
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
-        let (meta, range, data) = self.inner.read(|state| {
+        let conditional = options.if_match.is_some()
+            || options.if_none_match.is_some()
+            || options.if_modified_since.is_some()
+            || options.if_unmodified_since.is_some()
+            || options.version.is_some();
+        let read = |state: &mut State| {
             if options.head {
                 let entry = state.lookup(location)?.ok_or_else(|| not_found(location))?;
                 let meta = entry.meta(location);
@@ -378,7 +413,9 @@ impl ObjectStore for LogStore {
             };
             let data = data.slice(range.start as usize..range.end as usize);
             Ok((meta, range, data))
-        })?;
+        };
+        let (meta, range, data) =
+            if conditional { self.inner.read(read)? } else { self.inner.read_settled(location, read)? };
         Ok(GetResult {
             payload: GetResultPayload::Stream(stream::once(async move { Ok(data) }).boxed()),
             meta,

@@ -268,7 +268,8 @@ impl Table {
         while r.at < body.len() {
             let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
             let hit = match (name, &id) {
-                (Name::Object(stored), Some(id)) => stored == id,
+                // As arrays: compared inline, not by a `memcmp` call per entry.
+                (Name::Object(stored), Some(id)) => <[u8; 32]>::try_from(stored).is_ok_and(|s| s == *id),
                 (Name::Plain(stored), None) => stored == key,
                 _ => false,
             };

@@ -218,6 +218,40 @@ async fn instances_share_a_folder() {
     assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, snapshot(&a).await);
 }
 
+/// A settled path found in what an instance knows is answered without catching up: another
+/// instance's delete is not seen there until a read that must catch up (a miss, a conditional
+/// read, any other path) brings it in. Paths that are not settled are read as before.
+#[tokio::test]
+async fn a_settled_path_is_read_without_catching_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = LogStore::open(dir.path()).unwrap().with_settled_prefixes(vec!["objects/".into()]);
+    let b = LogStore::open(dir.path()).unwrap();
+    put(&b, "objects/aa/1", "one", PutMode::Create).await.unwrap();
+    put(&b, "plain", "p1", PutMode::Create).await.unwrap();
+    // A miss catches up, and finds both.
+    assert_eq!(get(&a, "objects/aa/1").await.unwrap(), "one");
+    assert_eq!(get(&a, "plain").await.unwrap(), "p1");
+    b.delete(&p("objects/aa/1")).await.unwrap();
+    b.delete(&p("plain")).await.unwrap();
+    put(&b, "objects/aa/2", "two", PutMode::Create).await.unwrap();
+    // Found as `a` knew it; the path that is not settled sees the delete at once.
+    assert_eq!(get(&a, "objects/aa/1").await.unwrap(), "one");
+    assert_eq!(kind(&get(&a, "plain").await.unwrap_err()), "NotFound");
+    // That read caught up: now the settled path's delete is seen too, and a new one is found.
+    assert_eq!(kind(&get(&a, "objects/aa/1").await.unwrap_err()), "NotFound");
+    assert_eq!(get(&a, "objects/aa/2").await.unwrap(), "two");
+    // A conditional read always catches up.
+    b.delete(&p("objects/aa/2")).await.unwrap();
+    let options = GetOptions { if_none_match: Some("*none*".into()), ..GetOptions::default() };
+    assert_eq!(kind(&get_opts(&a, "objects/aa/2", options).await.unwrap_err()), "NotFound");
+    // Without the setting (the default), the delete is seen at once.
+    put(&b, "objects/aa/3", "three", PutMode::Create).await.unwrap();
+    let c = LogStore::open(dir.path()).unwrap();
+    assert_eq!(get(&c, "objects/aa/3").await.unwrap(), "three");
+    b.delete(&p("objects/aa/3")).await.unwrap();
+    assert_eq!(kind(&get(&c, "objects/aa/3").await.unwrap_err()), "NotFound");
+}
+
 /// The segment files, ascending.
 /// The segment files (not their index files).
 fn segments(root: &FsPath) -> Vec<PathBuf> {
