@@ -29,7 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let segment = std::fs::read(Path::new(FIXTURE).join("log/0000000000000001"))?;
     let mut offset = 16;
     let mut boundaries = Vec::new();
-    while let LogParsed::Record(r) = parse_log_record(&segment[offset..], true) {
+    let version = u32::from_le_bytes(segment[8..12].try_into()?);
+    while let LogParsed::Record(r) = parse_log_record(&segment[offset..], true, version) {
         boundaries.push(offset);
         if boundaries.len() <= 6 {
             write("log_record", &format!("record-{}", boundaries.len()), &segment[offset..offset + r.len])?;

@@ -56,7 +56,7 @@
 //! | offset | size | field                                                                |
 //! |-------:|-----:|----------------------------------------------------------------------|
 //! |      0 |    8 | magic, ASCII `memfslog`                                              |
-//! |      8 |    4 | format version, u32: 1                                               |
+//! |      8 |    4 | format version, u32: 2 (1: still read, see the checksum below)       |
 //! |     12 |    4 | flags, u32: bit 0 = compacted (supersedes every lower-numbered segment); other bits must be 0 |
 //!
 //! ## Record (follows the header, then each other)
@@ -71,10 +71,13 @@
 //! |     21 |         16 | op 3 only: origin, u64 segment + u64 offset of the original put (its e_tag) |
 //! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string             |
 //! |      … |          … | data: the object (op 1 and 3); nothing (op 2)                  |
-//! | `len`−16 |       16 | checksum: the first 16 bytes of BLAKE3 over bytes `0..len-16`  |
+//! | `len`−16 |       16 | checksum over bytes `0..len-16`: XXH3-128 (seed 0), little-endian, in a segment of version 2; the first 16 bytes of BLAKE3 in one of version 1 |
 //!
 //! The data is whatever the caller put: here, sealed objects, so the checksum only detects torn
-//! writes; tampering is the layer above's to detect.
+//! writes; tampering is the layer above's to detect. A segment's records all carry its
+//! version's checksum: a writer that finds the last segment of version 1 seals it at its first
+//! write and appends to a new segment of version 2, and a compaction writes version 2; so a
+//! log of version 1 is read as it is and left behind as it is compacted.
 //!
 //! ## Index file (`log/<n>.index`, one per sealed segment)
 //!
@@ -85,7 +88,7 @@
 //! | offset | size | field                                                                 |
 //! |-------:|-----:|-----------------------------------------------------------------------|
 //! |      0 |    8 | magic, ASCII `memfsidx`                                               |
-//! |      8 |    4 | format version, u32: 1                                                |
+//! |      8 |    4 | format version, u32: 2 (1: still read)                                |
 //! |     12 |    4 | flags, u32: 0                                                         |
 //! |     16 |    8 | segment number                                                        |
 //! |     24 |    8 | the segment's length, which the index covers exactly                  |
@@ -105,10 +108,13 @@
 //! `id`, else as a u16 length and UTF-8), then for a put the record's offset (u64), length
 //! (u64) and time (u64), and for a compacted put its origin (2 × u64). The metadata is the
 //! bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at `(h1 + i·h2) mod
-//! bits`, `h1` and `h2 | 1` the first two u64 of BLAKE3 of the path) and then, per block, its
-//! offset (u64), length without checksum (u32) and first path (u16 length, UTF-8). Checksums
-//! are the first 16 bytes of BLAKE3 over the segment number (u64) and the bytes, except the
-//! header's (BLAKE3 of the header bytes alone).
+//! bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in version 1 the
+//! first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length without
+//! checksum (u32) and first path (u16 length, UTF-8). Checksums are XXH3-128 seeded with the
+//! segment number, little-endian (version 1: the first 16 bytes of BLAKE3 keyed with the
+//! segment number as a u64 followed by 24 zero bytes), except the header's, seeded (keyed) with
+//! 0. The version of an index file is its own: a writer writes version 2, for a segment of
+//! either version.
 //!
 //! # Semantics
 //!
@@ -163,6 +169,7 @@
 //!
 //! [`ObjectStore`]: object_store::ObjectStore
 
+mod checksum;
 mod error;
 #[doc(hidden)]
 pub(crate) mod fuzzing;

@@ -316,10 +316,9 @@ fn swap_two_entries(file: &Path, segment: u64) {
     let (fx, fy) = (b[x..x + 24].to_vec(), b[y..y + 24].to_vec());
     b[x..x + 24].copy_from_slice(&fy);
     b[y..y + 24].copy_from_slice(&fx);
-    let mut key = [0; 32];
-    key[..8].copy_from_slice(&segment.to_le_bytes());
-    let sum = blake3::keyed_hash(&key, &b[block..block + len]);
-    b[block + len..block + len + 16].copy_from_slice(&sum.as_bytes()[..16]);
+    // Index version 2: XXH3-128 seeded with the segment number (docs/FORMAT.md).
+    let sum = twox_hash::XxHash3_128::oneshot_with_seed(segment, &b[block..block + len]);
+    b[block + len..block + len + 16].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(file, b).expect("write the index");
 }
 

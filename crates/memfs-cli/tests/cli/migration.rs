@@ -313,6 +313,41 @@ fn the_format_10_fixture_opens_as_it_is() {
     assert!(objects(&root) == before, "reading wrote nothing");
 }
 
+/// The format-10 fixture's log is of log version 1 (records checksummed with BLAKE3): its
+/// segment is read as it is, sealed untouched at the first write (with an index of version 2),
+/// and new records go to a segment of version 2 (XXH3-128); a compaction leaves version 2 only.
+#[test]
+fn a_version_1_log_is_read_and_then_left_for_version_2() {
+    let (dir, root) = fixture("format-10");
+    let home = dir.path().join("client");
+    let log = root.join("store").join("log");
+    let version = |file: &str| -> u32 {
+        let bytes = std::fs::read(log.join(file)).unwrap();
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap())
+    };
+    let first = std::fs::read(log.join("0000000000000001")).unwrap();
+    assert_eq!(version("0000000000000001"), 1);
+    assert_text("notes", &ok(&home, &root, &["cat", "/memories/notes.md"]), "alpha\ngamma\n");
+
+    create_after(&home, &root);
+    assert!(std::fs::read(log.join("0000000000000001")).unwrap() == first, "the version-1 segment is untouched");
+    assert_eq!(version("0000000000000001.index"), 2, "sealed, with an index of version 2");
+    assert_eq!(version("0000000000000002"), 2);
+    assert_text("after", &ok(&home, &root, &["cat", "/memories/after.md"]), "six");
+    assert_text("notes", &ok(&home, &root, &["cat", "/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+
+    let gc = ok(&home, &root, &["gc"]);
+    assert!(gc.contains("compacted the log"), "{gc}");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&log).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, ["0000000000000003", "0000000000000003.index"]);
+    assert_eq!((version("0000000000000003"), version("0000000000000003.index")), (2, 2));
+    assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
 /// A key command as the first command on a format-6 store: the carry-over is recorded before
 /// the command's own change, once; the next open only clears its mark and says nothing, and a
 /// later key command records nothing twice.

@@ -26,11 +26,12 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 
 // The log of a local folder store, read as documented at the top of
 // crates/memfs-store/src/log_store.rs, without its code: `log/<16 lowercase hex digits>`
-// segments, each a 16-byte header (`memfslog`, u32 version 1, u32 flags: bit 0 = compacted)
-// and then records (little-endian): u32 len, u32 !len, u8 op, u64 time, u32 path_len,
-// [16-byte origin if op 3], path, data, 16-byte checksum. The checksum (BLAKE3) is not
-// verified here: the tests read logs their writers finished (memfs refuses a damaged record
-// that is not the last; attacks_local.rs and history.rs show it).
+// segments, each a 16-byte header (`memfslog`, u32 version 1 or 2, u32 flags: bit 0 =
+// compacted) and then records (little-endian): u32 len, u32 !len, u8 op, u64 time, u32
+// path_len, [16-byte origin if op 3], path, data, 16-byte checksum. The checksum (BLAKE3 in
+// version 1, XXH3-128 in version 2) is not verified here: the tests read logs their writers
+// finished (memfs refuses a damaged record that is not the last; attacks_local.rs and
+// history.rs show it).
 
 const SEGMENT_HEADER_LEN: usize = 16;
 const CHECKSUM_LEN: usize = 16;
@@ -87,7 +88,8 @@ pub(crate) fn log_segments(store: &Path) -> Vec<PathBuf> {
     let compacted = |file: &Path| {
         let mut header = [0; SEGMENT_HEADER_LEN];
         std::fs::File::open(file).and_then(|mut f| f.read_exact(&mut header)).expect("read a segment header");
-        assert_eq!((&header[..8], u32_at(&header, 8)), (&b"memfslog"[..], 1), "{}: magic, version", file.display());
+        assert_eq!(&header[..8], b"memfslog", "{}: magic", file.display());
+        assert!([1, 2].contains(&u32_at(&header, 8)), "{}: version", file.display());
         let flags = u32_at(&header, 12);
         assert_eq!(flags & !1, 0, "{}: unknown flags", file.display());
         flags == 1
@@ -179,10 +181,11 @@ pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
 }
 
-/// The checksum that ends a log record: the first 16 bytes of BLAKE3 over everything before
-/// it. It is not a MAC: whoever can write the folder can forge one, which the attacks do.
+/// The checksum that ends a log record in a segment of log version 2 (what this memfs writes):
+/// XXH3-128 over everything before it, little-endian. It is not a MAC: whoever can write the
+/// folder can forge one, which the attacks do.
 pub(crate) fn checksum(record: &[u8]) -> [u8; CHECKSUM_LEN] {
-    blake3::hash(record).as_bytes()[..CHECKSUM_LEN].try_into().expect("16 bytes")
+    twox_hash::XxHash3_128::oneshot(record).to_le_bytes()
 }
 
 /// Appends to the last segment of the log in the store folder `store` a put (op 1) of `path`

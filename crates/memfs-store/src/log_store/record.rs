@@ -2,16 +2,19 @@
 //! doc), and the one decision that matters for recovery: is a damaged record a torn tail or
 //! corruption?
 
+use super::checksum::{self, Sum};
+
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"memfslog";
-/// The format version in the header; a reader refuses any other.
-pub(super) const VERSION: u32 = 1;
+/// The format version a writer puts in a new segment's header: 2, records checksummed with
+/// XXH3-128 (1: BLAKE3, still read; see [`Sum`]). A reader refuses any other.
+pub(super) const VERSION: u32 = 2;
 /// Header flag: this segment supersedes every lower-numbered one.
 pub(super) const FLAG_COMPACTED: u32 = 1;
 /// Header length in bytes.
 pub(super) const HEADER_LEN: u64 = 16;
 
-const CHECKSUM_LEN: usize = 16;
+const CHECKSUM_LEN: usize = checksum::LEN;
 /// `len`, `len_check`, `op`, `time`, `path_len`.
 const FIXED_LEN: usize = 21;
 /// `origin` of a compacted put: its segment and offset.
@@ -29,13 +32,15 @@ const OP_COMPACTED_PUT: u8 = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Header {
     pub(super) compacted: bool,
+    /// The checksum its records carry, by the header's version.
+    pub(super) sum: Sum,
 }
 
 /// The header of a new segment.
 pub(super) fn encode_header(compacted: bool) -> [u8; HEADER_LEN as usize] {
     let mut h = [0; HEADER_LEN as usize];
     h[..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&Sum::NEWEST.version().to_le_bytes());
     h[12..16].copy_from_slice(&(if compacted { FLAG_COMPACTED } else { 0 }).to_le_bytes());
     h
 }
@@ -49,14 +54,14 @@ pub(super) fn decode_header(bytes: &[u8]) -> Result<Header, String> {
         return Err("not a memfs log segment (bad magic)".into());
     }
     let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(format!("unsupported log format version {version} (this build reads {VERSION})"));
-    }
+    let Some(sum) = Sum::of_version(version) else {
+        return Err(format!("unsupported log format version {version} (this build reads 1 and {VERSION})"));
+    };
     let flags = u32_at(bytes, 12);
     if flags & !FLAG_COMPACTED != 0 {
         return Err(format!("unknown segment flags {flags:#x}"));
     }
-    Ok(Header { compacted: flags & FLAG_COMPACTED != 0 })
+    Ok(Header { compacted: flags & FLAG_COMPACTED != 0, sum })
 }
 
 /// What a record does.
@@ -100,8 +105,8 @@ pub(super) enum Parsed<'a> {
     Corrupt(&'static str),
 }
 
-/// Parses the record at the start of `avail`; `eof` says whether `avail` reaches the end of the
-/// file.
+/// Parses the record at the start of `avail`, checksummed with `sum` (its segment's); `eof`
+/// says whether `avail` reaches the end of the file.
 ///
 /// The rule for damage: a record is torn, not corrupt, only if it is the last thing in the file.
 /// A crash tears only the record being appended (or, after a power loss, leaves the unsynced
@@ -109,7 +114,7 @@ pub(super) enum Parsed<'a> {
 /// not be dropped silently. When the length field itself is damaged, the record's end is
 /// unknown: it is still the last record if the bytes up to the end of the file verify as one
 /// record under a repaired length, or if they are all zero.
-pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
+pub(super) fn parse(avail: &[u8], eof: bool, sum: Sum) -> Parsed<'_> {
     if avail.is_empty() {
         return if eof { Parsed::End } else { Parsed::NeedMore(Some(1)) };
     }
@@ -123,7 +128,7 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
             return if eof { Parsed::Tail } else { Parsed::NeedMore(Some(len)) };
         }
         let record = &avail[..len];
-        if checksum(record) == record[len - CHECKSUM_LEN..] {
+        if checksum(sum, record) == record[len - CHECKSUM_LEN..] {
             return decode(record);
         }
         if avail[len..].iter().any(|&b| b != 0) {
@@ -151,7 +156,7 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
     let last_data = avail.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let repaired = (last_data..=avail.len().min(last_data + CHECKSUM_LEN)).any(|rest| {
         (MIN_RECORD_LEN..=u32::MAX as usize).contains(&rest)
-            && checksum_with_repaired_len(&avail[..rest]) == avail[rest - CHECKSUM_LEN..rest]
+            && checksum_with_repaired_len(sum, &avail[..rest]) == avail[rest - CHECKSUM_LEN..rest]
     });
     if repaired {
         return Parsed::Tail;
@@ -159,30 +164,17 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
     Parsed::Corrupt("damaged record length")
 }
 
-/// The first 16 bytes of BLAKE3 over the record before its checksum. Not a MAC: it detects
-/// torn writes, so a plain comparison is fine.
-fn checksum(record: &[u8]) -> [u8; CHECKSUM_LEN] {
-    // One call over contiguous bytes: BLAKE3 hashes whole 1 KiB chunks in parallel (SIMD),
-    // several times faster than feeding a `Hasher` piecewise, and opening a store verifies
-    // every record.
-    truncate(blake3::hash(&record[..record.len() - CHECKSUM_LEN]))
+/// The checksum of `record`: over its bytes before the checksum. Not a MAC: it detects torn
+/// writes, so a plain comparison is fine.
+fn checksum(sum: Sum, record: &[u8]) -> [u8; CHECKSUM_LEN] {
+    sum.of(&[&record[..record.len() - CHECKSUM_LEN]])
 }
 
 /// The checksum `record` would have if its length field were intact and said `record.len()`:
 /// recognises a last record whose length field alone is damaged.
-fn checksum_with_repaired_len(record: &[u8]) -> [u8; CHECKSUM_LEN] {
+fn checksum_with_repaired_len(sum: Sum, record: &[u8]) -> [u8; CHECKSUM_LEN] {
     let len = record.len() as u32;
-    let mut h = blake3::Hasher::new();
-    h.update(&len.to_le_bytes());
-    h.update(&(!len).to_le_bytes());
-    h.update(&record[8..record.len() - CHECKSUM_LEN]);
-    truncate(h.finalize())
-}
-
-fn truncate(hash: blake3::Hash) -> [u8; CHECKSUM_LEN] {
-    let mut out = [0; CHECKSUM_LEN];
-    out.copy_from_slice(&hash.as_bytes()[..CHECKSUM_LEN]);
-    out
+    sum.of(&[&len.to_le_bytes(), &(!len).to_le_bytes(), &record[8..record.len() - CHECKSUM_LEN]])
 }
 
 /// Decodes a checksum-valid record. A record that verifies but does not decode was written
@@ -218,9 +210,17 @@ fn decode(record: &[u8]) -> Parsed<'_> {
     Parsed::Record(Record { kind, time_ms, path, data_start: path_end, data_len: body_end - path_end, len })
 }
 
-/// Encodes a record into `buf` (cleared first); returns where its data starts, or `None` if the
-/// record would not fit the 32-bit length.
-pub(super) fn encode(buf: &mut Vec<u8>, kind: Kind, time_ms: u64, path: &str, data: &[&[u8]]) -> Option<usize> {
+/// Encodes a record into `buf` (cleared first), checksummed with `sum` (a writer's:
+/// [`Sum::NEWEST`]); returns where its data starts, or `None` if the record would not fit the
+/// 32-bit length.
+pub(super) fn encode(
+    buf: &mut Vec<u8>,
+    sum: Sum,
+    kind: Kind,
+    time_ms: u64,
+    path: &str,
+    data: &[&[u8]],
+) -> Option<usize> {
     let data_len: usize = data.iter().map(|d| d.len()).sum();
     let origin_len = if matches!(kind, Kind::Put { origin: Some(_) }) { ORIGIN_LEN } else { 0 };
     let len = FIXED_LEN + origin_len + path.len() + data_len + CHECKSUM_LEN;
@@ -247,8 +247,8 @@ pub(super) fn encode(buf: &mut Vec<u8>, kind: Kind, time_ms: u64, path: &str, da
         buf.extend_from_slice(d);
     }
     buf.extend_from_slice(&[0; CHECKSUM_LEN]);
-    let sum = checksum(buf);
-    buf[len - CHECKSUM_LEN..].copy_from_slice(&sum);
+    let checksum = checksum(sum, buf);
+    buf[len - CHECKSUM_LEN..].copy_from_slice(&checksum);
     Some(data_start)
 }
 
@@ -276,7 +276,7 @@ mod tests {
 
     fn put(path: &str, data: &[u8]) -> Vec<u8> {
         let mut buf = Vec::new();
-        encode(&mut buf, Kind::Put { origin: None }, 1_700_000_000_000, path, &[data]).unwrap();
+        encode(&mut buf, Sum::NEWEST, Kind::Put { origin: None }, 1_700_000_000_000, path, &[data]).unwrap();
         buf
     }
 
@@ -300,62 +300,89 @@ mod tests {
         assert_eq!(r[17..21], 4u32.to_le_bytes());
         assert_eq!(&r[21..25], b"head");
         assert_eq!(&r[25..27], b"xy");
-        assert_eq!(r[27..], blake3::hash(&r[..27]).as_bytes()[..16]);
-        assert_eq!(encode_header(true), *b"memfslog\x01\0\0\0\x01\0\0\0");
+        assert_eq!(r[27..], twox_hash::XxHash3_128::oneshot(&r[..27]).to_le_bytes());
+        assert_eq!(encode_header(true), *b"memfslog\x02\0\0\0\x01\0\0\0");
     }
 
     #[test]
     fn round_trip() {
         let mut buf = Vec::new();
-        let start = encode(&mut buf, Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", &[b"he", b"llo"]);
-        let r = record(parse(&buf, false));
+        let start =
+            encode(&mut buf, Sum::NEWEST, Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", &[b"he", b"llo"]);
+        let r = record(parse(&buf, false, Sum::NEWEST));
         assert_eq!(
             (r.kind, r.time_ms, r.path, r.len),
             (Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", buf.len())
         );
         assert_eq!(Some(r.data_start), start);
         assert_eq!(&buf[r.data_start..r.data_start + r.data_len], b"hello");
-        encode(&mut buf, Kind::Delete, 6, "x", &[]).unwrap();
-        assert_eq!(record(parse(&buf, true)).kind, Kind::Delete);
-        assert!(matches!(parse(&[], true), Parsed::End));
-        assert!(matches!(parse(&[], false), Parsed::NeedMore(Some(1))));
+        encode(&mut buf, Sum::NEWEST, Kind::Delete, 6, "x", &[]).unwrap();
+        assert_eq!(record(parse(&buf, true, Sum::NEWEST)).kind, Kind::Delete);
+        assert!(matches!(parse(&[], true, Sum::NEWEST), Parsed::End));
+        assert!(matches!(parse(&[], false, Sum::NEWEST), Parsed::NeedMore(Some(1))));
+    }
+
+    /// `r` checksummed with `sum` instead.
+    fn with_sum(mut r: Vec<u8>, sum: Sum) -> Vec<u8> {
+        let n = r.len() - CHECKSUM_LEN;
+        let c = sum.of(&[&r[..n]]);
+        r[n..].copy_from_slice(&c);
+        r
     }
 
     #[test]
     fn torn_or_corrupt() {
-        let a = put("a", b"one");
-        let b = put("b", b"two");
-        // Any prefix of the last record is a tail at the end of the file, and needs more bytes
-        // before it.
-        for cut in 1..b.len() {
-            assert!(matches!(parse(&b[..cut], true), Parsed::Tail), "cut {cut}");
-            assert!(matches!(parse(&b[..cut], false), Parsed::NeedMore(_)), "cut {cut}");
+        for sum in [Sum::Blake3, Sum::Xxh3] {
+            let a = with_sum(put("a", b"one"), sum);
+            let b = with_sum(put("b", b"two"), sum);
+            // Any prefix of the last record is a tail at the end of the file, and needs more
+            // bytes before it.
+            for cut in 1..b.len() {
+                assert!(matches!(parse(&b[..cut], true, sum), Parsed::Tail), "cut {cut}");
+                assert!(matches!(parse(&b[..cut], false, sum), Parsed::NeedMore(_)), "cut {cut}");
+            }
+            // Any flipped byte: torn when last; followed by more data, corrupt (never served).
+            for at in 0..a.len() {
+                let mut last = a.clone();
+                last[at] ^= 0x40;
+                assert!(matches!(parse(&last, true, sum), Parsed::Tail), "last, byte {at}");
+                let mut both = last.clone();
+                both.extend_from_slice(&b);
+                let expected = if at < 8 { "damaged record length" } else { "a damaged record followed by more data" };
+                assert!(matches!(parse(&both, true, sum), Parsed::Corrupt(r) if r == expected), "middle, byte {at}");
+                assert!(matches!(parse(&both, false, sum), Parsed::Corrupt(_) | Parsed::NeedMore(_)), "middle {at}");
+            }
+            // A zero-filled tail (a power loss after the size grew) is a tail; other junk is not.
+            assert!(matches!(parse(&[0; 100], true, sum), Parsed::Tail));
+            assert!(matches!(parse(&[1; 100], true, sum), Parsed::Corrupt(_)));
         }
-        // Any flipped byte: torn when last; followed by more data, corrupt (never served).
-        for at in 0..a.len() {
-            let mut last = a.clone();
-            last[at] ^= 0x40;
-            assert!(matches!(parse(&last, true), Parsed::Tail), "last, byte {at}");
-            let mut both = last.clone();
-            both.extend_from_slice(&b);
-            let expected = if at < 8 { "damaged record length" } else { "a damaged record followed by more data" };
-            assert!(matches!(parse(&both, true), Parsed::Corrupt(r) if r == expected), "middle, byte {at}");
-            assert!(matches!(parse(&both, false), Parsed::Corrupt(_) | Parsed::NeedMore(_)), "middle, byte {at}");
-        }
-        // A zero-filled tail (a power loss after the size grew) is a tail; other junk is not.
-        assert!(matches!(parse(&[0; 100], true), Parsed::Tail));
-        assert!(matches!(parse(&[1; 100], true), Parsed::Corrupt(_)));
+    }
+
+    /// A version-1 segment's record (BLAKE3) reads with its segment's checksum, and is damage
+    /// under the other.
+    #[test]
+    fn version_1_records() {
+        let mut r = put("head", b"xy");
+        let n = r.len() - CHECKSUM_LEN;
+        let v1: [u8; CHECKSUM_LEN] = blake3::hash(&r[..n]).as_bytes()[..CHECKSUM_LEN].try_into().unwrap();
+        r[n..].copy_from_slice(&v1);
+        assert_eq!(r, with_sum(put("head", b"xy"), Sum::Blake3));
+        assert_eq!(record(parse(&r, true, Sum::Blake3)).path, "head");
+        assert!(matches!(parse(&r, true, Sum::Xxh3), Parsed::Tail));
     }
 
     #[test]
     fn headers() {
-        assert_eq!(decode_header(&encode_header(false)), Ok(Header { compacted: false }));
-        assert_eq!(decode_header(&encode_header(true)), Ok(Header { compacted: true }));
+        assert_eq!(decode_header(&encode_header(false)), Ok(Header { compacted: false, sum: Sum::Xxh3 }));
+        assert_eq!(decode_header(&encode_header(true)), Ok(Header { compacted: true, sum: Sum::Xxh3 }));
+        let mut v1 = encode_header(false);
+        v1[8] = 1;
+        assert_eq!(decode_header(&v1), Ok(Header { compacted: false, sum: Sum::Blake3 }));
         assert!(decode_header(b"memfslog").unwrap_err().contains("shorter"));
         assert!(decode_header(&[0; 16]).unwrap_err().contains("magic"));
         let mut h = encode_header(false);
-        h[8] = 2;
-        assert!(decode_header(&h).unwrap_err().contains("version 2"));
+        h[8] = 3;
+        assert!(decode_header(&h).unwrap_err().contains("version 3"));
         h = encode_header(false);
         h[12] = 4;
         assert!(decode_header(&h).unwrap_err().contains("flags 0x4"));

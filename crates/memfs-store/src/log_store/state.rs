@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use object_store::path::Path;
 
+use super::checksum::Sum;
 use super::error::LogError;
 use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed};
 use super::report::{CompactReport, StoredBytes};
@@ -66,6 +67,8 @@ pub(super) enum Mode {
 /// readable.
 struct Segment {
     file: File,
+    /// The checksum its records carry (its header's version).
+    sum: Sum,
     /// Its index file: what its records say up to `table.seal.covered_len` (a sealed segment's
     /// whole length, or a compacted segment's records before anything appended to it).
     table: Option<Table>,
@@ -80,8 +83,8 @@ struct Segment {
 }
 
 impl Segment {
-    fn new(file: File) -> Segment {
-        Segment { file, table: None, map: BTreeMap::new(), len: HEADER_LEN, dead_through: 0, index_failed: false }
+    fn new(file: File, sum: Sum) -> Segment {
+        Segment { file, sum, table: None, map: BTreeMap::new(), len: HEADER_LEN, dead_through: 0, index_failed: false }
     }
 
     /// Whether its index covers all of it that was read.
@@ -149,7 +152,7 @@ impl Segment {
         }
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
-        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, |offset, r, _| {
+        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, self.sum, |offset, r, _| {
             let location = location_of(&file_path, offset, r.path)?;
             map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path.len(), r.len));
             Ok(())
@@ -293,7 +296,7 @@ impl State {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
             self.seal_current()?;
-            self.open_next(next, file);
+            self.open_next(next, file, header.sum);
             let len = self.current_len()?.unwrap_or(HEADER_LEN);
             tail = self.scan_current(len)?;
         }
@@ -344,13 +347,13 @@ impl State {
                 }
                 return Err(LogError::Missing { dir: self.log_dir.clone(), missing: expected });
             };
-            opened.push((expected, file));
+            opened.push((expected, file, header.sum));
             if header.compacted || expected == 1 {
                 break;
             }
         }
         let mut tail = None;
-        while let Some((n, file)) = opened.pop() {
+        while let Some((n, file, sum)) = opened.pop() {
             if let Some(offset) = tail {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
@@ -359,7 +362,7 @@ impl State {
             let file_path = segment::path(&self.log_dir, n);
             let len = file.metadata().map_err(LogError::io("stat", &file_path))?.len();
             let table = Table::open(&self.log_dir, n, &file, &file_path, len);
-            self.open_next(n, file);
+            self.open_next(n, file, sum);
             if let Some(table) = table {
                 self.dead = table.seal.dead;
                 self.end = table.seal.covered_len;
@@ -472,8 +475,8 @@ impl State {
         Ok(())
     }
 
-    fn open_next(&mut self, n: u64, file: File) {
-        self.segments.insert(n, Segment::new(file));
+    fn open_next(&mut self, n: u64, file: File, sum: Sum) {
+        self.segments.insert(n, Segment::new(file, sum));
         self.current = n;
         self.end = HEADER_LEN;
     }
@@ -494,7 +497,7 @@ impl State {
             return Ok(None);
         }
         let mut records = Vec::new();
-        let stop = segment::scan(&seg.file, &file_path, self.end, len, |offset, r, _| {
+        let stop = segment::scan(&seg.file, &file_path, self.end, len, seg.sum, |offset, r, _| {
             records.push((offset, r.kind, r.time_ms, r.path.to_owned(), r.len));
             Ok(())
         })?;
@@ -638,7 +641,8 @@ impl State {
             return Err(corrupt("the file ends inside an indexed record"));
         }
         let start = entry.data_start() as usize;
-        match record::parse(&buf, true) {
+        let sum = self.segments.get(&entry.segment).map_or(Sum::NEWEST, |seg| seg.sum);
+        match record::parse(&buf, true, sum) {
             Parsed::Record(r)
                 if r.data_start == start
                     && r.data_len as u64 == entry.size()
@@ -663,7 +667,8 @@ impl State {
         let time_ms = now_ms();
         let size = data.iter().map(|d| d.len() as u64).sum();
         let mut buf = std::mem::take(&mut self.buf);
-        let encoded = record::encode(&mut buf, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
+        let encoded =
+            record::encode(&mut buf, Sum::NEWEST, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size }),
             Some(_) => self.append(&buf).and_then(|(segment, offset)| {
@@ -706,7 +711,9 @@ impl State {
         let mut record = std::mem::take(&mut self.buf);
         let mut lens = Vec::with_capacity(fresh.len());
         for (location, data) in &fresh {
-            if record::encode(&mut record, Kind::Put { origin: None }, time_ms, location.as_ref(), &[data]).is_none() {
+            if record::encode(&mut record, Sum::NEWEST, Kind::Put { origin: None }, time_ms, location.as_ref(), &[data])
+                .is_none()
+            {
                 self.buf = record;
                 return Err(LogError::TooLarge { path: location.to_string(), size: data.len() as u64 });
             }
@@ -765,7 +772,7 @@ impl State {
     /// looked it up, under the lock), and drops it from the index.
     pub(super) fn delete(&mut self, location: &Path, old: Entry, sync: bool) -> Result<(), LogError> {
         let mut buf = std::mem::take(&mut self.buf);
-        let encoded = record::encode(&mut buf, Kind::Delete, now_ms(), location.as_ref(), &[]);
+        let encoded = record::encode(&mut buf, Sum::NEWEST, Kind::Delete, now_ms(), location.as_ref(), &[]);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size: 0 }),
             Some(_) => self.append(&buf),
@@ -787,12 +794,16 @@ impl State {
         let len = bytes.len() as u64;
         if self.current == 0 {
             let file = segment::create(&self.log_dir, 1, false, |_, _| Ok(()))?;
-            self.open_next(1, file);
-        } else if self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit {
+            self.open_next(1, file, Sum::NEWEST);
+        } else if (self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit)
+            || self.segments.get(&self.current).is_some_and(|seg| seg.sum != Sum::NEWEST)
+        {
             // Seal the full segment first: a synced record in the next segment must not
             // depend on unsynced ones in this one. Its index goes before the next segment, so
             // that whoever sees the next one finds it. The zeros written ahead go first: a
-            // sealed segment ends with its last record.
+            // sealed segment ends with its last record. A segment of an older log version is
+            // sealed at its first write too (so one segment has one version): its records
+            // stay as they are, new ones go to a segment of the newest version.
             let end = self.end;
             self.current_file()?.set_len(end).map_err(LogError::io("truncate", self.current_path()))?;
             self.sync()?;
@@ -800,7 +811,7 @@ impl State {
             let _ = self.write_table(self.current);
             let next = self.current + 1;
             let file = segment::create(&self.log_dir, next, false, |_, _| Ok(()))?;
-            self.open_next(next, file);
+            self.open_next(next, file, Sum::NEWEST);
         }
         let (n, at) = (self.current, self.end);
         let filled = self.fill_ahead(at + len)?;
@@ -889,7 +900,7 @@ impl State {
                 let data = self.read(location, e)?;
                 let origin = Some(e.origin.unwrap_or((e.segment, e.offset)));
                 let kind = Kind::Put { origin };
-                record::encode(&mut rec, kind, e.time_ms, location.as_ref(), &[&data])
+                record::encode(&mut rec, Sum::NEWEST, kind, e.time_ms, location.as_ref(), &[&data])
                     .ok_or_else(|| LogError::TooLarge { path: location.to_string(), size: data.len() as u64 })?;
                 std::io::Write::write_all(w, &rec).map_err(LogError::io("write", tmp))?;
                 moved.push(Slot::Live(Entry {
@@ -909,7 +920,7 @@ impl State {
         // Other instances holding them open keep reading them until they see the new one.
         self.reset();
         let map: BTreeMap<Path, Slot> = live.into_iter().map(|(p, _)| p).zip(moved).collect();
-        self.open_next(new, file);
+        self.open_next(new, file, Sum::NEWEST);
         self.end = bytes_after;
         if let Some(seg) = self.segments.get_mut(&new) {
             (seg.map, seg.len) = (map, bytes_after);

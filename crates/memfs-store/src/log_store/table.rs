@@ -17,16 +17,16 @@ use std::time::{Duration, UNIX_EPOCH};
 use object_store::ObjectMeta;
 use object_store::path::Path;
 
+use super::checksum::{self, Sum};
 use super::error::LogError;
 use super::record::{self, HEADER_LEN};
 use super::segment;
 use crate::local_fs::{self, OpenError};
 
 const MAGIC: [u8; 8] = *b"memfsidx";
-const VERSION: u32 = 1;
 /// The header's length; blocks follow it.
 const TABLE_HEADER_LEN: usize = 128;
-const CHECKSUM_LEN: usize = 16;
+const CHECKSUM_LEN: usize = checksum::LEN;
 /// A block holds whole entries and its checksum, in at most this many bytes (unless one entry
 /// is larger: then that entry is a block of its own).
 const BLOCK_LEN: usize = 4096;
@@ -129,6 +129,9 @@ impl Seal {
 pub(super) struct Table {
     file: File,
     path: PathBuf,
+    /// The checksum its header, metadata and blocks carry, and its bloom filter's hash (the
+    /// header's version).
+    sum: Sum,
     pub(super) seal: Seal,
     meta_offset: u64,
     meta_len: u64,
@@ -181,10 +184,11 @@ impl Table {
         if segment::read_full_at(&file, &mut h, 0).ok()? < TABLE_HEADER_LEN {
             return None;
         }
-        if h[..8] != MAGIC || u32_at(&h, 8) != VERSION || u32_at(&h, 12) != 0 {
+        let sum = Sum::of_version(u32_at(&h, 8))?;
+        if h[..8] != MAGIC || u32_at(&h, 12) != 0 {
             return None;
         }
-        if checksum(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]) != h[TABLE_HEADER_LEN - CHECKSUM_LEN..] {
+        if sum.of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]) != h[TABLE_HEADER_LEN - CHECKSUM_LEN..] {
             return None;
         }
         let seal = Seal {
@@ -196,6 +200,7 @@ impl Table {
         Some(Table {
             file,
             path,
+            sum,
             seal,
             meta_offset: u64_at(&h, 64),
             meta_len: u64_at(&h, 72),
@@ -226,7 +231,7 @@ impl Table {
         let mut buf = vec![0; self.meta_len as usize];
         let read =
             segment::read_full_at(&self.file, &mut buf, self.meta_offset).map_err(LogError::io("read", &self.path))?;
-        if read < buf.len() || checksum(self.seal.segment, &buf) != self.meta_checksum {
+        if read < buf.len() || self.sum.of_segment(self.seal.segment, &buf) != self.meta_checksum {
             return Err(self.bad("index metadata fails its checksum"));
         }
         let bloom_len = usize::try_from(self.bloom_words.saturating_mul(8)).unwrap_or(usize::MAX);
@@ -252,8 +257,9 @@ impl Table {
     /// What this segment says of `location`: `None` if it has no record of it.
     pub(super) fn get(&mut self, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
         let segment = self.seal.segment;
+        let sum = self.sum;
         let meta = self.meta()?;
-        if !bloom_contains(&meta.bloom, location) {
+        if !bloom_contains(&meta.bloom, location, sum) {
             return Ok(None);
         }
         let key = location.path.as_ref();
@@ -321,7 +327,7 @@ impl Table {
         let mut buf = vec![0; len as usize + CHECKSUM_LEN];
         let read = segment::read_full_at(&self.file, &mut buf, offset).map_err(LogError::io("read", &self.path))?;
         let body = len as usize;
-        if read < buf.len() || checksum(self.seal.segment, &buf[..body]) != buf[body..] {
+        if read < buf.len() || self.sum.of_segment(self.seal.segment, &buf[..body]) != buf[body..] {
             return Err(self.bad("index block fails its checksum"));
         }
         buf.truncate(body);
@@ -392,7 +398,7 @@ pub(super) fn write<'a>(
         let mut one = Vec::new();
         let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
             w.write_all(block)?;
-            w.write_all(&checksum(seal.segment, block))?;
+            w.write_all(&Sum::NEWEST.of_segment(seal.segment, block))?;
             dir.push(BlockRef { offset: *offset, len: block.len() as u32, first: first.to_owned() });
             *offset += (block.len() + CHECKSUM_LEN) as u64;
             block.clear();
@@ -413,7 +419,7 @@ pub(super) fn write<'a>(
                 first.push_str(name);
             }
             block.extend_from_slice(&one);
-            bloom_insert(&mut bloom, &Key::new(path));
+            bloom_insert(&mut bloom, &Key::new(path), Sum::NEWEST);
             count += 1;
         }
         if !block.is_empty() {
@@ -433,7 +439,7 @@ pub(super) fn write<'a>(
         drop(w);
         let mut h = [0u8; TABLE_HEADER_LEN];
         h[..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[8..12].copy_from_slice(&Sum::NEWEST.version().to_le_bytes());
         h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
         h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
         h[32..48].copy_from_slice(&seal.last_checksum);
@@ -443,8 +449,8 @@ pub(super) fn write<'a>(
         h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
         h[80..88].copy_from_slice(&words.to_le_bytes());
         h[88..96].copy_from_slice(&(dir.len() as u64).to_le_bytes());
-        h[96..112].copy_from_slice(&checksum(seal.segment, &meta));
-        let sum = checksum(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
+        h[96..112].copy_from_slice(&Sum::NEWEST.of_segment(seal.segment, &meta));
+        let sum = Sum::NEWEST.of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
         h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
         file.write_all_at(&h, 0).map_err(io)?;
         // Synced before the rename: after a crash the name never shows a file without its data
@@ -525,57 +531,44 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// BLAKE3 of `bytes` keyed by the segment number, cut to 16 bytes: a block or metadata copied
-/// from another segment's index does not verify. Detects damage, not tampering (as the
-/// records' checksums). One call over contiguous bytes, so that BLAKE3 hashes whole chunks in
-/// parallel.
-fn checksum(segment: u64, bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
-    let mut key = [0; 32];
-    key[..8].copy_from_slice(&segment.to_le_bytes());
-    let mut out = [0; CHECKSUM_LEN];
-    out.copy_from_slice(&blake3::keyed_hash(&key, bytes).as_bytes()[..CHECKSUM_LEN]);
-    out
-}
-
-/// A path to look up, with its bloom filter hash computed once for all the segments asked,
-/// and only if one with a table is asked.
+/// A path to look up, with its bloom filter hashes computed once for all the segments asked
+/// (one per index version met), and only if one with a table is asked.
 pub(super) struct Key<'a> {
     path: &'a Path,
-    hash: std::cell::OnceCell<(u64, u64)>,
+    hashes: [std::cell::OnceCell<(u64, u64)>; 2],
 }
 
 impl<'a> Key<'a> {
-    /// The hash is BLAKE3 of the path; the probes are double hashing over two 64-bit halves
-    /// of it. Written here rather than taken from a crate because the bits are stored: the
-    /// hash and the probes must never change with a dependency's version.
+    /// The hash is the index version's ([`Sum::of_path`]: BLAKE3 in version 1, XXH3-128 in
+    /// version 2); the probes are double hashing over its two 64-bit halves. Written here
+    /// rather than taken from a crate because the bits are stored: the hash and the probes
+    /// must never change with a dependency's version.
     pub(super) fn new(path: &'a Path) -> Key<'a> {
-        Key { path, hash: std::cell::OnceCell::new() }
+        Key { path, hashes: Default::default() }
     }
 
     pub(super) fn path(&self) -> &'a Path {
         self.path
     }
 
-    fn probes(&self, bits: u64) -> impl Iterator<Item = u64> {
-        let (h1, h2) = *self.hash.get_or_init(|| {
-            let hash = blake3::hash(self.path.as_ref().as_bytes());
-            let b = hash.as_bytes();
-            let h1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
-            let h2 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) | 1;
-            (h1, h2)
+    fn probes(&self, bits: u64, sum: Sum) -> impl Iterator<Item = u64> {
+        let cell = &self.hashes[usize::from(sum == Sum::Xxh3)];
+        let (h1, h2) = *cell.get_or_init(|| {
+            let (h1, h2) = sum.of_path(self.path.as_ref());
+            (h1, h2 | 1)
         });
         (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
     }
 }
 
-fn bloom_insert(bloom: &mut [u64], key: &Key<'_>) {
-    for bit in key.probes(bloom.len() as u64 * 64) {
+fn bloom_insert(bloom: &mut [u64], key: &Key<'_>, sum: Sum) {
+    for bit in key.probes(bloom.len() as u64 * 64, sum) {
         bloom[(bit / 64) as usize] |= 1 << (bit % 64);
     }
 }
 
-fn bloom_contains(bloom: &[u64], key: &Key<'_>) -> bool {
-    key.probes(bloom.len() as u64 * 64).all(|bit| bloom[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
+fn bloom_contains(bloom: &[u64], key: &Key<'_>, sum: Sum) -> bool {
+    key.probes(bloom.len() as u64 * 64, sum).all(|bit| bloom[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
 }
 
 /// Reads entries and directory items; `None` when the bytes end early.
