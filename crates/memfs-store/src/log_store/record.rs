@@ -375,6 +375,7 @@ mod tests {
     fn headers() {
         assert_eq!(decode_header(&encode_header(false)), Ok(Header { compacted: false, sum: Sum::Xxh3 }));
         assert_eq!(decode_header(&encode_header(true)), Ok(Header { compacted: true, sum: Sum::Xxh3 }));
+        assert_eq!(VERSION, Sum::NEWEST.version());
         let mut v1 = encode_header(false);
         v1[8] = 1;
         assert_eq!(decode_header(&v1), Ok(Header { compacted: false, sum: Sum::Blake3 }));
