@@ -65,11 +65,11 @@
 //! |-------:|-----------:|----------------------------------------------------------------|
 //! |      0 |          4 | `len`, u32: the record's length, this field through the checksum |
 //! |      4 |          4 | `len_check`, u32: `!len` (bitwise not), so a damaged or zero-filled length is recognised |
-//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction          |
+//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction; version 2: bit 7 set when the path is an object path stored as its id |
 //! |      9 |          8 | time, u64: the write time in ms since the Unix epoch (at most 9999-12-31) |
 //! |     17 |          4 | `path_len`, u32                                                |
 //! |     21 |         16 | op 3 only: origin, u64 segment + u64 offset of the original put (its e_tag) |
-//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string             |
+//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string; in version 2 an object path `objects/{id[0..2]}/{id}` is stored as the 32 bytes of `id` (op bit 7, `path_len` 32), and only so |
 //! |      … |          … | data: the object (op 1 and 3); nothing (op 2)                  |
 //! | `len`−16 |       16 | checksum over bytes `0..len-16`: XXH3-128 (seed 0), little-endian, in a segment of version 2; the first 16 bytes of BLAKE3 in one of version 1 |
 //!
@@ -173,6 +173,7 @@ mod checksum;
 mod error;
 #[doc(hidden)]
 pub(crate) mod fuzzing;
+mod object_path;
 mod record;
 mod report;
 mod segment;

@@ -35,6 +35,17 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 
 const SEGMENT_HEADER_LEN: usize = 16;
 const CHECKSUM_LEN: usize = 16;
+/// Op bit 7: the path is an object path stored as its 32 id bytes (log version 2).
+const OBJECT_PATH: u8 = 0x80;
+
+/// The path of a record whose op byte is `op` and whose stored path is `stored`.
+fn record_path(op: u8, stored: &[u8]) -> String {
+    if op & OBJECT_PATH != 0 {
+        let hex: String = stored.iter().map(|b| format!("{b:02x}")).collect();
+        return format!("objects/{}/{hex}", &hex[..2]);
+    }
+    std::str::from_utf8(stored).expect("a UTF-8 path").to_owned()
+}
 
 /// The latest put of one path in the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,10 +127,10 @@ pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
             if end > bytes.len() {
                 break;
             }
-            let op = bytes[at + 8];
+            let op = bytes[at + 8] & !OBJECT_PATH;
             let path_start = at + 21 + if op == 3 { 16 } else { 0 };
             let data = path_start + u32_at(&bytes, at + 17) as usize..end - CHECKSUM_LEN;
-            let path = std::str::from_utf8(&bytes[path_start..data.start]).expect("a UTF-8 path").to_owned();
+            let path = record_path(bytes[at + 8], &bytes[path_start..data.start]);
             match op {
                 1 | 3 => drop(live.insert(path, LogEntry { file: file.clone(), record: at..end, data, op })),
                 2 => {
@@ -147,11 +158,11 @@ pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
             if end > bytes.len() {
                 break;
             }
-            let op = bytes[at + 8];
+            let op = bytes[at + 8] & !OBJECT_PATH;
             let path_start = at + 21 + if op == 3 { 16 } else { 0 };
             let data = path_start + u32_at(&bytes, at + 17) as usize..end - CHECKSUM_LEN;
             if op == 1 || op == 3 {
-                let path = std::str::from_utf8(&bytes[path_start..data.start]).expect("a UTF-8 path").to_owned();
+                let path = record_path(bytes[at + 8], &bytes[path_start..data.start]);
                 out.push((path, bytes[data].to_vec()));
             }
             at = end;

@@ -53,7 +53,7 @@ pub fn parse_log_record(bytes: &[u8], eof: bool, version: u32) -> LogParsed {
             },
             delete: r.kind == Kind::Delete,
             time_ms: r.time_ms,
-            path: r.path.to_owned(),
+            path: r.path.into_owned(),
             data: bytes[r.data_start..r.data_start + r.data_len].to_vec(),
             len: r.len,
         }),

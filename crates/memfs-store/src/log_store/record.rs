@@ -2,7 +2,10 @@
 //! doc), and the one decision that matters for recovery: is a damaged record a torn tail or
 //! corruption?
 
+use std::borrow::Cow;
+
 use super::checksum::{self, Sum};
+use super::object_path::{object_id, object_path};
 
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"memfslog";
@@ -27,6 +30,11 @@ pub(super) const MAX_TIME_MS: u64 = 253_402_300_799_999;
 const OP_PUT: u8 = 1;
 const OP_DELETE: u8 = 2;
 const OP_COMPACTED_PUT: u8 = 3;
+/// Op flag, log version 2: the path is an object path (`objects/{id[0..2]}/{id}`) stored as the
+/// 32 bytes of `id`, and `path_len` is 32. Version 2 stores every object path so.
+const OBJECT_PATH: u8 = 0x80;
+/// The stored length of an object path under [`OBJECT_PATH`].
+const OBJECT_PATH_LEN: usize = 32;
 
 /// A decoded segment header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +87,10 @@ pub(super) enum Kind {
 pub(super) struct Record<'a> {
     pub(super) kind: Kind,
     pub(super) time_ms: u64,
-    pub(super) path: &'a str,
+    /// Borrowed, or spelled out from the 32 bytes of an object path.
+    pub(super) path: Cow<'a, str>,
+    /// How many bytes the path takes in the record.
+    pub(super) path_len: usize,
     /// Where the data starts, from the start of the record.
     pub(super) data_start: usize,
     pub(super) data_len: usize,
@@ -129,7 +140,7 @@ pub(super) fn parse(avail: &[u8], eof: bool, sum: Sum) -> Parsed<'_> {
         }
         let record = &avail[..len];
         if checksum(sum, record) == record[len - CHECKSUM_LEN..] {
-            return decode(record);
+            return decode(record, sum);
         }
         if avail[len..].iter().any(|&b| b != 0) {
             // Damage before the end of the log is no torn write (a crash only tears the end):
@@ -177,11 +188,15 @@ fn checksum_with_repaired_len(sum: Sum, record: &[u8]) -> [u8; CHECKSUM_LEN] {
     sum.of(&[&len.to_le_bytes(), &(!len).to_le_bytes(), &record[8..record.len() - CHECKSUM_LEN]])
 }
 
-/// Decodes a checksum-valid record. A record that verifies but does not decode was written
-/// whole by something that is not this format: corrupt.
-fn decode(record: &[u8]) -> Parsed<'_> {
+/// Decodes a checksum-valid record of a segment checksummed with `sum`. A record that verifies
+/// but does not decode was written whole by something that is not this format: corrupt.
+fn decode(record: &[u8], sum: Sum) -> Parsed<'_> {
     let len = record.len();
-    let op = record[8];
+    let (op, flags) = (record[8] & !OBJECT_PATH, record[8] & OBJECT_PATH);
+    let compact = flags != 0;
+    if compact && sum == Sum::Blake3 {
+        return Parsed::Corrupt("unknown record op");
+    }
     let time_ms = u64_at(record, 9);
     let path_len = u32_at(record, 17) as usize;
     let (kind, path_start) = match op {
@@ -198,8 +213,23 @@ fn decode(record: &[u8]) -> Parsed<'_> {
     let Some(path_end) = path_start.checked_add(path_len).filter(|&e| e <= body_end) else {
         return Parsed::Corrupt("path overruns its record");
     };
-    let Ok(path) = std::str::from_utf8(&record[path_start..path_end]) else {
-        return Parsed::Corrupt("path is not UTF-8");
+    let stored = &record[path_start..path_end];
+    let path = if compact {
+        if path_len != OBJECT_PATH_LEN {
+            return Parsed::Corrupt("an object path that is not 32 bytes");
+        }
+        let mut spelled = String::with_capacity(75);
+        object_path(stored, &mut spelled);
+        Cow::Owned(spelled)
+    } else {
+        let Ok(path) = std::str::from_utf8(stored) else {
+            return Parsed::Corrupt("path is not UTF-8");
+        };
+        // One spelling per path, so that a record's length follows from its path.
+        if sum == Sum::Xxh3 && object_id(path).is_some() {
+            return Parsed::Corrupt("an object path not stored as its id");
+        }
+        Cow::Borrowed(path)
     };
     if kind == Kind::Delete && path_end != body_end {
         return Parsed::Corrupt("delete record carries data");
@@ -207,7 +237,15 @@ fn decode(record: &[u8]) -> Parsed<'_> {
     if time_ms > MAX_TIME_MS {
         return Parsed::Corrupt("record time out of range");
     }
-    Parsed::Record(Record { kind, time_ms, path, data_start: path_end, data_len: body_end - path_end, len })
+    Parsed::Record(Record { kind, time_ms, path, path_len, data_start: path_end, data_len: body_end - path_end, len })
+}
+
+/// How many bytes `path` takes in a record of a segment checksummed with `sum`.
+pub(super) fn stored_path_len(sum: Sum, path: &str) -> usize {
+    match sum {
+        Sum::Xxh3 if object_id(path).is_some() => OBJECT_PATH_LEN,
+        _ => path.len(),
+    }
 }
 
 /// Encodes a record into `buf` (cleared first), checksummed with `sum` (a writer's:
@@ -223,25 +261,31 @@ pub(super) fn encode(
 ) -> Option<usize> {
     let data_len: usize = data.iter().map(|d| d.len()).sum();
     let origin_len = if matches!(kind, Kind::Put { origin: Some(_) }) { ORIGIN_LEN } else { 0 };
-    let len = FIXED_LEN + origin_len + path.len() + data_len + CHECKSUM_LEN;
+    let id = if sum == Sum::Xxh3 { object_id(path) } else { None };
+    let stored: &[u8] = match &id {
+        Some(id) => id,
+        None => path.as_bytes(),
+    };
+    let len = FIXED_LEN + origin_len + stored.len() + data_len + CHECKSUM_LEN;
     let len32 = u32::try_from(len).ok()?;
-    let path_len = u32::try_from(path.len()).ok()?;
+    let path_len = u32::try_from(stored.len()).ok()?;
     buf.clear();
     buf.reserve(len);
     buf.extend_from_slice(&len32.to_le_bytes());
     buf.extend_from_slice(&(!len32).to_le_bytes());
-    buf.push(match kind {
+    let op = match kind {
         Kind::Put { origin: None } => OP_PUT,
         Kind::Put { origin: Some(_) } => OP_COMPACTED_PUT,
         Kind::Delete => OP_DELETE,
-    });
+    };
+    buf.push(if id.is_some() { op | OBJECT_PATH } else { op });
     buf.extend_from_slice(&time_ms.to_le_bytes());
     buf.extend_from_slice(&path_len.to_le_bytes());
     if let Kind::Put { origin: Some((segment, offset)) } = kind {
         buf.extend_from_slice(&segment.to_le_bytes());
         buf.extend_from_slice(&offset.to_le_bytes());
     }
-    buf.extend_from_slice(path.as_bytes());
+    buf.extend_from_slice(stored);
     let data_start = buf.len();
     for d in data {
         buf.extend_from_slice(d);
@@ -311,7 +355,7 @@ mod tests {
             encode(&mut buf, Sum::NEWEST, Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", &[b"he", b"llo"]);
         let r = record(parse(&buf, false, Sum::NEWEST));
         assert_eq!(
-            (r.kind, r.time_ms, r.path, r.len),
+            (r.kind, r.time_ms, &*r.path, r.len),
             (Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", buf.len())
         );
         assert_eq!(Some(r.data_start), start);
@@ -356,6 +400,49 @@ mod tests {
             assert!(matches!(parse(&[0; 100], true, sum), Parsed::Tail));
             assert!(matches!(parse(&[1; 100], true, sum), Parsed::Corrupt(_)));
         }
+    }
+
+    /// In log version 2 an object path takes its 32 id bytes (op flag 0x80), and only so; in
+    /// version 1 it is spelled out, and the flag is unknown.
+    #[test]
+    fn object_paths_take_32_bytes_in_version_2() {
+        let id = "ab".repeat(32);
+        let path = format!("objects/ab/{id}");
+        let mut buf = Vec::new();
+        let start = encode(&mut buf, Sum::Xxh3, Kind::Put { origin: None }, 5, &path, &[b"sealed"]).unwrap();
+        assert_eq!((buf[8], u32_at(&buf, 17), start), (OP_PUT | OBJECT_PATH, 32, 21 + 32));
+        assert_eq!(buf[21..53], [0xab; 32]);
+        assert_eq!(buf.len(), 21 + 32 + 6 + 16);
+        let r = record(parse(&buf, true, Sum::Xxh3));
+        assert_eq!((&*r.path, r.path_len, r.data_start, r.data_len), (path.as_str(), 32, 53, 6));
+        assert_eq!(stored_path_len(Sum::Xxh3, &path), 32);
+        // Version 1: spelled out, and the flag refused.
+        let v1 = with_sum(
+            {
+                let mut b = Vec::new();
+                encode(&mut b, Sum::Blake3, Kind::Put { origin: None }, 5, &path, &[b"sealed"]).unwrap();
+                b
+            },
+            Sum::Blake3,
+        );
+        assert_eq!((v1[8], u32_at(&v1, 17) as usize), (OP_PUT, path.len()));
+        assert_eq!(record(parse(&v1, true, Sum::Blake3)).path, path);
+        assert_eq!(stored_path_len(Sum::Blake3, &path), 75);
+        assert!(matches!(
+            parse(&with_sum(buf.clone(), Sum::Blake3), true, Sum::Blake3),
+            Parsed::Corrupt("unknown record op")
+        ));
+        // Version 2 with the path spelled out: one spelling per path.
+        let spelled = with_sum(v1.clone(), Sum::Xxh3);
+        assert!(matches!(parse(&spelled, true, Sum::Xxh3), Parsed::Corrupt("an object path not stored as its id")));
+        // The flag on a path of another length.
+        let mut short = put("head", b"xy");
+        short[8] |= OBJECT_PATH;
+        let short = with_sum(short, Sum::Xxh3);
+        assert!(matches!(parse(&short, true, Sum::Xxh3), Parsed::Corrupt("an object path that is not 32 bytes")));
+        // Other paths, and uppercase look-alikes, are spelled out.
+        assert_eq!(stored_path_len(Sum::Xxh3, "head"), 4);
+        assert_eq!(stored_path_len(Sum::Xxh3, &path.to_uppercase()), 75);
     }
 
     /// A version-1 segment's record (BLAKE3) reads with its segment's checksum, and is damage

@@ -99,7 +99,7 @@ impl Segment {
             return Ok(Some(slot.clone()));
         }
         let Some(t) = &mut self.table else { return Ok(None) };
-        match t.get(location) {
+        match t.get(location, self.sum) {
             Ok(found) => Ok(found),
             Err(_) => {
                 self.distrust(log_dir, n)?;
@@ -120,7 +120,7 @@ impl Segment {
         let start = prefix.as_ref();
         if let Some(t) = &mut self.table {
             let mut found = Vec::new();
-            let scanned = t.scan_from(start, |name, slot| {
+            let scanned = t.scan_from(start, self.sum, |name, slot| {
                 if !name.starts_with(start) {
                     return Ok(false);
                 }
@@ -153,8 +153,8 @@ impl Segment {
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
         let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, self.sum, |offset, r, _| {
-            let location = location_of(&file_path, offset, r.path)?;
-            map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path.len(), r.len));
+            let location = location_of(&file_path, offset, &r.path)?;
+            map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path_len, r.len));
             Ok(())
         })?;
         if let ScanEnd::Tail(offset) = stop {
@@ -185,7 +185,7 @@ fn location_of(file: &std::path::Path, offset: u64, path: &str) -> Result<Path, 
     })
 }
 
-/// What one record says of its path.
+/// What one record says of its path (`path_len`: the bytes the path takes in the record).
 fn slot_of(segment: u64, offset: u64, kind: Kind, time_ms: u64, path_len: usize, len: usize) -> Slot {
     match kind {
         Kind::Put { origin } => {
@@ -498,10 +498,10 @@ impl State {
         }
         let mut records = Vec::new();
         let stop = segment::scan(&seg.file, &file_path, self.end, len, seg.sum, |offset, r, _| {
-            records.push((offset, r.kind, r.time_ms, r.path.to_owned(), r.len));
+            records.push((offset, r.kind, r.time_ms, r.path.clone().into_owned(), r.path_len, r.len));
             Ok(())
         })?;
-        for (offset, kind, time_ms, path, len) in records {
+        for (offset, kind, time_ms, path, path_len, len) in records {
             let location = location_of(&file_path, offset, &path)?;
             // What this segment said of the path before: its earlier records, or its table
             // (a compacted segment appended to). Older segments are asked later, if needed.
@@ -513,7 +513,7 @@ impl State {
                 Some(Slot::Deleted) => Some(0),
                 None => None,
             };
-            let slot = slot_of(n, offset, kind, time_ms, path.len(), len);
+            let slot = slot_of(n, offset, kind, time_ms, path_len, len);
             seg.map.insert(location.clone(), slot);
             match replaced {
                 Some(bytes) => self.dead += bytes,
@@ -678,7 +678,7 @@ impl State {
                     record_len: buf.len() as u64,
                     time_ms,
                     origin: None,
-                    path_len: location.as_ref().len() as u64,
+                    path_len: record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64,
                 };
                 let e_tag = entry.e_tag();
                 self.dead += replaced.map_or(0, |e| e.record_len);
@@ -734,8 +734,8 @@ impl State {
         }
         let (segment, mut offset) = self.append(&batch)?;
         for ((location, _), record_len) in fresh.into_iter().zip(lens) {
-            let entry =
-                Entry { segment, offset, record_len, time_ms, origin: None, path_len: location.as_ref().len() as u64 };
+            let path_len = record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64;
+            let entry = Entry { segment, offset, record_len, time_ms, origin: None, path_len };
             self.current_map()?.insert(location.clone(), Slot::Live(entry));
             offset += record_len;
         }
@@ -908,6 +908,9 @@ impl State {
                     offset,
                     record_len: rec.len() as u64,
                     origin,
+                    // As the new segment stores it (an object path of a version-1 record
+                    // takes 32 bytes now).
+                    path_len: record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64,
                     ..e.clone()
                 }));
                 offset += rec.len() as u64;

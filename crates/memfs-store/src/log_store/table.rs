@@ -19,6 +19,7 @@ use object_store::path::Path;
 
 use super::checksum::{self, Sum};
 use super::error::LogError;
+use super::object_path::{object_id, object_path};
 use super::record::{self, HEADER_LEN};
 use super::segment;
 use crate::local_fs::{self, OpenError};
@@ -62,7 +63,8 @@ pub(super) struct Entry {
     /// The position of the put that wrote this version: its e_tag. `Some` for a put copied by
     /// compaction (op 3), whose record carries it.
     pub(super) origin: Option<(u64, u64)>,
-    /// The length of the path, which with the op fixes where the data starts.
+    /// How many bytes the path takes in the record (32 for an object path in a segment of log
+    /// version 2), which with the op fixes where the data starts.
     pub(super) path_len: u64,
 }
 
@@ -254,8 +256,9 @@ impl Table {
         Ok(Meta { bloom, dir })
     }
 
-    /// What this segment says of `location`: `None` if it has no record of it.
-    pub(super) fn get(&mut self, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
+    /// What this segment says of `location`: `None` if it has no record of it. `records`: the
+    /// checksum of the segment's records, which says how they store a path.
+    pub(super) fn get(&mut self, location: &Key<'_>, records: Sum) -> Result<Option<Slot>, LogError> {
         let segment = self.seal.segment;
         let sum = self.sum;
         let meta = self.meta()?;
@@ -280,7 +283,7 @@ impl Table {
                 _ => false,
             };
             if hit {
-                return Ok(Some(raw.into_slot(segment, key)));
+                return Ok(Some(raw.into_slot(segment, key, records)));
             }
         }
         Ok(None)
@@ -291,6 +294,7 @@ impl Table {
     pub(super) fn scan_from(
         &mut self,
         from: &str,
+        records: Sum,
         mut visit: impl FnMut(&str, Slot) -> Result<bool, LogError>,
     ) -> Result<(), LogError> {
         let segment = self.seal.segment;
@@ -314,7 +318,7 @@ impl Table {
                 if last.as_str() < from {
                     continue;
                 }
-                if !visit(&last, raw.into_slot(segment, &last))? {
+                if !visit(&last, raw.into_slot(segment, &last, records))? {
                     return Ok(());
                 }
             }
@@ -362,10 +366,11 @@ enum RawSlot {
 }
 
 impl RawSlot {
-    fn into_slot(self, segment: u64, path: &str) -> Slot {
+    fn into_slot(self, segment: u64, path: &str, records: Sum) -> Slot {
         match self {
             RawSlot::Live { offset, record_len, time_ms, origin } => {
-                Slot::Live(Entry { segment, offset, record_len, time_ms, origin, path_len: path.len() as u64 })
+                let path_len = record::stored_path_len(records, path) as u64;
+                Slot::Live(Entry { segment, offset, record_len, time_ms, origin, path_len })
             }
             RawSlot::Deleted => Slot::Deleted,
         }
@@ -502,30 +507,6 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot) -> bool {
     true
 }
 
-/// The 32 bytes of an object path `objects/{id[0..2]}/{id}` (64 lowercase hex digits), which
-/// make up most entries: stored as bytes, they take 32 bytes instead of 75.
-fn object_id(name: &str) -> Option<[u8; 32]> {
-    let hex = name.strip_prefix("objects/")?;
-    let (fan, id) = hex.split_once('/')?;
-    // Lowercase only: `hex` also takes upper case, which no object path has.
-    if id.len() != 64 || !id.starts_with(fan) || fan.len() != 2 || id.bytes().any(|c| c.is_ascii_uppercase()) {
-        return None;
-    }
-    let mut out = [0; 32];
-    hex::decode_to_slice(id, &mut out).ok()?;
-    Some(out)
-}
-
-fn object_path(id: &[u8], out: &mut String) {
-    let mut spelled = [0; 64];
-    hex::encode_to_slice(id, &mut spelled).expect("32 bytes are 64 hex digits");
-    out.clear();
-    out.push_str("objects/");
-    out.push_str(std::str::from_utf8(&spelled[..2]).expect("hex is ASCII"));
-    out.push('/');
-    out.push_str(std::str::from_utf8(&spelled).expect("hex is ASCII"));
-}
-
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u16).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
@@ -658,18 +639,18 @@ mod tests {
         let mut table = write(dir.path(), seal, names.len(), entries).unwrap().expect("written");
         assert!(table.blocks > 10, "{} blocks", table.blocks);
         for (i, (n, s)) in names.iter().zip(&slots).enumerate() {
-            let got = table.get(&Key::new(n)).unwrap();
+            let got = table.get(&Key::new(n), Sum::NEWEST).unwrap();
             let want = match s {
                 Slot::Live(e) => Slot::Live(Entry { path_len: n.as_ref().len() as u64, ..e.clone() }),
                 Slot::Deleted => Slot::Deleted,
             };
             assert_eq!(got, Some(want), "entry {i}");
         }
-        assert_eq!(table.get(&Key::new(&Path::from("p/00000x"))).unwrap(), None);
-        assert_eq!(table.get(&Key::new(&Path::from("a"))).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("p/00000x")), Sum::NEWEST).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("a")), Sum::NEWEST).unwrap(), None);
         let mut seen = Vec::new();
         table
-            .scan_from("p/02990", |n, _| {
+            .scan_from("p/02990", Sum::NEWEST, |n, _| {
                 seen.push(n.to_owned());
                 Ok(true)
             })
@@ -690,7 +671,7 @@ mod tests {
         bytes[TABLE_HEADER_LEN + 10] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
         let mut table = Table::read(dir.path(), 3).unwrap();
-        assert!(matches!(table.get(&Key::new(&names[0])), Err(LogError::BadIndex { .. })));
+        assert!(matches!(table.get(&Key::new(&names[0]), Sum::NEWEST), Err(LogError::BadIndex { .. })));
         // A damaged header: not used at all.
         bytes[20] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
