@@ -37,7 +37,7 @@ impl Sum {
     }
 
     /// The file format version that carries this checksum.
-    pub(super) fn version(self) -> u32 {
+    pub(super) const fn version(self) -> u32 {
         match self {
             Sum::Blake3 => 1,
             Sum::Xxh3 => 2,
@@ -80,18 +80,15 @@ impl Sum {
         }
     }
 
-    /// Two 64-bit hashes of a path, for a bloom filter's probes.
+    /// Two 64-bit hashes of a path, for a bloom filter's probes: the first 16 bytes of its
+    /// hash, as two little-endian u64.
     pub(super) fn of_path(self, path: &str) -> (u64, u64) {
-        let b = match self {
-            Sum::Blake3 => *blake3::hash(path.as_bytes()).as_bytes(),
-            Sum::Xxh3 => {
-                let mut out = [0; 32];
-                out[..16].copy_from_slice(&XxHash3_128::oneshot(path.as_bytes()).to_le_bytes());
-                out
-            }
+        let b: [u8; 16] = match self {
+            Sum::Blake3 => blake3::hash(path.as_bytes()).as_bytes()[..16].try_into().expect("16 bytes"),
+            Sum::Xxh3 => XxHash3_128::oneshot(path.as_bytes()).to_le_bytes(),
         };
         let h1 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
-        let h2 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
+        let h2 = u64::from_le_bytes(b[8..].try_into().expect("8 bytes"));
         (h1, h2)
     }
 }

@@ -11,7 +11,7 @@ use super::object_path::{object_id, object_path};
 pub(super) const MAGIC: [u8; 8] = *b"memfslog";
 /// The format version a writer puts in a new segment's header: 2, records checksummed with
 /// XXH3-128 (1: BLAKE3, still read; see [`Sum`]). A reader refuses any other.
-pub(super) const VERSION: u32 = 2;
+pub(super) const VERSION: u32 = Sum::NEWEST.version();
 /// Header flag: this segment supersedes every lower-numbered one.
 pub(super) const FLAG_COMPACTED: u32 = 1;
 /// Header length in bytes.
@@ -192,8 +192,7 @@ fn checksum_with_repaired_len(sum: Sum, record: &[u8]) -> [u8; CHECKSUM_LEN] {
 /// but does not decode was written whole by something that is not this format: corrupt.
 fn decode(record: &[u8], sum: Sum) -> Parsed<'_> {
     let len = record.len();
-    let (op, flags) = (record[8] & !OBJECT_PATH, record[8] & OBJECT_PATH);
-    let compact = flags != 0;
+    let (op, compact) = (record[8] & !OBJECT_PATH, record[8] & OBJECT_PATH != 0);
     if compact && sum == Sum::Blake3 {
         return Parsed::Corrupt("unknown record op");
     }
@@ -226,7 +225,7 @@ fn decode(record: &[u8], sum: Sum) -> Parsed<'_> {
             return Parsed::Corrupt("path is not UTF-8");
         };
         // One spelling per path, so that a record's length follows from its path.
-        if sum == Sum::Xxh3 && object_id(path).is_some() {
+        if stored_id(sum, path).is_some() {
             return Parsed::Corrupt("an object path not stored as its id");
         }
         Cow::Borrowed(path)
@@ -242,10 +241,13 @@ fn decode(record: &[u8], sum: Sum) -> Parsed<'_> {
 
 /// How many bytes `path` takes in a record of a segment checksummed with `sum`.
 pub(super) fn stored_path_len(sum: Sum, path: &str) -> usize {
-    match sum {
-        Sum::Xxh3 if object_id(path).is_some() => OBJECT_PATH_LEN,
-        _ => path.len(),
-    }
+    stored_id(sum, path).map_or(path.len(), |id| id.len())
+}
+
+/// The id bytes `path` is stored as in a record of a segment checksummed with `sum`, if it is
+/// stored so (an object path, from log version 2): the one place that decides.
+fn stored_id(sum: Sum, path: &str) -> Option<[u8; OBJECT_PATH_LEN]> {
+    if sum == Sum::Xxh3 { object_id(path) } else { None }
 }
 
 /// Encodes a record into `buf` (cleared first), checksummed with `sum` (a writer's:
@@ -261,7 +263,7 @@ pub(super) fn encode(
 ) -> Option<usize> {
     let data_len: usize = data.iter().map(|d| d.len()).sum();
     let origin_len = if matches!(kind, Kind::Put { origin: Some(_) }) { ORIGIN_LEN } else { 0 };
-    let id = if sum == Sum::Xxh3 { object_id(path) } else { None };
+    let id = stored_id(sum, path);
     let stored: &[u8] = match &id {
         Some(id) => id,
         None => path.as_bytes(),

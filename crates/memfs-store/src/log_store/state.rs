@@ -634,15 +634,18 @@ impl State {
     fn read(&self, location: &Path, entry: &Entry) -> Result<Bytes, LogError> {
         let file_path = || segment::path(&self.log_dir, entry.segment);
         let corrupt = |reason| LogError::Corrupt { file: file_path(), offset: entry.offset, reason };
+        let seg = self
+            .segments
+            .get(&entry.segment)
+            .ok_or_else(|| LogError::NotOpen { dir: self.log_dir.clone(), segment: entry.segment })?;
         let mut buf = vec![0; usize::try_from(entry.record_len).unwrap_or(usize::MAX)];
-        let read = segment::read_full_at(self.file(entry.segment)?, &mut buf, entry.offset)
+        let read = segment::read_full_at(&seg.file, &mut buf, entry.offset)
             .map_err(|e| LogError::io("read", file_path())(e))?;
         if read < buf.len() {
             return Err(corrupt("the file ends inside an indexed record"));
         }
         let start = entry.data_start() as usize;
-        let sum = self.segments.get(&entry.segment).map_or(Sum::NEWEST, |seg| seg.sum);
-        match record::parse(&buf, true, sum) {
+        match record::parse(&buf, true, seg.sum) {
             Parsed::Record(r)
                 if r.data_start == start
                     && r.data_len as u64 == entry.size()
