@@ -6,9 +6,11 @@
 //!
 //! - *first answer*: a new `memfs exec` process, from its start until the answer to one file
 //!   view arrives (the median of 5);
-//! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit;
+//! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit (the
+//!   median of 5: the first grows the store, the other four are each deleted again by a
+//!   process not timed, so every run starts from the same size);
 //! - *bytes per create*: how much the store folder grew since the previous size's measurement
-//!   (the creates that grew the store, and these 100), divided by the creates: the log is
+//!   (the creates that grew the store, and the first run's 100), divided by the creates: the log is
 //!   append-only, so that is what was written, index files included, amortized over the
 //!   segments sealed in between (a window of 100 creates seals one 8 MiB segment or none);
 //!   the zeros the last segment is filled with ahead of its records are not counted (each
@@ -45,6 +47,8 @@ struct Row {
     files: usize,
     first_answer: Duration,
     open_and_creates: Duration,
+    /// The fastest and slowest of the runs.
+    spread: (Duration, Duration),
     bytes_per_create: u64,
     peak_memory: u64,
 }
@@ -142,11 +146,33 @@ impl Bench {
         let mut firsts: Vec<Duration> = (0..5).map(|_| self.first_answer()).collect();
         firsts.sort();
         let lines: Vec<String> = (0..100).map(|_| self.create_line()).collect();
-        let (open_and_creates, peak_memory) = self.exec(&(lines.join("\n") + "\n"));
+        let (first_run, peak_memory) = self.exec(&(lines.join("\n") + "\n"));
         let now = (folder_bytes(&self.store), self.files);
         let bytes_per_create = (now.0 - self.last.0) / (now.1 - self.last.1) as u64;
-        self.last = now;
-        Row { files, first_answer: firsts[2], open_and_creates, bytes_per_create, peak_memory }
+        // Four more runs of 100 creates, each deleted again by a process not timed, so that
+        // every run starts from this size; the median of the five is the figure.
+        let mut runs = vec![first_run];
+        for run in 1..5 {
+            let paths: Vec<String> = (0..100).map(|i| format!("/memories/d{}/run{run}-{i}.md", i % FOLDERS)).collect();
+            let text = format!("{} run {run}\n", "note ".repeat(49));
+            let command = |p: &String, c: &str| match c {
+                "create" => serde_json::json!({"command": c, "path": p, "file_text": text}),
+                _ => serde_json::json!({"command": c, "path": p}),
+            };
+            let lines = |c: &str| paths.iter().map(|p| command(p, c).to_string() + "\n").collect::<String>();
+            runs.push(self.exec(&lines("create")).0);
+            self.exec(&lines("delete"));
+        }
+        runs.sort();
+        self.last = (folder_bytes(&self.store), self.files);
+        Row {
+            files,
+            first_answer: firsts[2],
+            open_and_creates: runs[2],
+            spread: (runs[0], runs[4]),
+            bytes_per_create,
+            peak_memory,
+        }
     }
 }
 
@@ -212,12 +238,14 @@ fn main() {
         let grown = grow.elapsed();
         let row = bench.measure();
         println!(
-            "{:>14} | {:>9.1} ms | {:>15.1} ms | {:>21} B | {:>8.1} MB   (grown in {:.0} s)",
+            "{:>14} | {:>9.1} ms | {:>15.1} ms | {:>21} B | {:>8.1} MB   (runs {:.0}-{:.0} ms; grown in {:.0} s)",
             row.files,
             row.first_answer.as_secs_f64() * 1e3,
             row.open_and_creates.as_secs_f64() * 1e3,
             row.bytes_per_create,
             row.peak_memory as f64 / 1e6,
+            row.spread.0.as_secs_f64() * 1e3,
+            row.spread.1.as_secs_f64() * 1e3,
             grown.as_secs_f64(),
         );
         rows.push(row);

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::path::{MemoryPath, Name};
-use crate::resolver::{Need, Resolver};
+use crate::resolver::{self, Need, Resolver};
 use crate::tree::{Day, Dir, DirRef, Node, ObjectId, Tree};
 
 /// A read of the file at `path` whose content was `id`.
@@ -51,14 +51,8 @@ fn touch_in(
     day: Day,
     resolver: &dyn Resolver,
 ) -> Result<Option<DirRef>, Need> {
-    let loaded: Arc<Dir> = match dir.dir() {
-        Some(d) => d.clone(),
-        None => {
-            let stored = dir.id().expect("a DirRef is loaded or stored");
-            resolver.dir(&stored).ok_or(Need::Dir(stored))?
-        }
-    };
     let (first, rest) = components.split_first().expect("below the root");
+    let loaded: Arc<Dir> = resolver::load(dir, Some(first), resolver)?;
     let node = match (loaded.get(first), rest.is_empty()) {
         (Some(Node::File(f)), true) if f.id == id && f.accessed < day => {
             Node::File(crate::tree::FileRef { accessed: day, ..*f })

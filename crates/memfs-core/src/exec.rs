@@ -18,7 +18,7 @@ use crate::page;
 use crate::path::{MemoryPath, Name, normalized};
 use crate::policy::{Policy, SensitiveMode};
 use crate::render::{self, ListingRow, ToolError, ToolResult};
-use crate::resolver::{Need, Resolver};
+use crate::resolver::{self, Need, Resolver};
 use crate::sensitive;
 use crate::text::{self, ReplaceError};
 use crate::tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Tree};
@@ -206,12 +206,14 @@ struct Screened {
 }
 
 impl Cx<'_> {
+    /// The whole directory.
     fn load(&self, dir: &DirRef) -> Step<Arc<Dir>> {
-        if let Some(d) = dir.dir() {
-            return Ok(d.clone());
-        }
-        let id = dir.id().expect("a DirRef is loaded or stored");
-        self.resolver.dir(&id).ok_or(Halt::Need(Need::Dir(id)))
+        resolver::load(dir, None, self.resolver).map_err(Halt::Need)
+    }
+
+    /// The directory, loaded far enough to answer for `name`.
+    fn load_for(&self, dir: &DirRef, name: &Name) -> Step<Arc<Dir>> {
+        resolver::load(dir, Some(name), self.resolver).map_err(Halt::Need)
     }
 
     fn content(&self, file: &FileRef, path: &str) -> Step<String> {
@@ -220,14 +222,14 @@ impl Cx<'_> {
     }
 
     fn lookup(&self, components: &[Name]) -> Step<Found> {
-        let mut dir = self.load(self.tree.root())?;
+        let mut dir = self.tree.root().clone();
         for (i, name) in components.iter().enumerate() {
             let last = i + 1 == components.len();
-            match dir.get(name) {
+            match self.load_for(&dir, name)?.get(name) {
                 None => return Ok(Found::Missing),
                 Some(node) if last => return Ok(Found::Node(node.clone())),
                 Some(Node::File(_)) => return Ok(Found::ParentIsFile),
-                Some(Node::Dir(d)) => dir = self.load(d)?,
+                Some(Node::Dir(d)) => dir = d.clone(),
             }
         }
         Ok(Found::Node(Node::Dir(self.tree.root().clone())))
@@ -253,7 +255,7 @@ impl Cx<'_> {
 
     fn set_in(&self, dir: &DirRef, components: &[Name], node: Option<Node>) -> Step<DirRef> {
         let (first, rest) = components.split_first().expect("set below the root");
-        let mut copy = Dir::clone(&*self.load(dir)?);
+        let mut copy = Dir::clone(&*self.load_for(dir, first)?);
         if rest.is_empty() {
             match node {
                 Some(node) => copy.insert(first.clone(), node),

@@ -5,10 +5,8 @@
 //! with the past [`Node`] (a [`FileRef`](crate::FileRef) or a stored [`DirRef`]) hung in at the
 //! end: O(depth) new directories, no content copied, exactly like a tool command's mutation.
 
-use std::sync::Arc;
-
 use crate::path::Name;
-use crate::resolver::{Need, Resolver};
+use crate::resolver::{self, Need, Resolver};
 use crate::tree::{Dir, DirRef, Node, Tree};
 
 /// A copy of `tree` with `node` at `components`, or with the entry removed for `None`.
@@ -59,7 +57,7 @@ fn graft_in(
     resolver: &dyn Resolver,
 ) -> Result<Option<DirRef>, Need> {
     let (first, rest) = components.split_first().expect("graft below the root");
-    let mut copy = Dir::clone(&*load(dir, resolver)?);
+    let mut copy = Dir::clone(&*resolver::load(dir, Some(first), resolver)?);
     if rest.is_empty() {
         match node {
             Some(node) => copy.insert(first.clone(), node),
@@ -83,16 +81,10 @@ fn graft_in(
     Ok(Some(DirRef::new(copy)))
 }
 
-fn load(dir: &DirRef, resolver: &dyn Resolver) -> Result<Arc<Dir>, Need> {
-    if let Some(d) = dir.dir() {
-        return Ok(d.clone());
-    }
-    let id = dir.id().expect("a DirRef is loaded or stored");
-    resolver.dir(&id).ok_or(Need::Dir(id))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::MapResolver;
     use crate::tree::{FileRef, ObjectId};
@@ -144,7 +136,8 @@ mod tests {
         let id = ObjectId::from_bytes([9; 32]);
         let tree = Tree::from_root(DirRef::stored(id, Default::default()));
         let mut r = MapResolver::new();
-        assert_eq!(graft(&tree, &names("a"), Some(file(1)), &r).unwrap_err(), Need::Dir(id));
+        let need = Need::Entry { dir: id, totals: Default::default(), name: Name::parse("a").unwrap() };
+        assert_eq!(graft(&tree, &names("a"), Some(file(1)), &r).unwrap_err(), need);
         r.dirs.insert(id, Arc::new(Dir::from_entries([(Name::parse("z").unwrap(), file(5))])));
         assert_eq!(listing(&graft(&tree, &names("a"), Some(file(1)), &r).unwrap()), ["a=1", "z=5"]);
     }

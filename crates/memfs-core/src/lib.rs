@@ -92,7 +92,7 @@ pub use policy::{
     Policy, PolicyError, RULE_PREFIX, SensitiveMode, parse_bytes, parse_days,
 };
 pub use render::{ToolError, ToolResult};
-pub use resolver::{Need, Resolver};
+pub use resolver::{Need, Resolver, load as load_dir};
 #[cfg(any(test, feature = "test-support"))]
 pub use test_support::MapResolver;
-pub use tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Totals, Tree};
+pub use tree::{Day, Dir, DirRef, FileRef, Node, ObjectId, Part, Parts, Totals, Tree};

@@ -8,9 +8,15 @@
 //! Trees are persistent: a mutation copies the directories along the changed path and shares
 //! every other directory with the old tree (through `Arc`), so it costs O(depth), not O(files).
 //! Copied directories carry no stored id until the store writes them.
+//!
+//! A large stored directory may also be loaded in part ([`Parts`]): the entries of some of the
+//! parts it is stored in, each part a range of names. A command that only needs one name asks
+//! for the part that holds it ([`Need::Entry`](crate::Need::Entry)), so its cost does not grow
+//! with the directory; one that needs every entry (a listing) asks for the whole directory.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -164,16 +170,111 @@ impl Node {
 
 /// A directory: entries sorted by name in byte order, which for UTF-8 is code-point order,
 /// the order the SDK sorts a listing in.
+///
+/// Whole, or partial: the entries of the [`Parts`] of a stored directory it holds (and, in a
+/// copy a mutation made, its changes within them). A partial directory's totals are the whole
+/// directory's.
 #[derive(Debug, Clone, Default)]
 pub struct Dir {
     entries: BTreeMap<Name, Node>,
     totals: Totals,
+    parts: Option<Box<Parts>>,
+}
+
+/// Which parts of a stored directory a partial [`Dir`] holds.
+///
+/// The store decides how a directory is cut into parts (for the encrypted store, its leaf
+/// pages) and numbers them in name order; the core only keeps the numbers and name ranges, so
+/// a copy can be merged with more parts of the directory it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts {
+    /// The stored directory these are parts of.
+    pub base: ObjectId,
+    /// Its totals.
+    pub base_totals: Totals,
+    /// How many parts it is stored in.
+    pub count: u32,
+    /// The parts held, by increasing index.
+    pub held: Vec<Part>,
+}
+
+/// One part of a stored directory: every entry whose name is in its range is held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Its place among the directory's parts (0 first).
+    pub index: u32,
+    /// The lowest name it holds.
+    pub low: Bound<Name>,
+    /// The highest name it holds.
+    pub high: Bound<Name>,
+}
+
+impl Part {
+    /// Whether `name` falls in this part.
+    pub fn contains(&self, name: &Name) -> bool {
+        (self.low.as_ref(), self.high.as_ref()).contains(name)
+    }
+
+    fn range(&self) -> (Bound<&Name>, Bound<&Name>) {
+        (self.low.as_ref(), self.high.as_ref())
+    }
 }
 
 impl Dir {
     /// An empty directory.
     pub fn new() -> Self {
         Dir::default()
+    }
+
+    /// A directory holding some parts of the stored directory `parts.base`: `entries` are every
+    /// entry in the parts' ranges, `totals` the whole directory's.
+    pub fn partial(parts: Parts, totals: Totals, entries: impl IntoIterator<Item = (Name, Node)>) -> Self {
+        Dir { entries: entries.into_iter().collect(), totals, parts: Some(Box::new(parts)) }
+    }
+
+    /// Whether every entry is here.
+    pub fn is_whole(&self) -> bool {
+        self.parts.is_none()
+    }
+
+    /// For a partial directory, the parts it holds.
+    pub fn parts(&self) -> Option<&Parts> {
+        self.parts.as_deref()
+    }
+
+    /// Whether this directory can answer for `name`: it is whole, or holds the part `name`
+    /// falls in (whether or not there is an entry of that name).
+    pub fn holds(&self, name: &Name) -> bool {
+        self.parts.as_ref().is_none_or(|p| p.held.iter().any(|part| part.contains(name)))
+    }
+
+    /// This directory completed with what `other` holds beyond it: `other` is (a view of) the
+    /// stored directory this one is, or was copied from. The parts held here win, so the
+    /// changes of a copy are kept; with a whole `other`, the result is whole.
+    pub fn merge(&self, other: &Dir) -> Dir {
+        let Some(mine) = &self.parts else { return self.clone() };
+        let mut merged = self.clone();
+        let Some(theirs) = &other.parts else {
+            for (name, node) in &other.entries {
+                if !mine.held.iter().any(|part| part.contains(name)) {
+                    merged.entries.insert(name.clone(), node.clone());
+                }
+            }
+            merged.parts = None;
+            return merged;
+        };
+        let parts = merged.parts.as_mut().expect("partial");
+        for part in &theirs.held {
+            if mine.held.iter().any(|p| p.index == part.index) {
+                continue;
+            }
+            for (name, node) in other.entries.range::<Name, _>(part.range()) {
+                merged.entries.insert(name.clone(), node.clone());
+            }
+            parts.held.push(part.clone());
+        }
+        parts.held.sort_by_key(|p| p.index);
+        merged
     }
 
     /// Builds a directory from entries.
@@ -190,9 +291,14 @@ impl Dir {
         self.totals
     }
 
-    /// The entries in name order.
+    /// The entries in name order (of a partial directory, those of the parts it holds).
     pub fn entries(&self) -> impl ExactSizeIterator<Item = (&Name, &Node)> {
         self.entries.iter()
+    }
+
+    /// The entries in `part`'s range, in name order.
+    pub fn part_entries(&self, part: &Part) -> impl Iterator<Item = (&Name, &Node)> {
+        self.entries.range::<Name, _>(part.range())
     }
 
     /// One entry.
@@ -210,8 +316,10 @@ impl Dir {
         self.entries.is_empty()
     }
 
-    /// Adds or replaces an entry, keeping the totals.
+    /// Adds or replaces an entry, keeping the totals. In a partial directory, `name` must be
+    /// in a part it holds.
     pub fn insert(&mut self, name: Name, node: Node) {
+        debug_assert!(self.holds(&name), "an entry inserted outside the parts held");
         self.totals += node.totals();
         if let Some(old) = self.entries.insert(name, node) {
             self.totals.sub(old.totals());
@@ -219,6 +327,7 @@ impl Dir {
     }
 
     pub(crate) fn remove(&mut self, name: &Name) -> Option<Node> {
+        debug_assert!(self.holds(name), "an entry removed outside the parts held");
         let old = self.entries.remove(name)?;
         self.totals.sub(old.totals());
         Some(old)

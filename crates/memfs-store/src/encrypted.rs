@@ -64,6 +64,8 @@ mod key_set;
 mod keys;
 mod mark;
 mod objects;
+mod parts;
+mod plan;
 mod purge;
 mod reseal;
 mod rotate;
@@ -80,6 +82,7 @@ pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
 pub use keys::KeyChange;
 pub use mark::{CarryOver, CarryOverKind};
+use parts::PartSearch;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
@@ -222,6 +225,8 @@ pub struct EncryptedRepository {
     disk: Option<DiskCache>,
     /// The log of a local store, which `gc` compacts.
     log: Option<Arc<LogStore>>,
+    /// How a large directory is searched for the leaf a name falls in.
+    part_search: PartSearch,
     /// Objects this process stored, and the epoch of each (see `objects.rs`, `put_object`).
     written: Mutex<HashMap<ObjectId, u32>>,
     /// What opening changed in `memfs.keys` ([`EncryptedRepository::carried_over`]).
@@ -249,6 +254,7 @@ struct Connection {
     keys: Box<dyn HeadStore>,
     log: Option<Arc<LogStore>>,
     snapshot_budget: usize,
+    part_search: PartSearch,
 }
 
 impl Connection {
@@ -263,6 +269,7 @@ impl Connection {
             keys: head(KEYS_PATH),
             log: self.log.clone(),
             snapshot_budget: self.snapshot_budget,
+            part_search: self.part_search,
         }
     }
 }
@@ -274,6 +281,7 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
         gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
         keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
         snapshot_budget: HEAD_SNAPSHOT_BYTES,
+        part_search: PartSearch::FAR,
         store,
         log,
     };
@@ -291,10 +299,18 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             // deletes whatever a read saw, and a reader only asks for what a head names.
             let log = LogStore::open(&dir).map_err(Error::log_open)?.with_settled_prefixes(vec!["objects/".into()]);
             let log = Arc::new(log);
-            Connection { snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES, ..conditional(log.clone(), Some(log)) }
+            Connection {
+                snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES,
+                part_search: PartSearch::NEAR,
+                ..conditional(log.clone(), Some(log))
+            }
         }
         // Nobody else can ever open this store: no reader for a snapshot.
-        Backend::Memory => Connection { snapshot_budget: 0, ..conditional(Arc::new(InMemory::new()), None) },
+        Backend::Memory => Connection {
+            snapshot_budget: 0,
+            part_search: PartSearch::NEAR,
+            ..conditional(Arc::new(InMemory::new()), None)
+        },
         Backend::ObjectStore(store) => conditional(store, None),
     })
 }
@@ -455,6 +471,7 @@ impl EncryptedRepository {
             parsed_head: Mutex::new(None),
             max_staleness: options.max_staleness,
             snapshot_budget: conn.snapshot_budget,
+            part_search: conn.part_search,
             unwritten_budget: options.unwritten_bytes.unwrap_or(conn.snapshot_budget / 2).min(conn.snapshot_budget),
             disk,
             log: conn.log,
@@ -575,6 +592,10 @@ impl Repository for EncryptedRepository {
         let dir = Arc::new(dir);
         self.cache().insert_dir(*id, dir.clone(), pages.into());
         Ok(dir)
+    }
+
+    async fn dir_entry(&self, id: &ObjectId, totals: Totals, name: &memfs_core::Name) -> Result<Arc<Dir>, Error> {
+        self.dir_part(id, totals, name).await
     }
 
     async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {

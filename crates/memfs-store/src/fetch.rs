@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use memfs_core::{Dir, Need, ObjectId, Resolver};
+use memfs_core::{Dir, DirRef, Need, ObjectId, Resolver};
 
 use crate::error::Error;
 use crate::repository::Repository;
@@ -33,6 +33,15 @@ impl<'a> Fetched<'a> {
                 let dir = self.repo.dir(&id).await?;
                 self.dirs.insert(id, dir);
             }
+            Need::Entry { dir: id, totals, name } => {
+                let dir = self.repo.dir_entry(&id, totals, &name).await?;
+                // What was fetched before stays: the repository's cache may have let it go.
+                let dir = match self.dirs.get(&id) {
+                    Some(held) if !dir.is_whole() => Arc::new(dir.merge(held)),
+                    _ => dir,
+                };
+                self.dirs.insert(id, dir);
+            }
             Need::Blob(id) => {
                 let blob = self.repo.blob(&id).await?;
                 self.blobs.insert(id, blob);
@@ -51,9 +60,30 @@ impl<'a> Fetched<'a> {
         }
     }
 
-    /// The directory `id`, fetched if it is not yet.
+    /// The whole directory `dir`: loaded and whole, or fetched (a copy of part of a stored
+    /// directory is completed with the rest of it).
+    pub async fn whole(&mut self, dir: &DirRef) -> Result<Arc<Dir>, Error> {
+        self.resolve(|f| memfs_core::load_dir(dir, None, f)).await
+    }
+
+    /// The whole directory `id`, fetched if it is not yet (or only parts of it are).
     pub async fn dir(&mut self, id: ObjectId) -> Result<Arc<Dir>, Error> {
-        self.resolve(|f| Resolver::dir(f, &id).ok_or(Need::Dir(id))).await
+        self.resolve(|f| Resolver::dir(f, &id).filter(|d| d.is_whole()).ok_or(Need::Dir(id))).await
+    }
+}
+
+/// The whole directory `dir` from `repo`: loaded and whole, or read (a copy of part of a
+/// stored directory is completed with the rest of it). Every walk of a tree's entries that
+/// may meet a mutation's copies reads directories through this or [`Fetched::whole`].
+pub async fn whole_dir(repo: &dyn Repository, dir: &DirRef) -> Result<Arc<Dir>, Error> {
+    match (dir.dir(), dir.id()) {
+        (Some(loaded), _) if loaded.is_whole() => Ok(loaded.clone()),
+        (Some(loaded), _) => {
+            let base = loaded.parts().expect("a partial directory has parts").base;
+            Ok(Arc::new(loaded.merge(&*repo.dir(&base).await?)))
+        }
+        (None, Some(id)) => repo.dir(&id).await,
+        (None, None) => unreachable!("a DirRef is loaded or stored"),
     }
 }
 

@@ -72,7 +72,7 @@ pub use encrypted::{
     ResealReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir, UNWRITTEN_BYTES,
 };
 pub use error::Error;
-pub use fetch::Fetched;
+pub use fetch::{Fetched, whole_dir};
 pub use local_fs::UnsafePath;
 pub use progress::Progress;
 pub use record::{Operation, PolicyChange, Record};

@@ -49,13 +49,24 @@ impl Pages {
 pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
     let entries: Vec<(&Name, &Node)> = dir.entries().collect();
     let mut pages = Vec::new();
-    let mut level: Vec<ObjectId> = Vec::new();
+    let mut leaves: Vec<ObjectId> = Vec::new();
     for chunk in cut(&entries, |(name, _)| name_boundary(key, name)) {
         let plain = format::encode_leaf(chunk.iter().copied())?;
         let id = key.address(&plain);
-        level.push(id);
+        leaves.push(id);
         pages.push((id, plain));
     }
+    encode_index(leaves, key, &mut pages);
+    Some(Pages { pages })
+}
+
+/// Cuts the ids of a directory's leaves, in order, into index pages, level by level, and adds
+/// them to `pages` (bottom-up); returns the directory's id (the one leaf's, for a single leaf).
+pub(crate) fn encode_index(
+    mut level: Vec<ObjectId>,
+    key: &AddressKey,
+    pages: &mut Vec<(ObjectId, Vec<u8>)>,
+) -> ObjectId {
     while level.len() > 1 {
         let mut above = Vec::new();
         for chunk in cut(&level, id_boundary) {
@@ -66,7 +77,14 @@ pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
         }
         level = above;
     }
-    Some(Pages { pages })
+    level[0]
+}
+
+/// Whether the page being filled ends after its `len`-th item, whose boundary test is
+/// `boundary`. Nothing but `len` and that item decides: cutting a run of entries from any
+/// page start gives the pages a cut from the first entry gives from there.
+pub(crate) fn ends_page(len: usize, boundary: impl FnOnce() -> bool) -> bool {
+    (len >= MIN_ENTRIES && boundary()) || len >= MAX_ENTRIES
 }
 
 /// Splits `items` after each boundary; an empty slice gives one empty chunk (an empty
@@ -75,8 +93,7 @@ fn cut<T>(items: &[T], boundary: impl Fn(&T) -> bool) -> Vec<&[T]> {
     let mut chunks = Vec::new();
     let mut start = 0;
     for (i, item) in items.iter().enumerate() {
-        let len = i + 1 - start;
-        if (len >= MIN_ENTRIES && boundary(item)) || len >= MAX_ENTRIES {
+        if ends_page(i + 1 - start, || boundary(item)) {
             chunks.push(&items[start..=i]);
             start = i + 1;
         }
@@ -87,8 +104,25 @@ fn cut<T>(items: &[T], boundary: impl Fn(&T) -> bool) -> Vec<&[T]> {
     chunks
 }
 
+/// Where a directory's pages are: its index pages and its leaves, which hold its entries in
+/// name order. A large directory is read through it a leaf at a time (`encrypted/parts.rs`).
+#[derive(Debug)]
+pub(crate) struct Layout {
+    /// The index pages, top first, level by level (none for a directory of one leaf).
+    pub(crate) index: Vec<ObjectId>,
+    /// The leaves, in order.
+    pub(crate) leaves: Vec<ObjectId>,
+}
+
+impl Layout {
+    /// Every page.
+    pub(crate) fn pages(&self) -> impl Iterator<Item = &ObjectId> {
+        self.index.iter().chain(&self.leaves)
+    }
+}
+
 /// Whether an entry with this name ends its leaf.
-fn name_boundary(key: &AddressKey, name: &Name) -> bool {
+pub(crate) fn name_boundary(key: &AddressKey, name: &Name) -> bool {
     // A leading NUL: no stored plaintext (JSON) starts with one, so this hash is never an id.
     let mut input = Vec::with_capacity(name.as_str().len() + 16);
     input.extend_from_slice(b"\0page boundary\0");

@@ -4,7 +4,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use memfs_core::{Change, Dir, Mutation, ObjectId, Policy, Tree};
+use memfs_core::{Change, Dir, Mutation, Name, ObjectId, Policy, Totals, Tree};
 
 use crate::error::Error;
 use crate::head::HeadVersion;
@@ -83,6 +83,14 @@ pub trait Repository: Display + Send + Sync {
     /// A directory by id.
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error>;
 
+    /// The directory `id` (whose totals are `totals`) loaded far enough to answer for `name`:
+    /// for a large one, only the part `name` falls in and what was loaded of it before
+    /// ([`Dir::partial`]); the whole directory by default.
+    async fn dir_entry(&self, id: &ObjectId, totals: Totals, name: &Name) -> Result<Arc<Dir>, Error> {
+        let _ = (totals, name);
+        self.dir(id).await
+    }
+
     /// A file's content by id.
     async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error>;
 
@@ -105,6 +113,9 @@ impl<T: Repository + ?Sized> Repository for Arc<T> {
     }
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
         (**self).dir(id).await
+    }
+    async fn dir_entry(&self, id: &ObjectId, totals: Totals, name: &Name) -> Result<Arc<Dir>, Error> {
+        (**self).dir_entry(id, totals, name).await
     }
     async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
         (**self).blob(id).await

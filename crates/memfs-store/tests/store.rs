@@ -47,6 +47,8 @@ mod log_index;
 mod log_store;
 #[path = "store/object_conformance.rs"]
 mod object_conformance;
+#[path = "store/parts.rs"]
+mod parts;
 #[path = "store/retries.rs"]
 mod retries;
 #[path = "store/round_trips.rs"]

@@ -85,13 +85,7 @@ impl Memfs {
         let mut found = Vec::new();
         let mut stack = vec![(Vec::<Name>::new(), tree.root().clone())];
         while let Some((at, dir)) = stack.pop() {
-            let dir = match dir.dir() {
-                Some(d) => d.clone(),
-                None => {
-                    let id = dir.id().expect("a DirRef is loaded or stored");
-                    fetched.dir(id).await.map_err(|e| self.store_error(e))?
-                }
-            };
+            let dir = fetched.whole(&dir).await.map_err(|e| self.store_error(e))?;
             // Reverse order on the stack gives tree order when popped.
             let mut subdirs = Vec::new();
             for (name, node) in dir.entries() {

@@ -317,13 +317,7 @@ impl Memfs {
     }
 
     pub(crate) async fn load(&self, dir: &memfs_core::DirRef) -> Result<Arc<memfs_core::Dir>, Error> {
-        match dir.dir() {
-            Some(d) => Ok(d.clone()),
-            None => {
-                let id = dir.id().expect("a DirRef is loaded or stored");
-                self.repository().dir(&id).await.map_err(|e| self.store_error(e))
-            }
-        }
+        memfs_store::whole_dir(self.repository().as_ref(), dir).await.map_err(|e| self.store_error(e))
     }
 
     /// The node at `components` of `tree` (the root directory for none).

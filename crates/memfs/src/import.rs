@@ -273,11 +273,7 @@ impl Memfs {
     }
 
     pub(crate) async fn loaded(&self, dir: &DirRef, fetched: &mut Fetched<'_>) -> Result<std::sync::Arc<Dir>, Error> {
-        if let Some(d) = dir.dir() {
-            return Ok(d.clone());
-        }
-        let id = dir.id().expect("a DirRef is loaded or stored");
-        fetched.dir(id).await.map_err(|e| self.store_error(e))
+        fetched.whole(dir).await.map_err(|e| self.store_error(e))
     }
 
     /// `tree` with an empty directory at `components` (parents created as needed).

@@ -17,6 +17,7 @@ use memfs_core::{Dir, ObjectId, Policy};
 use quick_cache::Weighter;
 
 use crate::format::CommitObject;
+use crate::pages::Layout;
 
 /// The default budget: 64 MiB.
 pub const DEFAULT_MEMORY_CACHE_BYTES: usize = 64 << 20;
@@ -25,6 +26,8 @@ pub const DEFAULT_MEMORY_CACHE_BYTES: usize = 64 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Slot {
     Dir,
+    Partial,
+    Layout,
     Pages,
     Blob,
     Commit,
@@ -36,6 +39,10 @@ enum Slot {
 enum Item {
     /// A whole directory, decoded (children by id).
     Dir(Arc<Dir>),
+    /// The leaves of a large directory read so far, decoded ([`Dir::partial`]).
+    Partial(Arc<Dir>),
+    /// Where a directory's pages are.
+    Layout(Arc<Layout>),
     /// The ids of a directory's pages, top page first.
     Pages(Arc<[ObjectId]>),
     /// A file's content.
@@ -59,7 +66,8 @@ const DIR_ENTRY_BYTES: u64 = 160;
 impl Weighter<(Slot, ObjectId), Item> for Weight {
     fn weight(&self, _: &(Slot, ObjectId), item: &Item) -> u64 {
         let data = match item {
-            Item::Dir(dir) => dir.len() as u64 * DIR_ENTRY_BYTES,
+            Item::Dir(dir) | Item::Partial(dir) => dir.len() as u64 * DIR_ENTRY_BYTES,
+            Item::Layout(layout) => layout.pages().count() as u64 * 32,
             Item::Pages(pages) => pages.len() as u64 * 32,
             Item::Blob(bytes) | Item::Plain(bytes) => bytes.len() as u64,
             Item::Commit(commit) => {
@@ -107,6 +115,10 @@ impl Cache {
     entries! {
         /// A decoded directory (see [`Cache::insert_dir`]).
         dir, insert_decoded: Dir(Arc<Dir>);
+        /// Part of a directory (see [`Dir::partial`]).
+        partial, insert_partial: Partial(Arc<Dir>);
+        /// Where a directory's pages are.
+        layout, insert_layout: Layout(Arc<Layout>);
         /// A directory's page ids (see [`Cache::insert_dir`]).
         pages, insert_pages: Pages(Arc<[ObjectId]>);
         blob, insert_blob: Blob(Arc<[u8]>);
@@ -128,7 +140,9 @@ impl Cache {
 
     /// Drops everything known about `id` (an object deleted from the store).
     pub(super) fn forget(&mut self, id: &ObjectId) {
-        for slot in [Slot::Dir, Slot::Pages, Slot::Blob, Slot::Commit, Slot::Policy, Slot::Plain] {
+        for slot in
+            [Slot::Dir, Slot::Partial, Slot::Layout, Slot::Pages, Slot::Blob, Slot::Commit, Slot::Policy, Slot::Plain]
+        {
             self.items.remove(&(slot, *id));
         }
     }

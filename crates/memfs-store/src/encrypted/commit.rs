@@ -1,7 +1,7 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
-use super::objects::PlannedDirs;
+use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::unwritten_size;
 use super::*;
 
@@ -51,9 +51,15 @@ impl EncryptedRepository {
         let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
         // Every new object (contents, directory pages, the commit) is sealed first and written
         // at once; only then is the head swapped.
-        let mut planned = PlannedDirs::default();
         let base_root = base.tree.root().id();
-        let root = self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &mut planned);
+        let mut inputs = PlanInputs::default();
+        let (planned, root) = loop {
+            let mut planned = PlannedDirs::default();
+            match self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &inputs, &mut planned) {
+                Ok(root) => break (planned, root),
+                Err(missing) => self.supply(missing, &mut inputs).await?,
+            }
+        };
         let generation = base.generation + 1;
         let commit = CommitObject {
             parent: anchor.commit,
@@ -95,6 +101,10 @@ impl EncryptedRepository {
             }
             for (id, dir, pages) in planned.dirs {
                 cache.insert_dir(id, dir, pages);
+            }
+            for (id, dir, layout) in planned.partials {
+                cache.insert_partial(id, dir);
+                cache.insert_layout(id, layout);
             }
             for (id, plain) in planned.pages.iter().chain(&extra) {
                 cache.insert_plain(*id, Arc::from(&plain[..]));

@@ -220,45 +220,6 @@ impl EncryptedRepository {
         Ok(commit)
     }
 
-    /// Encodes every directory of `dir` that has no id yet, children first, into pages, and
-    /// adds the pages to write to `out`; returns the directory's id. Only the directories a
-    /// mutation copied lack ids (O(depth) of them), and of each only the pages that differ
-    /// from the version it was copied from (`base`, the same path in the base tree) are new.
-    pub(super) fn plan_dirs(&self, dir: &DirRef, base: Option<&ObjectId>, out: &mut PlannedDirs) -> ObjectId {
-        if let Some(id) = dir.id() {
-            return id;
-        }
-        let d = dir.dir().expect("an unwritten directory is loaded");
-        let base_dir = base.and_then(|id| self.cache().dir(id));
-        // The directory as a reader would decode it (children by id), cached after the commit
-        // so the next command does not read back what this one wrote: a copy in which only the
-        // loaded children (the copied path, O(depth) of them) are replaced by their ids.
-        let mut decoded = Dir::clone(d);
-        for (name, node) in d.entries() {
-            let Node::Dir(child) = node else { continue };
-            if child.dir().is_none() {
-                continue;
-            }
-            let child_base = match base_dir.as_ref().and_then(|b| b.get(name)) {
-                Some(Node::Dir(b)) => b.id(),
-                _ => None,
-            };
-            let id = self.plan_dirs(child, child_base.as_ref(), out);
-            decoded.insert(name.clone(), Node::Dir(DirRef::stored(id, child.totals())));
-        }
-        let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
-        let unchanged = base.and_then(|id| self.cache().pages(id));
-        let id = pages.id();
-        let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
-        for (page, plain) in pages.pages {
-            if !unchanged.as_ref().is_some_and(|u| u.contains(&page)) && !out.pages.iter().any(|(p, _)| *p == page) {
-                out.pages.push((page, plain));
-            }
-        }
-        out.dirs.push((id, Arc::new(decoded), ids));
-        id
-    }
-
     /// Reads a whole directory: its top page and, for a large one, every page below.
     pub(super) async fn load_dir(&self, id: &ObjectId) -> Result<(Dir, Vec<ObjectId>), Error> {
         let mut page_ids = vec![*id];
@@ -349,13 +310,6 @@ pub(super) fn decode_level(level: &[ObjectId], plains: &[Arc<[u8]>]) -> Result<L
         }
     }
     Ok(Level::Below(below))
-}
-
-/// The pages a commit writes, and the directories it made (id, decoded, page ids).
-#[derive(Default)]
-pub(super) struct PlannedDirs {
-    pub(super) pages: Vec<(ObjectId, Vec<u8>)>,
-    pub(super) dirs: Vec<(ObjectId, Arc<Dir>, Arc<[ObjectId]>)>,
 }
 
 /// How many times an object write that failed on the way is tried again (after 100, 200 and

@@ -75,10 +75,7 @@ pub(crate) async fn diff_trees(
 async fn load(repo: &dyn Repository, dir: Option<&DirRef>) -> Result<Option<Arc<Dir>>, StoreError> {
     match dir {
         None => Ok(None),
-        Some(d) => match d.dir() {
-            Some(loaded) => Ok(Some(loaded.clone())),
-            None => Ok(Some(repo.dir(&d.id().expect("a DirRef is loaded or stored")).await?)),
-        },
+        Some(d) => Ok(Some(memfs_store::whole_dir(repo, d).await?)),
     }
 }
 
