@@ -7,8 +7,8 @@
 //! - *first answer*: a new `memfs exec` process, from its start until the answer to one file
 //!   view arrives (the median of 5);
 //! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit (the
-//!   median of 5: the first grows the store, the other four are each deleted again by a
-//!   process not timed, so every run starts from the same size);
+//!   median of 5: the first grows the store, the other four run on a copy of it, each deleted
+//!   again by a process not timed, so every run starts from the same size);
 //! - *bytes per create*: how much the store folder grew since the previous size's measurement
 //!   (the creates that grew the store, and the first run's 100), divided by the creates: the log is
 //!   append-only, so that is what was written, index files included, amortized over the
@@ -149,8 +149,28 @@ impl Bench {
         let (first_run, peak_memory) = self.exec(&(lines.join("\n") + "\n"));
         let now = (folder_bytes(&self.store), self.files);
         let bytes_per_create = (now.0 - self.last.0) / (now.1 - self.last.1) as u64;
-        // Four more runs of 100 creates, each deleted again by a process not timed, so that
-        // every run starts from this size; the median of the five is the figure.
+        // Four more runs of 100 creates, on a copy of the store and of the client's state
+        // (its rollback mark would see the copy's commits), each deleted again by a process not
+        // timed, so that every run starts from this size and the store measured next is the
+        // one the first run left; the median of the five is the figure.
+        let copy = |from: &Path, to: &Path| {
+            let _ = std::fs::remove_dir_all(to);
+            if !from.exists() {
+                return std::fs::create_dir_all(to).expect("an empty folder");
+            }
+            let status = Command::new("cp").arg("-a").arg(from).arg(to).status().expect("cp runs");
+            assert!(status.success(), "copying {}", from.display());
+        };
+        let scratch = Bench {
+            bin: self.bin.clone(),
+            home: self.home.with_extension("runs"),
+            store: self.store.with_extension("runs"),
+            key: self.key.clone(),
+            files: self.files,
+            last: self.last,
+        };
+        copy(&self.store, &scratch.store);
+        copy(&self.home, &scratch.home);
         let mut runs = vec![first_run];
         for run in 1..5 {
             let paths: Vec<String> = (0..100).map(|i| format!("/memories/d{}/run{run}-{i}.md", i % FOLDERS)).collect();
@@ -160,11 +180,13 @@ impl Bench {
                 _ => serde_json::json!({"command": c, "path": p}),
             };
             let lines = |c: &str| paths.iter().map(|p| command(p, c).to_string() + "\n").collect::<String>();
-            runs.push(self.exec(&lines("create")).0);
-            self.exec(&lines("delete"));
+            runs.push(scratch.exec(&lines("create")).0);
+            scratch.exec(&lines("delete"));
         }
+        let _ = std::fs::remove_dir_all(&scratch.store);
+        let _ = std::fs::remove_dir_all(&scratch.home);
         runs.sort();
-        self.last = (folder_bytes(&self.store), self.files);
+        self.last = now;
         Row {
             files,
             first_answer: firsts[2],

@@ -215,6 +215,28 @@ impl Part {
         (self.low.as_ref(), self.high.as_ref()).contains(name)
     }
 
+    /// Takes the wider of each bound of this part and `other` (the same part).
+    fn widen(&mut self, other: &Part) {
+        let wider_low = match (&self.low, &other.low) {
+            (Bound::Unbounded, _) => false,
+            (_, Bound::Unbounded) => true,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) => b < a,
+            (Bound::Included(a), Bound::Included(b)) | (Bound::Excluded(a), Bound::Included(b)) => b <= a,
+        };
+        if wider_low {
+            self.low = other.low.clone();
+        }
+        let wider_high = match (&self.high, &other.high) {
+            (Bound::Unbounded, _) => false,
+            (_, Bound::Unbounded) => true,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) => b > a,
+            (Bound::Included(a), Bound::Included(b)) | (Bound::Excluded(a), Bound::Included(b)) => b >= a,
+        };
+        if wider_high {
+            self.high = other.high.clone();
+        }
+    }
+
     fn range(&self) -> (Bound<&Name>, Bound<&Name>) {
         (self.low.as_ref(), self.high.as_ref())
     }
@@ -265,7 +287,10 @@ impl Dir {
         };
         let parts = merged.parts.as_mut().expect("partial");
         for part in &theirs.held {
-            if mine.held.iter().any(|p| p.index == part.index) {
+            if let Some(held) = parts.held.iter_mut().find(|p| p.index == part.index) {
+                // The same part, known to reach further: a part read without the one before
+                // it starts at its first name, and the names between the two hold no entry.
+                held.widen(part);
                 continue;
             }
             for (name, node) in other.entries.range::<Name, _>(part.range()) {

@@ -6,7 +6,7 @@
 //! encrypted store cuts one into leaf pages; the resolver answers [`Need::Entry`] with the one
 //! part that holds the name (merged with what it held before) and [`Need::Dir`] with the whole.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -23,36 +23,49 @@ const PART: usize = 4;
 struct Parted {
     stored: HashMap<ObjectId, Arc<Dir>>,
     fetched: MapResolver,
+    /// The parts read of each directory, as a store's cache keeps them.
+    read: HashMap<ObjectId, BTreeSet<usize>>,
     /// How many parts were fetched, and how many whole directories.
     parts_fetched: usize,
     wholes_fetched: usize,
 }
 
 impl Parted {
-    /// The part of stored directory `id` that holds `name`.
-    fn part(&self, id: &ObjectId, name: &Name) -> Dir {
+    /// The parts of stored directory `id` read so far and the one that holds `name`, each
+    /// bounded as the encrypted store bounds them: from just after the last name of the part
+    /// before when that one is read too, else from its own first name.
+    fn part(&mut self, id: &ObjectId, name: &Name) -> Dir {
         let whole = &self.stored[id];
         let entries: Vec<(&Name, &Node)> = whole.entries().collect();
         let chunks: Vec<&[(&Name, &Node)]> = entries.chunks(PART).collect();
         let count = chunks.len().max(1);
         // The first part whose last name is at or after `name`; the last part if none.
-        let index = chunks.iter().position(|c| c.last().is_some_and(|(n, _)| *n >= name)).unwrap_or(count - 1);
-        let chunk = chunks.get(index).copied().unwrap_or(&[]);
-        let low = match index {
-            0 => Bound::Unbounded,
-            i => Bound::Excluded(chunks[i - 1].last().unwrap().0.clone()),
-        };
-        let high = match chunk.last() {
-            Some((n, _)) if index + 1 < count => Bound::Included((*n).clone()),
-            _ => Bound::Unbounded,
-        };
-        let parts = Parts {
-            base: *id,
-            base_totals: whole.totals(),
-            count: count as u32,
-            held: vec![Part { index: index as u32, low, high }],
-        };
-        Dir::partial(parts, whole.totals(), chunk.iter().map(|(n, node)| ((*n).clone(), (*node).clone())))
+        let mut index = chunks.iter().position(|c| c.last().is_some_and(|(n, _)| *n >= name)).unwrap_or(count - 1);
+        let read = self.read.entry(*id).or_default();
+        read.insert(index);
+        // Below the part's first name: the part before tells where it ends.
+        if index > 0 && chunks.get(index).is_some_and(|c| name < c[0].0) {
+            index -= 1;
+            read.insert(index);
+        }
+        let mut held = Vec::new();
+        let mut held_entries = Vec::new();
+        for &i in read.iter() {
+            let chunk = chunks.get(i).copied().unwrap_or(&[]);
+            let low = match i {
+                0 => Bound::Unbounded,
+                i if read.contains(&(i - 1)) => Bound::Excluded(chunks[i - 1].last().unwrap().0.clone()),
+                _ => Bound::Included(chunk[0].0.clone()),
+            };
+            let high = match chunk.last() {
+                Some((n, _)) if i + 1 < count => Bound::Included((*n).clone()),
+                _ => Bound::Unbounded,
+            };
+            held.push(Part { index: i as u32, low, high });
+            held_entries.extend(chunk.iter().map(|(n, node)| ((*n).clone(), (*node).clone())));
+        }
+        let parts = Parts { base: *id, base_totals: whole.totals(), count: count as u32, held };
+        Dir::partial(parts, whole.totals(), held_entries)
     }
 
     fn fetch(&mut self, need: Need) {
@@ -115,15 +128,21 @@ fn trees() -> (Tree, MapResolver, Tree, Parted) {
     stored.insert(root_id, Arc::new(root));
     let mut fetched = MapResolver::new();
     fetched.blobs = blobs.blobs.clone();
-    let parted = Parted { stored, fetched, parts_fetched: 0, wholes_fetched: 0 };
+    let parted = Parted { stored, fetched, read: HashMap::new(), parts_fetched: 0, wholes_fetched: 0 };
     (Tree::from_root(DirRef::new(Dir::from_entries(root_whole))), blobs, parted_tree, parted)
 }
 
 fn run_parted(command: &Command, tree: &mut Tree, parted: &mut Parted) -> memfs_core::ToolResult {
+    let mut needs = 0;
     let out = loop {
         match execute(command, tree, Dialect::PythonSdk, &parted.fetched) {
             Ok(out) => break out,
-            Err(need) => parted.fetch(need),
+            Err(need) => {
+                // Every need fetched is met: a command never asks for the same thing forever.
+                needs += 1;
+                assert!(needs < 100, "{command:?} keeps asking: {need:?}");
+                parted.fetch(need);
+            }
         }
     };
     if let Some(m) = out.mutation {
@@ -145,6 +164,8 @@ fn run_whole(command: &Command, tree: &mut Tree, blobs: &mut MapResolver) -> mem
 fn path() -> impl Strategy<Value = String> {
     prop_oneof![
         (0..34u8).prop_map(|i| format!("/memories/f{i:02}")),
+        // Between two names, so sometimes between two parts.
+        (0..34u8).prop_map(|i| format!("/memories/f{i:02}x")),
         (0..3u8, 0..12u8).prop_map(|(d, i)| format!("/memories/d{d}/g{i:02}")),
         (0..3u8).prop_map(|d| format!("/memories/d{d}")),
         Just("/memories".to_owned()),
@@ -216,4 +237,20 @@ fn one_name_costs_one_part() {
     assert_eq!(parted.wholes_fetched, 1);
     assert!(listing.contains("/memories/d1/g055\n"), "{listing}");
     assert_eq!(listing.lines().count(), 1 + 1 + 11);
+}
+
+/// A copy that holds a part read without the part before it still answers for a name between
+/// the two once the part before is read: the parts merge to their wider bounds.
+#[test]
+fn a_name_between_two_parts_of_a_copy() {
+    let (mut whole, mut blobs, mut tree, mut parted) = trees();
+    // Root parts of 4: [d0 d1 f00 f01] [f02..f05] [f06..f09] [f10..f13] [f14..f17] ...
+    // f15 needs only [f14..f17], held from f14 on; the edit copies it.
+    let edit = Command::StrReplace { path: "/memories/f15".into(), old_str: "two".into(), new_str: Some("2".into()) };
+    let view = Command::View { path: "/memories/f13x".into(), view_range: None };
+    for command in [edit, view] {
+        let expected = run_whole(&command, &mut whole, &mut blobs);
+        assert_eq!(run_parted(&command, &mut tree, &mut parted), expected);
+    }
+    assert_eq!(parted.parts_fetched, 2);
 }

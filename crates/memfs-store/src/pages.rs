@@ -108,7 +108,7 @@ fn cut<T>(items: &[T], boundary: impl Fn(&T) -> bool) -> Vec<&[T]> {
 /// name order. A large directory is read through it a leaf at a time (`encrypted/parts.rs`).
 #[derive(Debug)]
 pub(crate) struct Layout {
-    /// The index pages, top first, level by level (none for a directory of one leaf).
+    /// The index pages, the top one first (none for a directory of one leaf).
     pub(crate) index: Vec<ObjectId>,
     /// The leaves, in order.
     pub(crate) leaves: Vec<ObjectId>,

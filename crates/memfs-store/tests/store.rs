@@ -12,6 +12,9 @@
 //! - `object_conformance`: the object-store semantics memfs relies on (conditional create and
 //!   update, atomic under 16 racers, conditional GET, listing, delete) and the repository suite,
 //!   on memory, the local folder, S3 (moto) and Azure (Azurite) (`backends`);
+//! - `parts`: commands on directories of 600 and 3,000 files, read a leaf at a time by new
+//!   clients, answer as on the whole tree in memory, and the tree they leave is the one a
+//!   whole re-encoding makes (same root id);
 //! - `log_store`: `LogStore` answers as `InMemory`, shares a folder between instances, survives
 //!   torn tails at every length, refuses corruption, rolls segments over and compacts;
 //! - `round_trips`: requests per command (a cold file view reads the head and the content, a

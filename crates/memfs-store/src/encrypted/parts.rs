@@ -42,8 +42,8 @@ pub(super) type Leaves = BTreeMap<usize, Vec<(Name, Node)>>;
 
 impl EncryptedRepository {
     /// Where the pages of directory `id` are: every index page is read, and of the leaves
-    /// only the first (a page does not say how deep it is, so the first page of each level
-    /// tells whether the level is the leaves).
+    /// only the middle one (a page does not say how deep it is, so one page of each level
+    /// tells whether the level is the leaves; the middle one is where a search starts).
     pub(super) async fn layout(&self, id: &ObjectId) -> Result<Arc<Layout>, Error> {
         if let Some(layout) = self.cache().layout(id) {
             return Ok(layout);
@@ -51,14 +51,15 @@ impl EncryptedRepository {
         let mut index = Vec::new();
         let mut level = vec![*id];
         loop {
-            let first = self.page(&level[0]).await?;
-            if let format::Page::Leaf(_) = format::decode_page(&first, &level[0])? {
+            // The middle page: of the leaves, the one a search reads first.
+            let middle = &level[(level.len() - 1) / 2];
+            if let format::Page::Leaf(_) = format::decode_page(&self.page(middle).await?, middle)? {
                 break;
             }
             let plains: Vec<Arc<[u8]>> = try_join_all(level.iter().map(|p| self.page(p))).await?;
             let below = match decode_level(&level, &plains)? {
                 Level::Below(below) => below,
-                // A level of leaves only: not this one, whose first page is an index page.
+                // A level of leaves only: not this one, one of whose pages is an index page.
                 Level::Leaves(_) => unreachable!("an index page decodes as one"),
             };
             index.append(&mut level);

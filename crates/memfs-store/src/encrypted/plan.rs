@@ -122,10 +122,14 @@ impl EncryptedRepository {
         inputs: &PlanInputs,
         out: &mut PlannedDirs,
     ) -> Result<ObjectId, Missing> {
-        let layout = match inputs.layouts.get(&parts.base).cloned().or_else(|| self.cache().layout(&parts.base)) {
-            Some(layout) if layout.leaves.len() == parts.count as usize => layout,
-            _ => return Err(Missing::Layout(parts.base)),
-        };
+        let layout = inputs.layouts.get(&parts.base).cloned().or_else(|| self.cache().layout(&parts.base));
+        let layout = layout.ok_or(Missing::Layout(parts.base))?;
+        if layout.leaves.len() != parts.count as usize {
+            return Err(Missing::Failed(Error::Corrupt {
+                object: format::object_name(&parts.base),
+                reason: "a directory read in part does not match its pages".into(),
+            }));
+        }
         let key = &self.keys.tree_address;
         let held: HashMap<u32, &Part> = parts.held.iter().map(|p| (p.index, p)).collect();
         let mut pages = Vec::new();

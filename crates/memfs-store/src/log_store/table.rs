@@ -272,7 +272,7 @@ impl Table {
         let (offset, len) = (meta.dir[i].offset, meta.dir[i].len);
         let body = self.read_block(offset, len)?;
         // Compared as stored: an object path by its id bytes, without spelling out each entry.
-        let id = object_id(key);
+        let id = location.id();
         let mut r = Reader { b: &body, at: 0 };
         while r.at < body.len() {
             let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
@@ -517,6 +517,8 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 pub(super) struct Key<'a> {
     path: &'a Path,
     hashes: [std::cell::OnceCell<(u64, u64)>; 2],
+    /// The id bytes of an object path, decoded once for every segment looked in.
+    id: std::cell::OnceCell<Option<[u8; 32]>>,
 }
 
 impl<'a> Key<'a> {
@@ -525,7 +527,12 @@ impl<'a> Key<'a> {
     /// rather than taken from a crate because the bits are stored: the hash and the probes
     /// must never change with a dependency's version.
     pub(super) fn new(path: &'a Path) -> Key<'a> {
-        Key { path, hashes: Default::default() }
+        Key { path, hashes: Default::default(), id: Default::default() }
+    }
+
+    /// For an object path, its id bytes (what index entries store).
+    fn id(&self) -> Option<[u8; 32]> {
+        *self.id.get_or_init(|| object_id(self.path.as_ref()))
     }
 
     pub(super) fn path(&self) -> &'a Path {
