@@ -217,28 +217,45 @@ impl Part {
 
     /// Takes the wider of each bound of this part and `other` (the same part).
     fn widen(&mut self, other: &Part) {
-        let wider_low = match (&self.low, &other.low) {
-            (Bound::Unbounded, _) => false,
-            (_, Bound::Unbounded) => true,
-            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) => b < a,
-            (Bound::Included(a), Bound::Included(b)) | (Bound::Excluded(a), Bound::Included(b)) => b <= a,
-        };
-        if wider_low {
+        if reaches_lower(&other.low, &self.low) {
             self.low = other.low.clone();
         }
-        let wider_high = match (&self.high, &other.high) {
-            (Bound::Unbounded, _) => false,
-            (_, Bound::Unbounded) => true,
-            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) => b > a,
-            (Bound::Included(a), Bound::Included(b)) | (Bound::Excluded(a), Bound::Included(b)) => b >= a,
-        };
-        if wider_high {
+        if reaches_higher(&other.high, &self.high) {
             self.high = other.high.clone();
         }
     }
 
+    /// Whether this part reaches at least as far as `other` (the same part) at both ends.
+    fn covers(&self, other: &Part) -> bool {
+        !reaches_lower(&other.low, &self.low) && !reaches_higher(&other.high, &self.high)
+    }
+
     fn range(&self) -> (Bound<&Name>, Bound<&Name>) {
         (self.low.as_ref(), self.high.as_ref())
+    }
+}
+
+/// Whether low bound `a` reaches below low bound `b` (may admit a name `b` does not).
+fn reaches_lower(a: &Bound<Name>, b: &Bound<Name>) -> bool {
+    match (b, a) {
+        (Bound::Unbounded, _) => false,
+        (_, Bound::Unbounded) => true,
+        (Bound::Included(b), Bound::Included(a)) | (Bound::Included(b) | Bound::Excluded(b), Bound::Excluded(a)) => {
+            a < b
+        }
+        (Bound::Excluded(b), Bound::Included(a)) => a <= b,
+    }
+}
+
+/// Whether high bound `a` reaches above high bound `b` (may admit a name `b` does not).
+fn reaches_higher(a: &Bound<Name>, b: &Bound<Name>) -> bool {
+    match (b, a) {
+        (Bound::Unbounded, _) => false,
+        (_, Bound::Unbounded) => true,
+        (Bound::Included(b), Bound::Included(a)) | (Bound::Included(b) | Bound::Excluded(b), Bound::Excluded(a)) => {
+            a > b
+        }
+        (Bound::Excluded(b), Bound::Included(a)) => a >= b,
     }
 }
 
@@ -268,6 +285,14 @@ impl Dir {
     /// falls in (whether or not there is an entry of that name).
     pub fn holds(&self, name: &Name) -> bool {
         self.parts.as_ref().is_none_or(|p| p.held.iter().any(|part| part.contains(name)))
+    }
+
+    /// Whether this directory holds every part `other` holds, each at least as far: then
+    /// [`Dir::merge`] of `other` into it changes nothing.
+    pub fn covers(&self, other: &Dir) -> bool {
+        let Some(mine) = &self.parts else { return true };
+        let Some(theirs) = &other.parts else { return false };
+        theirs.held.iter().all(|part| mine.held.iter().any(|held| held.index == part.index && held.covers(part)))
     }
 
     /// This directory completed with what `other` holds beyond it: `other` is (a view of) the

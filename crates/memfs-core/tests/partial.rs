@@ -254,3 +254,33 @@ fn a_name_between_two_parts_of_a_copy() {
     }
     assert_eq!(parted.parts_fetched, 2);
 }
+
+/// `covers` says when merging a view into a directory would change nothing, so a caller may
+/// skip the copy: a view that holds a part the directory lacks, or reaches further in one,
+/// is not covered.
+#[test]
+fn covers_tells_when_a_merge_changes_nothing() {
+    let (_, _, _, mut parted) = trees();
+    let root = ObjectId::from_bytes([9; 32]);
+    let parts = |dir: &Dir| dir.parts().unwrap().held.clone();
+    let names = |dir: &Dir| dir.entries().map(|(n, _)| n.as_str().to_owned()).collect::<Vec<_>>();
+    // Parts of 4 from d0: [d0 d1 f00 f01] [f02..f05] [f06..f09] [f10..f13] [f14..f17] ...
+    let f15 = parted.part(&root, &name("f15"));
+    // The part before it read too: part 4 now starts just after f13, not at f14.
+    let f13x = parted.part(&root, &name("f13x"));
+    assert_eq!(parts(&f15).iter().map(|p| p.index).collect::<Vec<_>>(), [4]);
+    assert_eq!(parts(&f13x).iter().map(|p| p.index).collect::<Vec<_>>(), [3, 4]);
+    let whole = Dir::clone(&parted.stored[&root]);
+
+    assert!(f15.covers(&f15) && f13x.covers(&f13x));
+    assert!(f13x.covers(&f15), "a wider part 4 and part 3 besides");
+    assert!(!f15.covers(&f13x), "part 3 missing, part 4 narrower");
+    assert!(whole.covers(&f15) && !f15.covers(&whole));
+    // Where it covers, the merge is the directory as it was.
+    let merged = f13x.merge(&f15);
+    assert_eq!((parts(&merged), names(&merged)), (parts(&f13x), names(&f13x)));
+    // Where it does not, the merge brings what was missing.
+    let merged = f15.merge(&f13x);
+    assert_eq!(parts(&merged), parts(&f13x));
+    assert_eq!(names(&merged), ["f10", "f11", "f12", "f13", "f14", "f15", "f16", "f17"]);
+}

@@ -37,7 +37,7 @@ impl<'a> Fetched<'a> {
                 let dir = self.repo.dir_entry(&id, totals, &name).await?;
                 // What was fetched before stays: the repository's cache may have let it go.
                 let dir = match self.dirs.get(&id) {
-                    Some(held) if !dir.is_whole() => Arc::new(dir.merge(held)),
+                    Some(held) if !dir.covers(held) => Arc::new(dir.merge(held)),
                     _ => dir,
                 };
                 self.dirs.insert(id, dir);

@@ -2,6 +2,7 @@
 //! verifying them; directories planned into pages for a commit and loaded back.
 
 use super::*;
+use crate::pages::Layout;
 
 impl EncryptedRepository {
     /// Every stored object: id and stored (sealed) size. Names that are not object names
@@ -222,15 +223,53 @@ impl EncryptedRepository {
 
     /// Reads a whole directory: its top page and, for a large one, every page below.
     pub(super) async fn load_dir(&self, id: &ObjectId) -> Result<(Dir, Vec<ObjectId>), Error> {
-        let mut page_ids = vec![*id];
+        match self.walk_dir(id, usize::MAX).await? {
+            Walked::Whole(dir, pages) => Ok((dir, pages)),
+            Walked::Large(..) => unreachable!("no directory has more than usize::MAX leaves"),
+        }
+    }
+
+    /// Reads directory `id` down from its top page, each level's pages at once: whole if it
+    /// has at most `whole_up_to` leaves, else only its index pages and its middle leaf. A
+    /// page does not say how deep it is, so a level of more than `whole_up_to` pages is first
+    /// looked at through its middle page alone: a leaf ends the walk there (it is where a
+    /// search of the leaves starts), an index page is read with the rest of its level. Every
+    /// page is decoded once.
+    pub(super) async fn walk_dir(&self, id: &ObjectId, whole_up_to: usize) -> Result<Walked, Error> {
+        let mut index = Vec::new();
         let mut level = vec![*id];
-        // Index levels until the leaves, each level's pages read at once, kept in order.
         loop {
-            let plains: Vec<Arc<[u8]>> = try_join_all(level.iter().map(|p| self.page(p))).await?;
-            match decode_level(&level, &plains)? {
-                Level::Leaves(entries) => return Ok((Dir::from_entries(entries), page_ids)),
+            let mut middle = None;
+            if level.len() > whole_up_to {
+                let place = (level.len() - 1) / 2;
+                match format::decode_page(&self.page(&level[place]).await?, &level[place])? {
+                    format::Page::Leaf(entries) => {
+                        // Only the one leaf of an empty directory is empty.
+                        if entries.is_empty() && level.len() > 1 {
+                            return Err(empty_leaf(&level[place]));
+                        }
+                        return Ok(Walked::Large(Layout { index, leaves: level }, place, entries));
+                    }
+                    page => middle = Some((place, page)),
+                }
+            }
+            let others = level.iter().enumerate().filter(|(i, _)| middle.as_ref().is_none_or(|(m, _)| m != i));
+            let plains: Vec<Arc<[u8]>> = try_join_all(others.map(|(_, p)| self.page(p))).await?;
+            let mut plains = plains.iter();
+            let mut pages = Vec::with_capacity(level.len());
+            for (i, page_id) in level.iter().enumerate() {
+                match middle.take_if(|(m, _)| *m == i) {
+                    Some((_, page)) => pages.push(page),
+                    None => pages.push(format::decode_page(plains.next().expect("a plaintext per page"), page_id)?),
+                }
+            }
+            match level_of(&level, pages)? {
+                Level::Leaves(entries) => {
+                    index.extend(level);
+                    return Ok(Walked::Whole(Dir::from_entries(entries), index));
+                }
                 Level::Below(below) => {
-                    page_ids.extend(&below);
+                    index.append(&mut level);
                     level = below;
                 }
             }
@@ -277,11 +316,31 @@ pub(super) enum Level {
     Below(Vec<ObjectId>),
 }
 
+/// What [`EncryptedRepository::walk_dir`] found.
+pub(super) enum Walked {
+    /// The whole directory, and the id of every page (the top one first, then level by level).
+    Whole(Dir, Vec<ObjectId>),
+    /// A directory of more leaves than asked for whole: where its pages are, and its middle
+    /// leaf (its place among the leaves, its entries).
+    Large(Layout, usize, Vec<(memfs_core::Name, Node)>),
+}
+
+/// A page in a level of several leaves with no entry (only the one leaf of an empty
+/// directory is empty).
+pub(super) fn empty_leaf(id: &ObjectId) -> Error {
+    Error::Corrupt { object: format::object_name(id), reason: "an empty leaf page in a directory of several".into() }
+}
+
 /// Decodes the pages of one level (`plains[i]` is page `level[i]`), checking that they are all
 /// of one kind and that entries keep increasing across leaves.
 pub(super) fn decode_level(level: &[ObjectId], plains: &[Arc<[u8]>]) -> Result<Level, Error> {
     let pages =
         level.iter().zip(plains).map(|(id, plain)| format::decode_page(plain, id)).collect::<Result<Vec<_>, _>>()?;
+    level_of(level, pages)
+}
+
+/// [`decode_level`] of pages decoded already.
+fn level_of(level: &[ObjectId], pages: Vec<format::Page>) -> Result<Level, Error> {
     if pages.iter().all(|p| matches!(p, format::Page::Leaf(_))) {
         let mut entries: Vec<(memfs_core::Name, Node)> = Vec::new();
         for (page, page_id) in pages.into_iter().zip(level) {

@@ -14,7 +14,7 @@ use std::ops::Bound;
 
 use memfs_core::{Name, Part, Parts};
 
-use super::objects::{Level, decode_level};
+use super::objects::{Walked, empty_leaf};
 use super::*;
 use crate::pages::Layout;
 
@@ -42,32 +42,19 @@ pub(super) type Leaves = BTreeMap<usize, Vec<(Name, Node)>>;
 
 impl EncryptedRepository {
     /// Where the pages of directory `id` are: every index page is read, and of the leaves
-    /// only the middle one (a page does not say how deep it is, so one page of each level
-    /// tells whether the level is the leaves; the middle one is where a search starts).
+    /// only the middle one (see [`EncryptedRepository::walk_dir`]).
     pub(super) async fn layout(&self, id: &ObjectId) -> Result<Arc<Layout>, Error> {
         if let Some(layout) = self.cache().layout(id) {
             return Ok(layout);
         }
-        let mut index = Vec::new();
-        let mut level = vec![*id];
-        loop {
-            // The middle page: of the leaves, the one a search reads first.
-            let middle = &level[(level.len() - 1) / 2];
-            if let format::Page::Leaf(_) = format::decode_page(&self.page(middle).await?, middle)? {
-                break;
+        match self.walk_dir(id, 0).await? {
+            Walked::Large(layout, ..) => {
+                let layout = Arc::new(layout);
+                self.cache().insert_layout(*id, layout.clone());
+                Ok(layout)
             }
-            let plains: Vec<Arc<[u8]>> = try_join_all(level.iter().map(|p| self.page(p))).await?;
-            let below = match decode_level(&level, &plains)? {
-                Level::Below(below) => below,
-                // A level of leaves only: not this one, one of whose pages is an index page.
-                Level::Leaves(_) => unreachable!("an index page decodes as one"),
-            };
-            index.append(&mut level);
-            level = below;
+            Walked::Whole(..) => unreachable!("a walk that reads no level whole"),
         }
-        let layout = Arc::new(Layout { index, leaves: level });
-        self.cache().insert_layout(*id, layout.clone());
-        Ok(layout)
     }
 
     /// The directory `id` far enough to answer for `name` (see [`Repository::dir_entry`]): a
@@ -82,12 +69,33 @@ impl EncryptedRepository {
         {
             return Ok(dir.clone());
         }
-        let layout = self.layout(id).await?;
+        let mut leaves = Leaves::new();
+        let cached = self.cache().layout(id);
+        let layout = match cached {
+            Some(layout) => layout,
+            // One walk down: a small directory comes back whole, a large one as its layout
+            // and its middle leaf, the first the search would read.
+            None => match self.walk_dir(id, self.part_search.whole_up_to).await? {
+                Walked::Whole(dir, pages) => {
+                    let dir = Arc::new(dir);
+                    self.cache().insert_dir(*id, dir.clone(), pages.into());
+                    return Ok(dir);
+                }
+                Walked::Large(layout, place, entries) => {
+                    let layout = Arc::new(layout);
+                    self.cache().insert_layout(*id, layout.clone());
+                    leaves.insert(place, entries);
+                    layout
+                }
+            },
+        };
         let count = layout.leaves.len();
         if count <= self.part_search.whole_up_to {
             return Repository::dir(self, id).await;
         }
-        let mut leaves = held.as_deref().map(split).unwrap_or_default();
+        if let Some(held) = held.as_deref() {
+            leaves.extend(split(held));
+        }
         // Each search copies what is held; past half the leaves, the whole directory is cheaper.
         if leaves.len() * 2 >= count {
             return Repository::dir(self, id).await;
@@ -142,7 +150,7 @@ pub(super) fn decode_leaf(plain: &[u8], id: &ObjectId) -> Result<Vec<(Name, Node
     let corrupt = |reason: &str| Error::Corrupt { object: format::object_name(id), reason: reason.into() };
     match format::decode_page(plain, id)? {
         format::Page::Leaf(entries) if !entries.is_empty() => Ok(entries),
-        format::Page::Leaf(_) => Err(corrupt("an empty leaf page in a directory of several")),
+        format::Page::Leaf(_) => Err(empty_leaf(id)),
         format::Page::Index(_) => Err(corrupt("an index page where a leaf page belongs")),
     }
 }
