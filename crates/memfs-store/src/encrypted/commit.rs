@@ -5,6 +5,25 @@ use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::unwritten_size;
 use super::*;
 
+/// What a commit does with its new objects and those its base head carried unwritten.
+pub(super) enum Carry {
+    /// The new head carries them all: within the budget, or past it (within twice it) on a
+    /// base head that was past it already, whose writer is storing them (see
+    /// [`EncryptedRepository::write_out`]).
+    Carried(Vec<InlineObject>),
+    /// The commit passes the budget, or twice it (the write-out before did not take them out
+    /// of the head): the new head carries them all, and once it has landed they are stored and
+    /// a head without them replaces it.
+    WriteOut(Vec<InlineObject>),
+    /// Past four times the budget, or a plaintext not UTF-8 (the head carries strings), or no
+    /// budget: they are all stored before the head is swapped, which then carries none.
+    Store,
+}
+
+/// How many times [`EncryptedRepository::write_out`] tries to take what it stored out of a
+/// newer head than its own (each a read of the newest head and a swap).
+const TRIM_ATTEMPTS: u32 = 8;
+
 /// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
 const HEAD_RESENDS: u32 = 3;
 
@@ -84,14 +103,19 @@ impl EncryptedRepository {
             .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
             .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
         let new: Vec<(ObjectKind, ObjectId, &[u8])> = writes.collect();
-        // Format 8: carried unwritten in the head (one request for the whole commit), or, past
-        // the budget, stored with the ones the base head carried (docs/FORMAT.md).
-        let carried = self.carry(anchor.unwritten(), &new);
-        if carried.is_none() {
-            let mut all = new;
-            all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
-            self.put_objects(all).await?;
-        }
+        // Format 8: carried unwritten in the head (one request for the whole commit); stored
+        // once the head has landed by the commit that passes the budget, and before the swap
+        // past twice the budget (docs/FORMAT.md, "Objects carried unwritten").
+        let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
+            Carry::Carried(carried) => (carried, false),
+            Carry::WriteOut(carried) => (carried, true),
+            Carry::Store => {
+                let mut all = new;
+                all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
+                self.put_objects(all).await?;
+                (Vec::new(), false)
+            }
+        };
         {
             // Immutable and just written: the next command's reads need not fetch them.
             let mut cache = self.cache();
@@ -110,7 +134,7 @@ impl EncryptedRepository {
                 cache.insert_plain(*id, Arc::from(&plain[..]));
             }
         }
-        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried.unwrap_or_default());
+        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried);
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match &anchor.version {
@@ -132,8 +156,14 @@ impl EncryptedRepository {
             }
         }
         match swapped {
-            // The next read of the head finds these bytes (unchanged): no need to open them.
-            Ok(()) => *self.parsed_head() = Some((sealed, Arc::new(head))),
+            Ok(()) => {
+                // The next read of the head finds these bytes (unchanged): no need to open them.
+                let head = Arc::new(head);
+                *self.parsed_head() = Some((sealed.clone(), head.clone()));
+                if write_out {
+                    self.write_out(&head, &sealed, (commit_id, &commit_plain), policy, root).await;
+                }
+            }
             // Refused, or failed: but an earlier copy of this very write (ours, or a retry
             // inside the client) may be the one that moved the head. Answering "conflict" or
             // "failed" then would make the caller run a command again that is already in:
@@ -165,33 +195,106 @@ impl EncryptedRepository {
         HeadObject { store_id, keys: None, generation, commit: commit.0, inline }
     }
 
+    /// After a swap whose head passed the budget of objects carried unwritten (`head`, sealed
+    /// as `sealed`, made of `commit`, `policy` and `root`): stores what it carries, then swaps
+    /// in a head that no longer carries them.
+    ///
+    /// Only the writer whose swap landed stores them, once. Stored before the swap, as they
+    /// were, every writer racing for the head stored them all and all but one lost (sixteen
+    /// writers on S3 made about twelve object writes refused as already there per commit).
+    /// The head swapped in is this one made again without them (a fresh snapshot), or, when
+    /// other commits came first (they carry these objects on, storing nothing: see
+    /// [`Carry`]), the newest without them, tried [`TRIM_ATTEMPTS`] times. Failures change
+    /// nothing: the objects stay carried, the commit that passes twice the budget writes them
+    /// out again, and one past four times it stores them before its swap.
+    async fn write_out(
+        &self,
+        head: &HeadObject,
+        sealed: &Bytes,
+        commit: (ObjectId, &[u8]),
+        policy: Option<ObjectId>,
+        root: ObjectId,
+    ) {
+        let carried: Vec<(ObjectKind, ObjectId, &[u8])> = head
+            .inline
+            .iter()
+            .filter(|o| o.unwritten)
+            .map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice()))
+            .collect();
+        let stored: HashSet<ObjectId> = carried.iter().map(|(_, id, _)| *id).collect();
+        if self.put_objects(carried).await.is_err() {
+            return;
+        }
+        // This head, its version remembered from the swap (no request).
+        if let Ok(Some((bytes, version))) = self.head.read_within(Duration::MAX).await
+            && bytes == *sealed
+        {
+            let trimmed = self.head_object(head.generation, commit, policy, root, Vec::new());
+            let Ok(trimmed_sealed) = self.seal_head(&trimmed) else { return };
+            match self.head.swap(&version, trimmed_sealed.clone()).await {
+                Ok(()) => {
+                    *self.parsed_head() = Some((trimmed_sealed, Arc::new(trimmed)));
+                    return;
+                }
+                Err(Error::Conflict) => {}
+                Err(_) => return,
+            }
+        }
+        for _ in 0..TRIM_ATTEMPTS {
+            let Ok(Some((mut newest, version))) = self.read_head().await else { return };
+            // Sealed here under this client's keys: not a head written after a rotation it
+            // has not followed yet.
+            let ours = self.keys.has_root().then(|| self.keys.counter());
+            if newest.keys > ours || !newest.inline.iter().any(|o| o.unwritten && stored.contains(&o.id)) {
+                return;
+            }
+            newest.inline.retain(|o| !(o.unwritten && stored.contains(&o.id)));
+            let Ok(trimmed) = self.seal_head(&newest) else { return };
+            match self.head.swap(&version, trimmed.clone()).await {
+                Ok(()) => {
+                    *self.parsed_head() = Some((trimmed, Arc::new(newest)));
+                    return;
+                }
+                Err(Error::Conflict) => {}
+                Err(_) => return,
+            }
+        }
+    }
+
     /// The objects a commit's head carries unwritten: those the base head carried
-    /// (`before`) and the commit's `new` ones, if together they fit the budget and every
-    /// plaintext is UTF-8 (the head carries strings). `None`: the commit stores them all
-    /// before swapping the head.
+    /// (`before`) and the commit's `new` ones (see [`Carry`]).
     pub(super) fn carry<'a>(
         &self,
         before: impl Iterator<Item = &'a InlineObject>,
         new: &[(ObjectKind, ObjectId, &[u8])],
-    ) -> Option<Vec<InlineObject>> {
+    ) -> Carry {
         if self.unwritten_budget == 0 {
-            return None;
+            return Carry::Store;
         }
         let mut out: Vec<InlineObject> = before.cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
-        let mut used: usize = out.iter().map(|o| unwritten_size(&o.plain)).sum();
+        let base: usize = out.iter().map(|o| unwritten_size(&o.plain)).sum();
+        let mut used = base;
         for (kind, id, plain) in new {
             if !ids.insert(*id) {
                 continue;
             }
             used += unwritten_size(plain);
-            if used > self.unwritten_budget {
-                return None;
+            if used > self.unwritten_budget.saturating_mul(4) {
+                return Carry::Store;
             }
-            let kind = InlineKind::of(*kind)?;
+            let Some(kind) = InlineKind::of(*kind) else { return Carry::Store };
             out.push(InlineObject { kind, id: *id, plain: plain.to_vec(), unwritten: true });
         }
-        Some(out)
+        let budget = self.unwritten_budget;
+        match (base > budget, used > budget, used > budget.saturating_mul(2)) {
+            // Within the budget; or past it on a base past it already, whose writer is
+            // storing what it carries.
+            (_, false, _) | (true, true, false) => Carry::Carried(out),
+            // Passing the budget; or past twice it, where that writer's head swap without
+            // them did not land.
+            (false, true, _) | (true, true, true) => Carry::WriteOut(out),
+        }
     }
 
     /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,

@@ -212,7 +212,8 @@ async fn every_fault_point_leaves_a_consistent_store() {
 }
 
 /// The commits carry their objects unwritten in the head (format 8), and one that passes the
-/// budget (a small one here: every third commit or so) stores them all before its head.
+/// budget (a small one here: every third commit or so) stores them all after its head swap and
+/// swaps in a head without them (or, past twice the budget, stores them before its swap).
 #[tokio::test]
 async fn every_fault_point_with_objects_carried_in_the_head_leaves_a_consistent_store() {
     let baseline = fault_sweep(Some(1536)).await;

@@ -543,9 +543,10 @@ async fn carried_a_warm_mutation_is_one_request() {
     assert_eq!(crate::support::check(&reader).await, 0, "no unreferenced object");
 }
 
-/// Past the budget, a commit stores what the head carried and its own objects before it swaps
-/// the head, which then carries nothing unwritten; a client that opened the head that carried
-/// them reads them from storage afterwards; `check --read-data` and gc find nothing wrong.
+/// Past the budget, a commit swaps a head that carries everything, then stores what it
+/// carries and swaps in the same head carrying nothing unwritten; a client that opened the
+/// head that carried them reads them from storage afterwards; `check --read-data` and gc find
+/// nothing wrong.
 #[tokio::test]
 async fn carried_objects_are_stored_when_they_pass_the_budget() {
     let store = counted();
@@ -580,6 +581,97 @@ async fn carried_objects_are_stored_when_they_pass_the_budget() {
     let gc = fresh.gc(&memfs_store::GcOptions { grace_ms: 0, ..Default::default() }, &()).await.unwrap();
     assert_eq!(gc.deleted, 0, "{gc:?}");
     assert_eq!(verify(&cold(&store).await).await.unwrap(), all);
+}
+
+/// Past the budget, only the writer that wins the head swap stores what was carried (after
+/// its swap): a writer that loses the race stores nothing, its attempt costs only the lost
+/// swap. Stored before the swap, as it was, every writer racing for the head stored it all.
+#[tokio::test]
+async fn past_the_budget_only_the_winner_stores_what_was_carried() {
+    let store = counted();
+    small_tree(&store).await;
+    let options = || OpenOptions { state_dir: StateDir::Off, unwritten_bytes: Some(4096), ..OpenOptions::default() };
+    let (a, b) = (open_with(&store, options()).await, open_with(&store, options()).await);
+    let note = |i: usize| create(&format!("/memories/n{i}.md"), &format!("note {i}: {}\n", "words ".repeat(120)));
+    let carried_bytes = async || carried(&store).await.iter().map(|(_, plain)| plain.len()).sum::<usize>();
+    run_warm(&a, &note(0)).await.unwrap();
+    let first = carried_bytes().await;
+    // Each object also costs its inline overhead (about 120 bytes) against the budget.
+    assert!((1800..=2600).contains(&first), "one note carried, past half the budget: {first} bytes");
+    // B knows that head.
+    counting(&store, &b, view("/memories")).await;
+
+    // A's second note passes the budget: one swap carrying it all, the objects, one more swap.
+    let objects = stored_objects(&store).await.len();
+    let before = store.plan().counts();
+    run_warm(&a, &note(1)).await.unwrap();
+    let cost = store.plan().counts().since(&before);
+    let stored = stored_objects(&store).await.len() - objects;
+    assert!(stored >= 6, "both notes' objects stored: {stored}");
+    assert_eq!((cost.get, cost.put), (0, stored as u64 + 2), "{cost:?}");
+    assert_eq!(carried(&store).await, [], "the head that stayed carries nothing unwritten");
+
+    // B's note on the head it knew passes the budget too, and loses the race: nothing stored.
+    let objects = stored_objects(&store).await.len();
+    let before = store.plan().counts();
+    run_warm(&b, &note(2)).await.unwrap();
+    let cost = store.plan().counts().since(&before);
+    // The lost swap; the head read to see whether it landed after all, and again (unchanged)
+    // for the run on the new head; its swap.
+    assert_eq!((cost.get, cost.put), (2, 2), "{cost:?}");
+    assert_eq!(stored_objects(&store).await.len(), objects, "nothing stored under objects/");
+    assert_eq!(carried(&store).await.len(), 3, "its blob, pages and commit carried: {:?}", carried(&store).await);
+
+    let fresh = cold(&store).await;
+    let all = verify(&fresh).await.unwrap();
+    for i in 0..3 {
+        assert_eq!(all.paths[&format!("/memories/n{i}.md")], format!("note {i}: {}\n", "words ".repeat(120)));
+    }
+    let report = fresh.check(memfs_store::CheckOptions { read_data: true }, &()).await.unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+/// A commit on a head already past the budget (whose writer is storing what it carries)
+/// carries everything on and stores nothing; the commit that passes twice the budget (that
+/// writer evidently did not take them out of the head) writes it all out after its swap, and
+/// the head then carries nothing unwritten.
+#[tokio::test]
+async fn on_a_head_past_the_budget_a_commit_carries_on_until_twice_it() {
+    let store = counted();
+    small_tree(&store).await;
+    let budget =
+        |bytes| OpenOptions { state_dir: StateDir::Off, unwritten_bytes: Some(bytes), ..OpenOptions::default() };
+    let note = |i: usize| create(&format!("/memories/n{i}.md"), &format!("note {i}: {}\n", "words ".repeat(120)));
+    // A writer with a larger budget leaves a head carrying two notes, past 4 KiB.
+    let big = open_with(&store, budget(16384)).await;
+    for i in 0..2 {
+        run_warm(&big, &note(i)).await.unwrap();
+    }
+    let before = carried(&store).await.len();
+    assert_eq!(before, 6, "{:?}", carried(&store).await);
+    let small = open_with(&store, budget(4096)).await;
+    counting(&store, &small, view("/memories")).await;
+    let objects = stored_objects(&store).await.len();
+    let mut costs = Vec::new();
+    for i in 2..5 {
+        let start = store.plan().counts();
+        run_warm(&small, &note(i)).await.unwrap();
+        costs.push(store.plan().counts().since(&start).put);
+        if carried(&store).await.is_empty() {
+            break;
+        }
+        assert_eq!(stored_objects(&store).await.len(), objects, "note {i}: nothing stored ({costs:?})");
+        assert_eq!(carried(&store).await.len(), before + 3 * (i - 1), "note {i}");
+    }
+    // Note 2 carried on (one request); note 3 passed 8 KiB: its swap, everything stored, the
+    // swap of a head without them.
+    assert_eq!(costs.len(), 2, "{costs:?}");
+    assert_eq!(costs[0], 1, "{costs:?}");
+    let stored = stored_objects(&store).await.len() - objects;
+    assert_eq!(stored, 4 * 3, "notes 0 to 3: each a blob, a page and a commit");
+    assert_eq!(costs[1], stored as u64 + 2, "{costs:?}");
+    let all = verify(&cold(&store).await).await.unwrap();
+    assert_eq!(all.paths["/memories/n3.md"], format!("note 3: {}\n", "words ".repeat(120)));
 }
 
 /// A purge of a file whose content the head carries unwritten: the content is in no head and
