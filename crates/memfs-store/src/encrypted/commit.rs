@@ -105,7 +105,7 @@ impl EncryptedRepository {
         let new: Vec<(ObjectKind, ObjectId, &[u8])> = writes.collect();
         // Format 8: carried unwritten in the head (one request for the whole commit); stored
         // once the head has landed by the commit that passes the budget, and before the swap
-        // past twice the budget (docs/FORMAT.md, "Objects carried unwritten").
+        // past four times it (docs/FORMAT.md, "Objects carried unwritten").
         let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
             Carry::Carried(carried) => (carried, false),
             Carry::WriteOut(carried) => (carried, true),
