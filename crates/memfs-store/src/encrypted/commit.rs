@@ -230,14 +230,8 @@ impl EncryptedRepository {
             && bytes == *sealed
         {
             let trimmed = self.head_object(head.generation, commit, policy, root, Vec::new());
-            let Ok(trimmed_sealed) = self.seal_head(&trimmed) else { return };
-            match self.head.swap(&version, trimmed_sealed.clone()).await {
-                Ok(()) => {
-                    *self.parsed_head() = Some((trimmed_sealed, Arc::new(trimmed)));
-                    return;
-                }
-                Err(Error::Conflict) => {}
-                Err(_) => return,
+            if !self.swap_lost(&version, trimmed).await {
+                return;
             }
         }
         for _ in 0..TRIM_ATTEMPTS {
@@ -249,15 +243,24 @@ impl EncryptedRepository {
                 return;
             }
             newest.inline.retain(|o| !(o.unwritten && stored.contains(&o.id)));
-            let Ok(trimmed) = self.seal_head(&newest) else { return };
-            match self.head.swap(&version, trimmed.clone()).await {
-                Ok(()) => {
-                    *self.parsed_head() = Some((trimmed, Arc::new(newest)));
-                    return;
-                }
-                Err(Error::Conflict) => {}
-                Err(_) => return,
+            if !self.swap_lost(&version, newest).await {
+                return;
             }
+        }
+    }
+
+    /// Swaps in `head` if the head is still at `version` (remembered as parsed when it
+    /// lands); true only when another head came first, for [`EncryptedRepository::write_out`]
+    /// to try again on the newest.
+    async fn swap_lost(&self, version: &HeadVersion, head: HeadObject) -> bool {
+        let Ok(sealed) = self.seal_head(&head) else { return false };
+        match self.head.swap(version, sealed.clone()).await {
+            Ok(()) => {
+                *self.parsed_head() = Some((sealed, Arc::new(head)));
+                false
+            }
+            Err(Error::Conflict) => true,
+            Err(_) => false,
         }
     }
 
