@@ -1,7 +1,7 @@
 //! Writes `seeds/<target>/` from the format-5 fixture store (`tests/fixtures/format-5`): its
 //! log records and segment, `memfs.keys`, sealed objects and heads, and their plaintexts
-//! (opened with the fixture's key file; directory pages also in format 10's binary form);
-//! policy, gc state, exec lines and HTTP bodies, which the fixture does not hold, are written
+//! (opened with the fixture's key file; directory pages and commits also in format 11's
+//! binary form); policy, gc state, exec lines and HTTP bodies, which the fixture does not hold, are written
 //! from small literal examples.
 //!
 //!   cd fuzz && cargo run --example make_seeds
@@ -90,9 +90,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if plain_target != "blob" {
             write(plain_target, name, &plain)?;
         }
-        // The fixture's pages are JSON (format 5); format 10 writes them in a binary form.
+        // The fixture's pages and commits are JSON (format 5); format 11 writes both in a
+        // binary form.
         if plain_target == "directory_page" {
             write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_page(&plain)?)?;
+        }
+        if plain_target == "commit" {
+            write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_commit(&plain)?)?;
         }
     }
 

@@ -88,7 +88,7 @@ pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 10;
+pub const FORMAT_VERSION: u64 = 11;
 
 /// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
 /// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").

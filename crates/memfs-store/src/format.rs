@@ -5,11 +5,14 @@
 //! (`memfs-crypt`) binds the object's kind and id. Unknown fields are refused, so a newer
 //! writer's additions are noticed instead of silently dropped.
 
+use integer_encoding::VarInt;
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
 use memfs_crypt::ObjectKind;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+
+mod binary_commit;
 
 /// An object id as 64 lowercase hex characters.
 mod hex_id {
@@ -112,9 +115,10 @@ pub(crate) enum Page {
 /// below). Returns `None` if one has not been written yet (the caller writes children first).
 pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)>) -> Option<Vec<u8>> {
     let entries: Vec<(&Name, &Node)> = entries.collect();
-    let mut out = Vec::with_capacity(5 + entries.len() * 64);
-    out.push(LEAF_PAGE);
-    out.extend_from_slice(&u32::try_from(entries.len()).ok()?.to_le_bytes());
+    let mut out = Vec::with_capacity(5 + entries.len() * 56);
+    out.push(LEAF_PAGE_11);
+    let varint = |out: &mut Vec<u8>, n: u64| out.extend_from_slice(&n.encode_var_vec());
+    varint(&mut out, entries.len() as u64);
     for (name, node) in entries {
         let name = name.as_str().as_bytes();
         let (kind, id) = match node {
@@ -122,39 +126,37 @@ pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)
             Node::Dir(d) => (DIR_ENTRY, d.id()?),
         };
         out.push(kind);
-        out.extend_from_slice(&u16::try_from(name.len()).ok()?.to_le_bytes());
+        varint(&mut out, name.len() as u64);
         out.extend_from_slice(name);
         out.extend_from_slice(&id.to_bytes());
-        match node {
-            Node::File(f) => {
-                out.extend_from_slice(&f.size.to_le_bytes());
-                out.extend_from_slice(&f.accessed.to_le_bytes());
-            }
-            Node::Dir(d) => {
-                let t = d.totals();
-                out.extend_from_slice(&t.files.to_le_bytes());
-                out.extend_from_slice(&t.bytes.to_le_bytes());
-            }
-        }
+        let (a, b) = match node {
+            Node::File(f) => (f.size, u64::from(f.accessed)),
+            Node::Dir(d) => (d.totals().files, d.totals().bytes),
+        };
+        varint(&mut out, a);
+        varint(&mut out, b);
     }
     Some(out)
 }
 
 /// Encodes an index page (the binary form, below).
 pub(crate) fn encode_index(pages: &[ObjectId]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + pages.len() * 32);
-    out.push(INDEX_PAGE);
-    out.extend_from_slice(&u32::try_from(pages.len()).expect("an index page holds a few ids").to_le_bytes());
+    let mut out = Vec::with_capacity(2 + pages.len() * 32);
+    out.push(INDEX_PAGE_11);
+    out.extend_from_slice(&(pages.len() as u64).encode_var_vec());
     for id in pages {
         out.extend_from_slice(&id.to_bytes());
     }
     out
 }
 
-/// The first byte of a directory page in the binary form (format 10): a leaf, an index. No
-/// JSON page (formats 3 to 9, still read) starts with either: those start with `{`.
+/// The first byte of a directory page in the binary form: a leaf, an index, with fixed-width
+/// numbers (format 10, still read) or varints (format 11). No JSON page (formats 3 to 9, still
+/// read) starts with any of them: those start with `{`.
 const LEAF_PAGE: u8 = 0x01;
 const INDEX_PAGE: u8 = 0x02;
+const LEAF_PAGE_11: u8 = 0x03;
+const INDEX_PAGE_11: u8 = 0x04;
 /// An entry's kind in a binary leaf.
 const FILE_ENTRY: u8 = 0x00;
 const DIR_ENTRY: u8 = 0x01;
@@ -162,25 +164,28 @@ const DIR_ENTRY: u8 = 0x01;
 /// Decodes a directory page, binary or JSON; children stay stored (not loaded).
 pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     match bytes.first() {
-        Some(&LEAF_PAGE | &INDEX_PAGE) => decode_binary_page(bytes, id),
+        Some(&LEAF_PAGE | &INDEX_PAGE | &LEAF_PAGE_11 | &INDEX_PAGE_11) => decode_binary_page(bytes, id),
         _ => decode_json_page(bytes, id),
     }
 }
 
-/// A directory page in the binary form (all integers little-endian):
+/// A directory page in the binary form:
 ///
-/// - leaf: `0x01`, the entry count (u32), then per entry: its kind (`0x00` file, `0x01`
-///   directory), the name's length (u16) and UTF-8 bytes, the id (32 bytes), and for a file
-///   its size (u64) and last-access day (u32), for a directory its files and bytes below (u64
-///   each);
-/// - index: `0x02`, the page count (u32, at least 1), then each page's id (32 bytes).
+/// - leaf: `0x03` (`0x01`), the entry count, then per entry: its kind (`0x00` file, `0x01`
+///   directory), the name's length and UTF-8 bytes, the id (32 bytes), and for a file its size
+///   and last-access day, for a directory its files and bytes below;
+/// - index: `0x04` (`0x02`), the page count (at least 1), then each page's id (32 bytes).
 ///
-/// Nothing may follow; names are checked as stored names are, and must be strictly increasing.
+/// In pages `0x03` and `0x04` (format 11) every number is a varint (LEB128); in `0x01` and
+/// `0x02` (format 10) counts are u32, a name's length u16, sizes, files and bytes u64 and the
+/// day u32, little-endian. Nothing may follow; names are checked as stored names are, and
+/// must be strictly increasing.
 fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
+    let varints = matches!(bytes[0], LEAF_PAGE_11 | INDEX_PAGE_11);
     let mut r = Reader { bytes, at: 1 };
-    let count = r.u32().ok_or_else(|| bad("truncated"))?;
-    if bytes[0] == INDEX_PAGE {
+    let count = if varints { r.varint() } else { r.u32().map(u64::from) }.ok_or_else(|| bad("truncated"))?;
+    if matches!(bytes[0], INDEX_PAGE | INDEX_PAGE_11) {
         if count == 0 {
             return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
         }
@@ -193,21 +198,28 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let mut entries: Vec<(Name, Node)> = Vec::new();
     for _ in 0..count {
         let kind = r.take(1).ok_or_else(|| bad("truncated"))?[0];
-        let len = r.u16().ok_or_else(|| bad("truncated"))?;
-        let name = r.take(usize::from(len)).ok_or_else(|| bad("truncated"))?;
+        let len = if varints { r.varint() } else { r.u16().map(u64::from) }.ok_or_else(|| bad("truncated"))?;
+        let name = r.take(usize::try_from(len).unwrap_or(usize::MAX)).ok_or_else(|| bad("truncated"))?;
         let name = std::str::from_utf8(name).map_err(|_| bad("a name is not UTF-8"))?;
         // Through `Name`'s own `Deserialize`: the rules for names read from the store.
         let name = Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name))
             .map_err(|e| corrupt(id, "directory page", &e))?;
         let entry_id = r.id().ok_or_else(|| bad("truncated"))?;
-        let a = r.u64().ok_or_else(|| bad("truncated"))?;
+        let a = if varints { r.varint() } else { r.u64() }.ok_or_else(|| bad("truncated"))?;
         let node = match kind {
             FILE_ENTRY => {
-                let accessed = r.u32().ok_or_else(|| bad("truncated"))?;
+                let accessed = match varints {
+                    true => r
+                        .varint()
+                        .map(u32::try_from)
+                        .ok_or_else(|| bad("truncated"))?
+                        .map_err(|_| bad("a day out of range"))?,
+                    false => r.u32().ok_or_else(|| bad("truncated"))?,
+                };
                 Node::File(FileRef { id: entry_id, size: a, accessed })
             }
             DIR_ENTRY => {
-                let bytes = r.u64().ok_or_else(|| bad("truncated"))?;
+                let bytes = if varints { r.varint() } else { r.u64() }.ok_or_else(|| bad("truncated"))?;
                 Node::Dir(DirRef::stored(entry_id, Totals { files: a, bytes }))
             }
             _ => return Err(bad("an entry of unknown kind")),
@@ -246,6 +258,11 @@ impl<'a> Reader<'a> {
     }
     fn id(&mut self) -> Option<ObjectId> {
         Some(ObjectId::from_bytes(self.take(32)?.try_into().ok()?))
+    }
+    fn varint(&mut self) -> Option<u64> {
+        let (n, len) = u64::decode_var(self.bytes.get(self.at..)?)?;
+        self.at += len;
+        Some(n)
     }
 }
 
@@ -315,6 +332,22 @@ pub(crate) struct CommitObject {
     /// still finds it in the history it descends from. Absent in every other commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) replaced: Vec<CommitAt>,
+}
+
+impl CommitObject {
+    /// The plaintext this format stores: the binary form (format 11).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        binary_commit::encode(self)
+    }
+
+    /// Decodes a stored commit: binary (format 11) or JSON (formats 3 to 10); the error says
+    /// what is wrong with it.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<CommitObject, String> {
+        match bytes.first() {
+            Some(&binary_commit::BINARY_COMMIT) => binary_commit::decode(bytes).map_err(str::to_owned),
+            _ => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        }
+    }
 }
 
 /// A commit named by its generation and id: an entry of a purge commit's `replaced` record

@@ -88,7 +88,7 @@
 //! | offset | size | field                                                                 |
 //! |-------:|-----:|-----------------------------------------------------------------------|
 //! |      0 |    8 | magic, ASCII `memfsidx`                                               |
-//! |      8 |    4 | format version, u32: 2 (1: still read)                                |
+//! |      8 |    4 | format version, u32: 3 (1 and 2: still read)                          |
 //! |     12 |    4 | flags, u32: 0                                                         |
 //! |     16 |    8 | segment number                                                        |
 //! |     24 |    8 | the segment's length, which the index covers exactly                  |
@@ -104,17 +104,22 @@
 //!
 //! Blocks follow from offset 128: entries sorted by path, at most 4 KiB with the block's
 //! checksum after them. An entry is a tag (bits 0–1: the record's op, 1 put, 2 delete, 3
-//! compacted put; bit 7: the path is `objects/{id[0..2]}/{id}`, stored as the 32 bytes of
-//! `id`, else as a u16 length and UTF-8), then for a put the record's offset (u64), length
-//! (u64) and time (u64), and for a compacted put its origin (2 × u64). The metadata is the
+//! compacted put; bit 7: the path is `objects/{id[0..2]}/{id}`, else it is stored as a u16
+//! length and UTF-8), the object path of a put (op 1 or 3) as the first 16 bytes of `id`
+//! (version 3; the whole 32 in versions 1 and 2) and of a delete as the 32 bytes of `id`,
+//! then for a put the record's offset, length and time and for a compacted put its origin
+//! (segment, offset): in version 3 varints (unsigned LEB128), the time as the zigzag varint
+//! of its difference from the previous entry's in the block (the first's from 0); in versions
+//! 1 and 2 u64 each. A version-3 entry found by its 16 bytes is confirmed by its record (the
+//! whole id is there); a record whose id does not start with them fails the index. The metadata is the
 //! bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at `(h1 + i·h2) mod
 //! bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in version 1 the
 //! first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length without
 //! checksum (u32) and first path (u16 length, UTF-8). Checksums are XXH3-128 seeded with the
 //! segment number, little-endian (version 1: the first 16 bytes of BLAKE3 keyed with the
 //! segment number as a u64 followed by 24 zero bytes), except the header's, seeded (keyed) with
-//! 0. The version of an index file is its own: a writer writes version 2, for a segment of
-//! either version.
+//! 0. The version of an index file is its own: a writer writes version 3, for a segment of
+//! either log version.
 //!
 //! # Semantics
 //!

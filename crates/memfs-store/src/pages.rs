@@ -2,20 +2,26 @@
 //! rewrites a bounded number of bytes however large the directory is.
 //!
 //! The entries, in name order, are cut into leaf pages at content-defined boundaries: an entry
-//! ends its page when a keyed hash of its name says so (one in [`FANOUT`]), provided the page
-//! has at least [`MIN_ENTRIES`], or when the page reaches [`MAX_ENTRIES`]. If there is more
-//! than one leaf, the leaf ids are cut the same way into index pages (the boundary decided by
-//! the child page's id, itself a keyed hash), and so on until one page remains: the
-//! directory's top page, whose id is the directory's id.
+//! ends its page when a keyed hash of its name says so (one in [`LEAF_FANOUT`]), provided the
+//! page has at least [`MIN_ENTRIES`], or when the page reaches [`MAX_ENTRIES`]. If there is
+//! more than one leaf, the leaf ids are cut the same way into index pages (one in [`FANOUT`],
+//! the boundary decided by the child page's id, itself a keyed hash), and so on until one page
+//! remains: the directory's top page, whose id is the directory's id.
 //!
 //! Boundaries depend only on the entries, not on the history of edits (a prolly tree), so
 //! equal directories get equal pages, and an insertion or removal changes the one leaf it
 //! falls in (and rarely a neighbour) plus one page per index level. The encoder rebuilds every
 //! page of a changed directory in memory, which is CPU work proportional to its entries; only
-//! pages the store does not already hold are written. With one-in-eight boundaries and pages
-//! of 2 to 16 entries, a 10-entry directory is one or two pages, a 10,000-entry one three
-//! levels, and a `create` writes about 1.7 times the bytes in a 100 × 100 tree that it writes
-//! in a 10 × 10 one (`tests/store/scale.rs`).
+//! pages the store does not already hold are written. With leaves of 2 to 16 entries cut one
+//! in four and index pages cut one in eight, a 10-entry directory is one to six pages, a
+//! 10,000-entry one four index levels above its leaves, and a `create` writes about 1.7 times
+//! the bytes in a 100 × 100 tree that it writes in a 10 × 10 one (`tests/store/scale.rs`).
+//!
+//! Leaves are cut finer than index pages because a change rewrites the leaf it falls in, and
+//! the leaf an entry falls in is on average about twice the mean leaf: smaller leaves write
+//! fewer bytes per change, for more leaves to read in a large directory (docs/FORMAT.md).
+//! Every one-in-eight boundary (format 10 and before) is a one-in-four one, so a re-cut of
+//! part of an older directory meets an old leaf end again.
 //!
 //! The name hash is keyed (the tree address key, over a prefix no stored object starts with),
 //! so page sizes tell the storage holder nothing about names it could not see anyway.
@@ -25,8 +31,10 @@ use memfs_crypt::AddressKey;
 
 use crate::format;
 
-/// One boundary in this many entries, on average.
+/// One index page boundary in this many child pages, on average.
 pub(crate) const FANOUT: u32 = 8;
+/// One leaf boundary in this many entries, on average (format 11; 8 before).
+pub(crate) const LEAF_FANOUT: u32 = 4;
 /// No boundary before a page has this many entries (except at the end).
 pub(crate) const MIN_ENTRIES: usize = 2;
 /// A page never has more entries than this.
@@ -127,17 +135,17 @@ pub(crate) fn name_boundary(key: &AddressKey, name: &Name) -> bool {
     let mut input = Vec::with_capacity(name.as_str().len() + 16);
     input.extend_from_slice(b"\0page boundary\0");
     input.extend_from_slice(name.as_str().as_bytes());
-    hash_boundary(&key.address(&input))
+    hash_boundary(&key.address(&input), LEAF_FANOUT)
 }
 
 /// Whether a child page with this id ends its index page.
 fn id_boundary(id: &ObjectId) -> bool {
-    hash_boundary(id)
+    hash_boundary(id, FANOUT)
 }
 
-fn hash_boundary(hash: &ObjectId) -> bool {
+fn hash_boundary(hash: &ObjectId, fanout: u32) -> bool {
     let b = hash.to_bytes();
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_multiple_of(FANOUT)
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_multiple_of(fanout)
 }
 
 #[cfg(test)]

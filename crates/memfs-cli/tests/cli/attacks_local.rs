@@ -288,35 +288,49 @@ fn index_file(store: &Path, n: u64) -> PathBuf {
 }
 
 /// The attacker rewrites an index file so that two object paths name each other's records,
-/// following the documented layout (crates/memfs-store/src/log_store.rs), checksum included:
-/// in the first block, the first two object puts swap their offset, length and time.
+/// following the documented layout (crates/memfs-store/src/log_store.rs, index version 3),
+/// checksum included: in the first block, the first two object puts swap the id prefixes
+/// they are found by (each keeps its record's offset, length and time).
 fn swap_two_entries(file: &Path, segment: u64) {
     let mut b = std::fs::read(file).expect("read the index");
+    assert_eq!(u32_at(&b, 8), 3, "index version 3");
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     let (meta, bloom_words) = (u64_at(&b, 64) as usize, u64_at(&b, 80) as usize);
     let dir = meta + bloom_words * 8;
     let (block, len) = (u64_at(&b, dir) as usize, u32_at(&b, dir + 8) as usize);
-    let mut puts = Vec::new();
+    // A varint ends at its first byte below 0x80.
+    let skip_varint = |b: &[u8], at: &mut usize| {
+        while b[*at] & 0x80 != 0 {
+            *at += 1;
+        }
+        *at += 1;
+    };
+    let mut prefixes = Vec::new();
     let mut at = block;
     while at < block + len {
         let tag = b[at];
         at += 1;
-        at += if tag & 0x80 != 0 { 32 } else { 2 + u16::from_le_bytes([b[at], b[at + 1]]) as usize };
-        match tag & 0x7f {
-            2 => {}
-            op => {
-                if tag & 0x80 != 0 && op == 1 {
-                    puts.push(at);
-                }
-                at += 24 + if op == 3 { 16 } else { 0 };
+        let op = tag & 0x7f;
+        match (tag & 0x80 != 0, op) {
+            (true, 2) => at += 32,
+            (true, _) => {
+                prefixes.push(at);
+                at += 16;
+            }
+            (false, _) => at += 2 + u16::from_le_bytes([b[at], b[at + 1]]) as usize,
+        }
+        if op != 2 {
+            // Offset, length, time, and a compacted put's origin.
+            for _ in 0..if op == 3 { 5 } else { 3 } {
+                skip_varint(&b, &mut at);
             }
         }
     }
-    let (x, y) = (puts[0], puts[1]);
-    let (fx, fy) = (b[x..x + 24].to_vec(), b[y..y + 24].to_vec());
-    b[x..x + 24].copy_from_slice(&fy);
-    b[y..y + 24].copy_from_slice(&fx);
-    // Index version 2: XXH3-128 seeded with the segment number (docs/FORMAT.md).
+    let (x, y) = (prefixes[0], prefixes[1]);
+    let (px, py) = (b[x..x + 16].to_vec(), b[y..y + 16].to_vec());
+    b[x..x + 16].copy_from_slice(&py);
+    b[y..y + 16].copy_from_slice(&px);
+    // XXH3-128 seeded with the segment number (docs/FORMAT.md).
     let sum = twox_hash::XxHash3_128::oneshot_with_seed(segment, &b[block..block + len]);
     b[block + len..block + len + 16].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(file, b).expect("write the index");

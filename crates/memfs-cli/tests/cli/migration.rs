@@ -56,8 +56,8 @@ fn first(home: &Path, root: &Path, args: &[&str], from: u64) -> String {
     let out = memfs(home, root).args(args).output().unwrap();
     let stdout = support::succeeds(&format!("memfs {args:?}"), &out);
     let said = format!(
-        "memfs: carried this store over from format {from} to format 10 (a root key and key epochs; no file \
-         changed), so memfs releases before format 10 cannot open it now; recorded as @7 (see `memfs log`)\n"
+        "memfs: carried this store over from format {from} to format 11 (a root key and key epochs; no file \
+         changed), so memfs releases before format 11 cannot open it now; recorded as @7 (see `memfs log`)\n"
     );
     assert_text("the carry-over's message", &String::from_utf8_lossy(&out.stderr), &said);
     stdout
@@ -149,21 +149,21 @@ fn assert_kept(
     assert_eq!(added.len(), 1, "{added:?}");
 }
 
-/// What carrying a format-7, -8 or -9 store over to format 10 changes in `memfs.keys`: the
+/// What carrying a format-7, -8, -9 or -10 store over to format 11 changes in `memfs.keys`: the
 /// version and the change counter (one up), not the slots.
 #[track_caller]
 fn assert_version_carried(before: &Value, after: &Value) {
-    assert_eq!(after["version"], 10, "{after}");
+    assert_eq!(after["version"], 11, "{after}");
     let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
     assert_eq!(counter(after), counter(before) + 1, "{after}");
     assert_eq!(after["slots"], before["slots"]);
 }
 
-/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 10): a slot
+/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 11): a slot
 /// set of version 2 whose one slot (the key file's) has a public key and the root, a keyring
 /// with epoch 0 at change 1, a tag, and no carry-over left to record.
 fn assert_carried_over(keys: &Value) {
-    assert_eq!(keys["version"], 10, "{keys}");
+    assert_eq!(keys["version"], 11, "{keys}");
     assert_eq!(keys["slots"]["version"], 2, "{keys}");
     let slot = &keys["slots"]["slots"][0];
     assert!(slot["public"].is_string() && slot["root"].is_string(), "{keys}");
@@ -175,7 +175,7 @@ fn assert_carried_over(keys: &Value) {
 }
 
 #[test]
-fn a_format_5_store_opens_and_is_migrated_to_format_10() {
+fn a_format_5_store_opens_and_is_migrated_to_format_11() {
     let (dir, root) = fixture("format-5");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 5);
@@ -197,7 +197,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_10() {
 }
 
 #[test]
-fn a_format_6_store_opens_and_is_migrated_to_format_10() {
+fn a_format_6_store_opens_and_is_migrated_to_format_11() {
     let (dir, root) = fixture("format-6");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 6);
@@ -209,13 +209,13 @@ fn a_format_6_store_opens_and_is_migrated_to_format_10() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// Format 7 to 10 changes `memfs.keys`' version and counter only (heads of format 8 may carry
-/// objects unwritten, slots of format 9 be kept outside memfs and pages of format 10 be
-/// binary, which a format-7 client cannot read: the counter makes one still running read
-/// `memfs.keys` again, and stop); no
-/// object and no history change, and nothing is said.
+/// Format 7 to 11 changes `memfs.keys`' version and counter only (heads of format 8 may carry
+/// objects unwritten, slots of format 9 be kept outside memfs, pages of format 10 be binary
+/// and commits of format 11 too, which a format-7 client cannot read: the counter makes one
+/// still running read `memfs.keys` again, and stop); no object and no history change, and
+/// nothing is said.
 #[test]
-fn the_format_7_fixture_opens_and_is_carried_to_format_10() {
+fn the_format_7_fixture_opens_and_is_carried_to_format_11() {
     let (dir, root) = fixture("format-7");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
@@ -265,7 +265,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
 }
 
 /// The format-9 fixture: a key file (slot 1) and an SSH key as an age recipient (slot 2). It
-/// opens with either; the first open carries it to format 10 (version and counter, nothing
+/// opens with either; the first open carries it to format 11 (version and counter, nothing
 /// said), and its directory pages, JSON, read as they are; a commit writes binary ones.
 #[test]
 fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
@@ -296,25 +296,51 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// The format-10 fixture (binary directory pages): it opens as it is, and nothing is
-/// rewritten.
+/// The format-10 fixture (binary directory pages, JSON commits): the first open carries it to
+/// format 11 as format 7 is (version and counter, nothing said), and it reads as it is; a
+/// commit after it is binary (format 11) on a tree of format-10 pages.
 #[test]
-fn the_format_10_fixture_opens_as_it_is() {
+fn the_format_10_fixture_opens_and_is_carried_to_format_11() {
     let (dir, root) = fixture("format-10");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
     assert_eq!(keys_before["version"], 10);
     let before = objects(&root);
+    let out = memfs(&home, &root).arg("log").output().unwrap();
+    assert_text("stderr", &String::from_utf8_lossy(&out.stderr), "");
+    assert_text("log", &history(&support::succeeds("memfs log", &out)), HISTORY);
+    let keys_after = keys(&root);
+    assert_version_carried(&keys_before, &keys_after);
+    assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
+    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    assert_eq!(keys(&root), keys_after, "carried over once");
+    assert!(objects(&root) == before, "reading wrote nothing");
+
+    create_after(&home, &root);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
+/// The format-11 fixture (binary commits, directory pages with varints, leaves cut one entry
+/// in four): it opens as it is, and nothing is rewritten.
+#[test]
+fn the_format_11_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-11");
+    let home = dir.path().join("client");
+    let keys_before = keys(&root);
+    assert_eq!(keys_before["version"], 11);
+    let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
-    assert_eq!(keys(&root), keys_before, "a format-10 store is not rewritten");
+    assert_eq!(keys(&root), keys_before, "a format-11 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }
 
 /// The format-10 fixture's log is of log version 1 (records checksummed with BLAKE3): its
-/// segment is read as it is, sealed untouched at the first write (with an index of version 2),
+/// segment is read as it is, sealed untouched at the first write (with an index of version 3),
 /// and new records go to a segment of version 2 (XXH3-128); a compaction leaves version 2 only.
 #[test]
 fn a_version_1_log_is_read_and_then_left_for_version_2() {
@@ -331,7 +357,7 @@ fn a_version_1_log_is_read_and_then_left_for_version_2() {
 
     create_after(&home, &root);
     assert!(std::fs::read(log.join("0000000000000001")).unwrap() == first, "the version-1 segment is untouched");
-    assert_eq!(version("0000000000000001.index"), 2, "sealed, with an index of version 2");
+    assert_eq!(version("0000000000000001.index"), 3, "sealed, with an index of version 3");
     assert_eq!(version("0000000000000002"), 2);
     assert_text("after", &ok(&home, &root, &["cat", "/memories/after.md"]), "six");
     assert_text("notes", &ok(&home, &root, &["cat", "/memories/notes.md"]), "alpha\ngamma\n");
@@ -343,7 +369,7 @@ fn a_version_1_log_is_read_and_then_left_for_version_2() {
         std::fs::read_dir(&log).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     files.sort();
     assert_eq!(files, ["0000000000000003", "0000000000000003.index"]);
-    assert_eq!((version("0000000000000003"), version("0000000000000003.index")), (2, 2));
+    assert_eq!((version("0000000000000003"), version("0000000000000003.index")), (2, 3));
     assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }

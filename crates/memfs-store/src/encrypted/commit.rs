@@ -93,7 +93,7 @@ impl EncryptedRepository {
             policy,
             replaced: Vec::new(),
         };
-        let commit_plain = serde_json::to_vec(&commit).expect("commit");
+        let commit_plain = commit.encode();
         let commit_id = self.keys.tree_address.address(&commit_plain);
         let writes = mutation
             .blobs

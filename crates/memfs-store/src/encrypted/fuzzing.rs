@@ -31,9 +31,8 @@ pub fn reencode_page(bytes: &[u8]) -> Result<Vec<u8>, Error> {
 
 /// A commit's plaintext decoded and encoded again.
 pub fn reencode_commit(bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    let commit: CommitObject =
-        serde_json::from_slice(bytes).map_err(|e| format::corrupt_named("commit", "commit", &e))?;
-    Ok(serde_json::to_vec(&commit).expect("a commit serializes"))
+    let commit = CommitObject::decode(bytes).map_err(|e| format::corrupt_named("commit", "commit", &e))?;
+    Ok(commit.encode())
 }
 
 /// The head's plaintext decoded and encoded again (its inline objects are not verified: see
@@ -107,25 +106,65 @@ mod tests {
         let id = "ab".repeat(32);
         let page = format!(r#"{{"entries":[{{"file":{{"name":"a.md","id":"{id}","size":3,"accessed":20000}}}}]}}"#);
         let index = format!(r#"{{"pages":["{id}"]}}"#);
-        // A JSON page (formats 3 to 9) is written again in the binary form, a fixed point.
-        let mut binary_leaf = vec![0x01, 1, 0, 0, 0, 0x00, 4, 0, b'a', b'.', b'm', b'd'];
-        binary_leaf.extend([0xab; 32]);
-        binary_leaf.extend(3u64.to_le_bytes());
-        binary_leaf.extend(20000u32.to_le_bytes());
-        let mut binary_index = vec![0x02, 1, 0, 0, 0];
-        binary_index.extend([0xab; 32]);
-        for (page, binary) in [(page, binary_leaf), (index, binary_index)] {
-            assert_eq!(reencode_page(page.as_bytes()).unwrap(), binary);
+        // A JSON page (formats 3 to 9) and a binary one of format 10 are written again in the
+        // binary form of format 11 (varints: 3 is one byte, 20,000 three), a fixed point.
+        let mut leaf_10 = vec![0x01, 1, 0, 0, 0, 0x00, 4, 0, b'a', b'.', b'm', b'd'];
+        leaf_10.extend([0xab; 32]);
+        leaf_10.extend(3u64.to_le_bytes());
+        leaf_10.extend(20000u32.to_le_bytes());
+        let mut leaf_11 = vec![0x03, 1, 0x00, 4, b'a', b'.', b'm', b'd'];
+        leaf_11.extend([0xab; 32]);
+        leaf_11.extend([3, 0xa0, 0x9c, 0x01]);
+        let mut index_10 = vec![0x02, 1, 0, 0, 0];
+        index_10.extend([0xab; 32]);
+        let mut index_11 = vec![0x04, 1];
+        index_11.extend([0xab; 32]);
+        for (json, old, binary) in [(page, leaf_10, leaf_11), (index, index_10, index_11)] {
+            assert_eq!(reencode_page(json.as_bytes()).unwrap(), binary);
+            assert_eq!(reencode_page(&old).unwrap(), binary);
             assert_eq!(reencode_page(&binary).unwrap(), binary);
         }
-        // Refused: trailing bytes, a truncated entry, an unknown kind, an empty index.
-        for bad in [&[0x02, 1, 0, 0, 0][..], &[0x01, 1, 0, 0, 0, 0x07], &[0x02, 0, 0, 0, 0], &[0x01, 0, 0, 0, 0, 9]] {
+        // Refused: trailing bytes, a truncated entry, an unknown kind, an empty index, in both
+        // binary forms; a day past u32.
+        for bad in [
+            &[0x02, 1, 0, 0, 0][..],
+            &[0x01, 1, 0, 0, 0, 0x07],
+            &[0x02, 0, 0, 0, 0],
+            &[0x01, 0, 0, 0, 0, 9],
+            &[0x04, 1],
+            &[0x03, 1, 0x07],
+            &[0x04, 0],
+            &[0x03, 0, 9],
+        ] {
             assert!(reencode_page(bad).is_err(), "{bad:?}");
         }
+        let mut huge_day = vec![0x03, 1, 0x00, 4, b'a', b'.', b'm', b'd'];
+        huge_day.extend([0xab; 32]);
+        huge_day.extend([3, 0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert!(reencode_page(&huge_day).is_err());
         let state = format!(r#"{{"horizon":4,"pending":{{"{id}":1764000000000}}}}"#);
         assert_eq!(reencode_gc_state(state.as_bytes()).unwrap(), state.as_bytes());
         assert!(reencode_page(br#"{"pages":[]}"#).is_err());
         assert!(reencode_commit(b"{}").is_err());
+        // A JSON commit (formats 3 to 10) is written again in the binary form, a fixed point.
+        let json = format!(
+            r#"{{"parent":"{id}","tree":"{id}","generation":300,"time_ms":1764000000000,"actor":"a","command":"{{}}","changes":[{{"kind":"renamed","from":"/memories/x","to":"/memories/y"}}],"files":1,"bytes":2,"replaced":[{{"generation":3,"commit":"{id}"}}]}}"#
+        );
+        let binary = reencode_commit(json.as_bytes()).unwrap();
+        assert_eq!(binary[..2], [0x03, 0b101], "binary, with a parent and replaced commits");
+        assert_eq!(reencode_commit(&binary).unwrap(), binary);
+        let commit = CommitObject::decode(&binary).unwrap();
+        assert_eq!((commit.generation, commit.time_ms, commit.files, commit.bytes), (300, 1_764_000_000_000, 1, 2));
+        assert_eq!(
+            commit.changes,
+            [memfs_core::Change::Renamed { from: "/memories/x".into(), to: "/memories/y".into() }]
+        );
+        // Refused: cut short anywhere, a byte after the end, an unknown flag.
+        for len in 0..binary.len() {
+            assert!(reencode_commit(&binary[..len]).is_err(), "cut to {len}");
+        }
+        assert!(reencode_commit(&[&binary[..], &[0]].concat()).is_err());
+        assert!(reencode_commit(&[&[0x03, 0b1000][..], &binary[2..]].concat()).is_err());
     }
 
     /// A head whose inline commit does not hash to its id is refused by its snapshot check.

@@ -216,7 +216,7 @@ impl EncryptedRepository {
             return Ok(CommitObject::clone(&c));
         }
         let plain = self.get_object(ObjectKind::Commit, id).await?;
-        let commit: CommitObject = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
+        let commit = CommitObject::decode(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
         self.cache().insert_commit(*id, Arc::new(commit.clone()));
         Ok(commit)
     }

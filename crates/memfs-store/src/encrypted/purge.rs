@@ -306,7 +306,7 @@ impl EncryptedRepository {
                     policy: c.policy,
                     replaced: c.replaced.clone(),
                 };
-                let plain = serde_json::to_vec(&commit).expect("a commit serializes");
+                let plain = commit.encode();
                 let id = self.keys.tree_address.address(&plain);
                 writes.push((ObjectKind::Commit, id, plain));
                 id
@@ -344,7 +344,7 @@ impl EncryptedRepository {
             policy: anchor.policy,
             replaced,
         };
-        let plain = serde_json::to_vec(&commit).expect("a commit serializes");
+        let plain = commit.encode();
         let purge_id = self.keys.tree_address.address(&plain);
         // The snapshot comes from the new tree only: nothing of the purged path.
         let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0, Vec::new());

@@ -236,7 +236,9 @@ impl EncryptedRepository {
             let undecodable = |e: serde_json::Error| format::corrupt_named(HEAD_PATH, &format!("inline {kind}"), &e);
             match object.kind {
                 InlineKind::Commit => {
-                    commits.push((object.id, serde_json::from_slice::<CommitObject>(plain).map_err(undecodable)?));
+                    let commit = CommitObject::decode(plain)
+                        .map_err(|e| format::corrupt_named(HEAD_PATH, &format!("inline {kind}"), &e))?;
+                    commits.push((object.id, commit));
                 }
                 InlineKind::Policy => {
                     let policy = serde_json::from_slice::<Policy>(plain).map_err(undecodable)?;

@@ -35,6 +35,8 @@ const OP_COMPACTED_PUT: u8 = 3;
 const OBJECT_PATH: u8 = 0x80;
 /// The stored length of an object path under [`OBJECT_PATH`].
 const OBJECT_PATH_LEN: usize = 32;
+/// The length of an object path spelled out (`objects/`, two hex digits, `/`, 64 hex digits).
+const SPELLED_OBJECT_PATH_LEN: usize = 75;
 
 /// A decoded segment header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +244,12 @@ fn decode(record: &[u8], sum: Sum) -> Parsed<'_> {
 /// How many bytes `path` takes in a record of a segment checksummed with `sum`.
 pub(super) fn stored_path_len(sum: Sum, path: &str) -> usize {
     stored_id(sum, path).map_or(path.len(), |id| id.len())
+}
+
+/// How many bytes an object path (`objects/xx/<64 hex>`) takes in a record of a segment
+/// checksummed with `sum`: its 32 id bytes from log version 2, spelled out before.
+pub(super) fn stored_object_path_len(sum: Sum) -> usize {
+    if sum == Sum::Xxh3 { OBJECT_PATH_LEN } else { SPELLED_OBJECT_PATH_LEN }
 }
 
 /// The id bytes `path` is stored as in a record of a segment checksummed with `sum`, if it is

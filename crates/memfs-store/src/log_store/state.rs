@@ -99,7 +99,7 @@ impl Segment {
             return Ok(Some(slot.clone()));
         }
         let Some(t) = &mut self.table else { return Ok(None) };
-        match t.get(location, self.sum) {
+        match t.get(location, self.sum, &self.file) {
             Ok(found) => Ok(found),
             Err(_) => {
                 self.distrust(log_dir, n)?;
@@ -120,7 +120,7 @@ impl Segment {
         let start = prefix.as_ref();
         if let Some(t) = &mut self.table {
             let mut found = Vec::new();
-            let scanned = t.scan_from(start, self.sum, |name, slot| {
+            let scanned = t.scan_from(start, self.sum, &self.file, |name, slot| {
                 if !name.starts_with(start) {
                     return Ok(false);
                 }

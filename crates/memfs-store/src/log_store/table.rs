@@ -17,6 +17,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use object_store::ObjectMeta;
 use object_store::path::Path;
 
+use integer_encoding::VarInt;
+
 use super::checksum::{self, Sum};
 use super::error::LogError;
 use super::object_path::{object_id, object_path};
@@ -41,6 +43,13 @@ const TAG_PUT: u8 = 1;
 const TAG_DELETE: u8 = 2;
 const TAG_COMPACTED_PUT: u8 = 3;
 const TAG_OBJECT_PATH: u8 = 0x80;
+
+/// The index version a writer writes: 3, entries in the compact form (XXH3-128 checksums and
+/// bloom hash, as 2). Versions 1 (BLAKE3) and 2 are read.
+const VERSION: u32 = 3;
+/// How many of an object id's bytes a compact entry of a put keeps: enough to tell the ids of
+/// one segment apart, and a hit is confirmed against the record, which holds the whole path.
+const PREFIX_LEN: usize = 16;
 
 /// What an index says of one path in its segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +143,9 @@ pub(super) struct Table {
     /// The checksum its header, metadata and blocks carry, and its bloom filter's hash (the
     /// header's version).
     sum: Sum,
+    /// Entries in the compact form (version 3): a put of an object path by the first
+    /// [`PREFIX_LEN`] bytes of its id, numbers as varints.
+    compact: bool,
     pub(super) seal: Seal,
     meta_offset: u64,
     meta_len: u64,
@@ -186,7 +198,8 @@ impl Table {
         if segment::read_full_at(&file, &mut h, 0).ok()? < TABLE_HEADER_LEN {
             return None;
         }
-        let sum = Sum::of_version(u32_at(&h, 8))?;
+        let version = u32_at(&h, 8);
+        let sum = Sum::of_version(if version == VERSION { Sum::Xxh3.version() } else { version })?;
         if h[..8] != MAGIC || u32_at(&h, 12) != 0 {
             return None;
         }
@@ -203,6 +216,7 @@ impl Table {
             file,
             path,
             sum,
+            compact: version == VERSION,
             seal,
             meta_offset: u64_at(&h, 64),
             meta_len: u64_at(&h, 72),
@@ -242,7 +256,7 @@ impl Table {
         }
         let bloom =
             buf[..bloom_len].chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect();
-        let mut r = Reader { b: &buf, at: bloom_len };
+        let mut r = Reader { b: &buf, at: bloom_len, compact: false, last_time: 0 };
         let mut dir = Vec::new();
         for _ in 0..self.blocks {
             let offset = r.u64().ok_or_else(|| self.bad("index directory cut short"))?;
@@ -257,10 +271,12 @@ impl Table {
     }
 
     /// What this segment says of `location`: `None` if it has no record of it. `records`: the
-    /// checksum of the segment's records, which says how they store a path.
-    pub(super) fn get(&mut self, location: &Key<'_>, records: Sum) -> Result<Option<Slot>, LogError> {
+    /// checksum of the segment's records, which says how they store a path; `file`: the
+    /// segment, where a compact entry's record confirms the whole path.
+    pub(super) fn get(&mut self, location: &Key<'_>, records: Sum, file: &File) -> Result<Option<Slot>, LogError> {
         let segment = self.seal.segment;
         let sum = self.sum;
+        let compact = self.compact;
         let meta = self.meta()?;
         if !bloom_contains(&meta.bloom, location, sum) {
             return Ok(None);
@@ -273,12 +289,16 @@ impl Table {
         let body = self.read_block(offset, len)?;
         // Compared as stored: an object path by its id bytes, without spelling out each entry.
         let id = location.id();
-        let mut r = Reader { b: &body, at: 0 };
+        let mut r = Reader::new(&body, compact);
         while r.at < body.len() {
             let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
             let hit = match (name, &id) {
                 // As arrays: compared inline, not by a `memcmp` call per entry.
                 (Name::Object(stored), Some(id)) => <[u8; 32]>::try_from(stored).is_ok_and(|s| s == *id),
+                // Another id of the segment may share the prefix: the record says whose it is.
+                (Name::Prefix(stored), Some(id)) if stored == &id[..PREFIX_LEN] => {
+                    self.record_id(file, &raw, records, stored)? == *id
+                }
                 (Name::Plain(stored), None) => stored == key,
                 _ => false,
             };
@@ -295,9 +315,11 @@ impl Table {
         &mut self,
         from: &str,
         records: Sum,
+        file: &File,
         mut visit: impl FnMut(&str, Slot) -> Result<bool, LogError>,
     ) -> Result<(), LogError> {
         let segment = self.seal.segment;
+        let compact = self.compact;
         let meta = self.meta()?;
         let start = meta.dir.partition_point(|b| b.first.as_str() <= from).saturating_sub(1);
         let blocks: Vec<(u64, u32)> = meta.dir[start..].iter().map(|b| (b.offset, b.len)).collect();
@@ -305,11 +327,18 @@ impl Table {
         let mut last = String::new();
         for (offset, len) in blocks {
             let body = self.read_block(offset, len)?;
-            let mut r = Reader { b: &body, at: 0 };
+            let mut r = Reader::new(&body, compact);
             let mut first = true;
             while r.at < body.len() {
                 let (stored, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
-                stored.spell(&mut name);
+                match stored {
+                    Name::Object(id) => object_path(id, &mut name),
+                    Name::Prefix(prefix) => object_path(&self.record_id(file, &raw, records, prefix)?, &mut name),
+                    Name::Plain(s) => {
+                        name.clear();
+                        name.push_str(s);
+                    }
+                }
                 if !first && last >= name {
                     return Err(self.bad("index block out of order"));
                 }
@@ -324,6 +353,31 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// The object id of the record a compact entry names (`raw`, whose id starts with
+    /// `prefix`): a compact entry keeps part of the id, its record all of it. A record that
+    /// cannot be read, is not an object's, or whose id does not start with the prefix is an
+    /// error (the index is damaged or forged, and set aside), never a miss.
+    fn record_id(&self, file: &File, raw: &RawSlot, records: Sum, prefix: &[u8]) -> Result<[u8; 32], LogError> {
+        let RawSlot::Live { offset, origin, .. } = raw else {
+            return Err(self.bad("a compact index entry of a delete"));
+        };
+        let len = record::stored_object_path_len(records);
+        let at = offset.saturating_add((record::data_start(origin.is_some(), len) - len) as u64);
+        let mut stored = vec![0; len];
+        if !matches!(segment::read_full_at(file, &mut stored, at), Ok(read) if read == len) {
+            return Err(self.bad("an indexed record cannot be read"));
+        }
+        let id = match <[u8; 32]>::try_from(&stored[..]) {
+            Ok(id) => Some(id),
+            // A record of log version 1 spells the path out.
+            Err(_) => std::str::from_utf8(&stored).ok().and_then(object_id),
+        };
+        match id {
+            Some(id) if id[..PREFIX_LEN] == *prefix => Ok(id),
+            _ => Err(self.bad("an index entry names another record")),
+        }
     }
 
     /// Reads one block and checks it; returns its entries' bytes.
@@ -343,20 +397,9 @@ impl Table {
 enum Name<'a> {
     /// `objects/{id[0..2]}/{id}`, by the bytes of `id`.
     Object(&'a [u8]),
+    /// An object path by the first [`PREFIX_LEN`] bytes of its id (a put, index version 3).
+    Prefix(&'a [u8]),
     Plain(&'a str),
-}
-
-impl Name<'_> {
-    /// Writes the path out into `out`.
-    fn spell(&self, out: &mut String) {
-        match self {
-            Name::Object(id) => object_path(id, out),
-            Name::Plain(s) => {
-                out.clear();
-                out.push_str(s);
-            }
-        }
-    }
 }
 
 /// An entry as a block stores it.
@@ -386,6 +429,21 @@ pub(super) fn write<'a>(
     estimate: usize,
     entries: impl Iterator<Item = Result<(&'a Path, &'a Slot), LogError>>,
 ) -> Result<Option<Table>, LogError> {
+    write_version(log_dir, seal, estimate, entries, VERSION)
+}
+
+/// As [`write`], in index version `version` (2 or 3): the tests write version 2 as a release
+/// before version 3 did.
+fn write_version<'a>(
+    log_dir: &FsPath,
+    seal: Seal,
+    estimate: usize,
+    entries: impl Iterator<Item = Result<(&'a Path, &'a Slot), LogError>>,
+    version: u32,
+) -> Result<Option<Table>, LogError> {
+    let encode = |out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64| {
+        encode_entry(out, name, slot, version == VERSION, last_time)
+    };
     let final_path = path(log_dir, seal.segment);
     let tmp = log_dir.join(format!("{:016x}.index.tmp", seal.segment));
     let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
@@ -401,6 +459,8 @@ pub(super) fn write<'a>(
         let mut offset = TABLE_HEADER_LEN as u64;
         let mut count = 0u64;
         let mut one = Vec::new();
+        // Times are stored as the difference from the block's previous entry's.
+        let mut last_time = 0;
         let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
             w.write_all(block)?;
             w.write_all(&Sum::NEWEST.of_segment(seal.segment, block))?;
@@ -413,12 +473,18 @@ pub(super) fn write<'a>(
             let (path, slot) = item?;
             let name = path.as_ref();
             one.clear();
-            if !encode_entry(&mut one, name, slot) {
+            let mut time = last_time;
+            if !encode(&mut one, name, slot, &mut time) {
                 return Ok(None);
             }
             if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
                 flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
+                // The entry starts a block: encoded again against no previous time.
+                one.clear();
+                time = 0;
+                encode(&mut one, name, slot, &mut time);
             }
+            last_time = time;
             if block.is_empty() {
                 first.clear();
                 first.push_str(name);
@@ -444,7 +510,7 @@ pub(super) fn write<'a>(
         drop(w);
         let mut h = [0u8; TABLE_HEADER_LEN];
         h[..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&Sum::NEWEST.version().to_le_bytes());
+        h[8..12].copy_from_slice(&version.to_le_bytes());
         h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
         h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
         h[32..48].copy_from_slice(&seal.last_checksum);
@@ -475,17 +541,21 @@ pub(super) fn write<'a>(
     Ok(Table::read(log_dir, seal.segment).filter(|t| t.seal == seal))
 }
 
-/// Encodes one entry; `false` if its path is too long for the format.
-fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot) -> bool {
-    let (tag, compact) = match slot {
-        Slot::Live(e) if e.origin.is_some() => (TAG_COMPACTED_PUT, object_id(name)),
-        Slot::Live(_) => (TAG_PUT, object_id(name)),
-        Slot::Deleted => (TAG_DELETE, object_id(name)),
+/// Encodes one entry, in the compact form of version 3 or the full one of versions 1 and 2
+/// (which only the tests write); `false` if its path is too long for the format.
+/// `last_time`: the time of the block's previous entry (0 for its first), which a compact
+/// entry's is relative to, replaced by this entry's.
+fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, compact: bool, last_time: &mut u64) -> bool {
+    let tag = match slot {
+        Slot::Live(e) if e.origin.is_some() => TAG_COMPACTED_PUT,
+        Slot::Live(_) => TAG_PUT,
+        Slot::Deleted => TAG_DELETE,
     };
-    match compact {
+    match object_id(name) {
         Some(id) => {
             out.push(tag | TAG_OBJECT_PATH);
-            out.extend_from_slice(&id);
+            // A delete has no record offset to confirm a prefix by: it keeps the whole id.
+            out.extend_from_slice(if compact && tag != TAG_DELETE { &id[..PREFIX_LEN] } else { &id });
         }
         None => {
             if u16::try_from(name.len()).is_err() {
@@ -495,15 +565,21 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot) -> bool {
             put_str(out, name);
         }
     }
-    if let Slot::Live(e) = slot {
-        out.extend_from_slice(&e.offset.to_le_bytes());
-        out.extend_from_slice(&e.record_len.to_le_bytes());
-        out.extend_from_slice(&e.time_ms.to_le_bytes());
-        if let Some((s, o)) = e.origin {
-            out.extend_from_slice(&s.to_le_bytes());
-            out.extend_from_slice(&o.to_le_bytes());
+    let Slot::Live(e) = slot else { return true };
+    let origin: Vec<u64> = e.origin.map_or(Vec::new(), |(s, o)| vec![s, o]);
+    if compact {
+        // Wrapping, and read back the same way: any two u64 times have a difference.
+        let delta = e.time_ms.wrapping_sub(*last_time) as i64;
+        out.extend_from_slice(&e.offset.encode_var_vec());
+        out.extend_from_slice(&e.record_len.encode_var_vec());
+        out.extend_from_slice(&delta.encode_var_vec());
+        origin.iter().for_each(|n| out.extend_from_slice(&n.encode_var_vec()));
+    } else {
+        for n in [e.offset, e.record_len, e.time_ms].iter().chain(&origin) {
+            out.extend_from_slice(&n.to_le_bytes());
         }
     }
+    *last_time = e.time_ms;
     true
 }
 
@@ -563,9 +639,17 @@ fn bloom_contains(bloom: &[u64], key: &Key<'_>, sum: Sum) -> bool {
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
+    /// Entries in the compact form (index version 3).
+    compact: bool,
+    /// The time of the previous entry read, which a compact entry's is relative to.
+    last_time: u64,
 }
 
 impl<'a> Reader<'a> {
+    fn new(b: &'a [u8], compact: bool) -> Reader<'a> {
+        Reader { b, at: 0, compact, last_time: 0 }
+    }
+
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.b.len())?;
         let out = &self.b[self.at..end];
@@ -590,18 +674,42 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.take(len)?).ok()
     }
 
+    fn varint(&mut self) -> Option<u64> {
+        let (n, len) = u64::decode_var(self.b.get(self.at..)?)?;
+        self.at += len;
+        Some(n)
+    }
+
+    /// A number: a varint in a compact entry, a u64 in a full one.
+    fn number(&mut self) -> Option<u64> {
+        if self.compact { self.varint() } else { self.u64() }
+    }
+
     /// One block entry: its path, and what it says.
     fn entry(&mut self) -> Option<(Name<'a>, RawSlot)> {
         let tag = self.take(1)?[0];
-        let name = if tag & TAG_OBJECT_PATH != 0 { Name::Object(self.take(32)?) } else { Name::Plain(self.str()?) };
-        let origin = match tag & !TAG_OBJECT_PATH {
+        let op = tag & !TAG_OBJECT_PATH;
+        let name = match (tag & TAG_OBJECT_PATH != 0, self.compact && op != TAG_DELETE) {
+            (true, true) => Name::Prefix(self.take(PREFIX_LEN)?),
+            (true, false) => Name::Object(self.take(32)?),
+            (false, _) => Name::Plain(self.str()?),
+        };
+        let origin = match op {
             TAG_DELETE => return Some((name, RawSlot::Deleted)),
             TAG_PUT => false,
             TAG_COMPACTED_PUT => true,
             _ => return None,
         };
-        let (offset, record_len, time_ms) = (self.u64()?, self.u64()?, self.u64()?);
-        let origin = if origin { Some((self.u64()?, self.u64()?)) } else { None };
+        let (offset, record_len) = (self.number()?, self.number()?);
+        let time_ms = if self.compact {
+            let (delta, len) = i64::decode_var(self.b.get(self.at..)?)?;
+            self.at += len;
+            self.last_time.wrapping_add(delta as u64)
+        } else {
+            self.u64()?
+        };
+        self.last_time = time_ms;
+        let origin = if origin { Some((self.number()?, self.number()?)) } else { None };
         Some((name, RawSlot::Live { offset, record_len, time_ms, origin }))
     }
 }
@@ -636,33 +744,59 @@ mod tests {
         assert_eq!(object_id("head"), None);
     }
 
+    /// Plain paths: no entry needs its record (the object paths of version 3 are tested
+    /// through the store, `tests/store/log_index.rs`). Both the version written and the one
+    /// before it, which stores are full of.
     #[test]
     fn a_table_finds_every_entry_and_nothing_else() {
+        for version in [2, VERSION] {
+            finds_every_entry_and_nothing_else(version);
+        }
+    }
+
+    fn finds_every_entry_and_nothing_else(version: u32) {
         let dir = tempfile::tempdir().unwrap();
+        let segment = File::create(dir.path().join("segment")).unwrap();
         let names: Vec<Path> = (0..3000).map(|i| Path::from(format!("p/{i:05}"))).collect();
-        let slots: Vec<Slot> = (0..3000u64).map(|i| if i % 7 == 0 { Slot::Deleted } else { live(i) }).collect();
+        // Times going up and down: stored as differences in version 3.
+        let slots: Vec<Slot> = (0..3000u64)
+            .map(|i| {
+                let time_ms = 1_764_000_000_000 + i * 1_000;
+                let e = Entry { segment: 3, offset: i * 300, record_len: 100, time_ms, origin: None, path_len: 0 };
+                match i {
+                    _ if i % 7 == 0 => Slot::Deleted,
+                    _ if i % 5 == 0 => Slot::Live(Entry { time_ms: 1_764_000_000_000 - i, origin: Some((1, i)), ..e }),
+                    _ => Slot::Live(e),
+                }
+            })
+            .collect();
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [9; 16], dead: 42 };
         let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n, s)));
-        let mut table = write(dir.path(), seal, names.len(), entries).unwrap().expect("written");
+        let mut table = write_version(dir.path(), seal, names.len(), entries, version).unwrap().expect("written");
+        assert_eq!(table.compact, version == VERSION);
         assert!(table.blocks > 10, "{} blocks", table.blocks);
         for (i, (n, s)) in names.iter().zip(&slots).enumerate() {
-            let got = table.get(&Key::new(n), Sum::NEWEST).unwrap();
+            let got = table.get(&Key::new(n), Sum::NEWEST, &segment).unwrap();
             let want = match s {
                 Slot::Live(e) => Slot::Live(Entry { path_len: n.as_ref().len() as u64, ..e.clone() }),
                 Slot::Deleted => Slot::Deleted,
             };
             assert_eq!(got, Some(want), "entry {i}");
         }
-        assert_eq!(table.get(&Key::new(&Path::from("p/00000x")), Sum::NEWEST).unwrap(), None);
-        assert_eq!(table.get(&Key::new(&Path::from("a")), Sum::NEWEST).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("p/00000x")), Sum::NEWEST, &segment).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("a")), Sum::NEWEST, &segment).unwrap(), None);
         let mut seen = Vec::new();
         table
-            .scan_from("p/02990", Sum::NEWEST, |n, _| {
-                seen.push(n.to_owned());
+            .scan_from("p/02990", Sum::NEWEST, &segment, |n, slot| {
+                seen.push((n.to_owned(), slot));
                 Ok(true)
             })
             .unwrap();
-        assert_eq!(seen, names[2990..].iter().map(|n| n.to_string()).collect::<Vec<_>>());
+        let want = names[2990..].iter().zip(&slots[2990..]).map(|(n, s)| match s {
+            Slot::Live(e) => (n.to_string(), Slot::Live(Entry { path_len: n.as_ref().len() as u64, ..e.clone() })),
+            Slot::Deleted => (n.to_string(), Slot::Deleted),
+        });
+        assert_eq!(seen, want.collect::<Vec<_>>());
         assert_eq!(Table::read(dir.path(), 3).map(|t| t.seal), Some(seal));
     }
 
@@ -678,7 +812,8 @@ mod tests {
         bytes[TABLE_HEADER_LEN + 10] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
         let mut table = Table::read(dir.path(), 3).unwrap();
-        assert!(matches!(table.get(&Key::new(&names[0]), Sum::NEWEST), Err(LogError::BadIndex { .. })));
+        let segment = File::create(dir.path().join("segment")).unwrap();
+        assert!(matches!(table.get(&Key::new(&names[0]), Sum::NEWEST, &segment), Err(LogError::BadIndex { .. })));
         // A damaged header: not used at all.
         bytes[20] ^= 1;
         std::fs::write(&file, &bytes).unwrap();

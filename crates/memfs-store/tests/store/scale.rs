@@ -170,16 +170,19 @@ async fn a_create_costs_about_the_same_at_100_and_10000_files() {
         assert!(l.objects <= 2.0 * s.objects, "{label}: {:.1} objects vs {:.1}", l.objects, s.objects);
         assert!(l.warm_objects <= 2.0 * s.warm_objects, "{label}");
         // A second create by the same client reads nothing but the head, except in the flat
-        // 10,000 (about 1,250 leaves): a directory past 256 leaves is read a leaf at a time,
-        // and a name far from the first one's leaves is searched for (eight leaves a round).
+        // 10,000 (about 2,500 leaves): a directory past 256 leaves is read a leaf at a time,
+        // and a name far from the first one's leaves is searched for (eight leaves a round, a
+        // ninth of the range left each time: four rounds at most).
         assert_eq!(s.max_warm_reads, 1, "{label}");
         match label {
-            "flat" => assert!(l.max_warm_reads <= 1 + 3 * 8, "{label}: {}", l.max_warm_reads),
+            "flat" => assert!(l.max_warm_reads <= 1 + 4 * 8, "{label}: {}", l.max_warm_reads),
             _ => assert_eq!(l.max_warm_reads, 1, "{label}"),
         }
-        // A cold client reads the directory's index pages and a few leaves, not all its pages.
+        // A cold client reads the directory's index pages and a few leaves, not all its pages
+        // (about 2,850 here: 2,500 leaves, one in eight of them an index page; leaves of one
+        // in four entries, format 11, made it about 320 reads where it was under 250).
         if label == "flat" {
-            assert!(l.cold_reads <= 250.0, "{label}: {:.1} reads", l.cold_reads);
+            assert!(l.cold_reads <= 350.0, "{label}: {:.1} reads", l.cold_reads);
         }
     }
 }

@@ -78,7 +78,7 @@ impl EncryptedRepository {
                 // Another kind does not open as a commit (the kind is bound in the seal), and an
                 // object deleted meanwhile is no longer there to purge.
                 let commit = match self.get_object(ObjectKind::Commit, &id).await {
-                    Ok(plain) => serde_json::from_slice::<CommitObject>(&plain).ok().map(|c| (id, c)),
+                    Ok(plain) => CommitObject::decode(&plain).ok().map(|c| (id, c)),
                     Err(_) => None,
                 };
                 progress.advance(1);

@@ -1,0 +1,173 @@
+//! A commit's plaintext in the binary form of format 11 (`docs/FORMAT.md`, "Commit"): the
+//! same fields as the JSON form formats 3 to 10 wrote (still read), ids as their 32 bytes,
+//! numbers as varints (LEB128), strings as a varint length and UTF-8. About 230 bytes less
+//! per commit of a `create`: the JSON escaped the command's text a second time and spelled
+//! each id in 64 hex digits.
+
+use integer_encoding::VarInt;
+use memfs_core::{Change, ObjectId};
+
+use super::{CommitAt, CommitObject};
+
+/// The first byte of a binary commit. No JSON commit starts with it: those start with `{`.
+pub(super) const BINARY_COMMIT: u8 = 0x03;
+
+/// Flags: which optional fields follow.
+const HAS_PARENT: u8 = 1;
+const HAS_POLICY: u8 = 2;
+const HAS_REPLACED: u8 = 4;
+
+/// A change's kind.
+const CREATED: u8 = 1;
+const MODIFIED: u8 = 2;
+const DELETED: u8 = 3;
+const RENAMED: u8 = 4;
+
+/// Encodes `commit`: `0x03`, the flags, then the parent (if any), the tree, the generation,
+/// the time, the actor, the command, the changes (a count, then each one's kind and path, or
+/// its from and to), the files and bytes, the policy (if any) and the commits a purge
+/// replaced (if any: a count, then each one's generation and id).
+pub(super) fn encode(commit: &CommitObject) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128 + commit.command.len() + commit.actor.len());
+    out.push(BINARY_COMMIT);
+    let flag = |on: bool, flag: u8| if on { flag } else { 0 };
+    out.push(
+        flag(commit.parent.is_some(), HAS_PARENT)
+            | flag(commit.policy.is_some(), HAS_POLICY)
+            | flag(!commit.replaced.is_empty(), HAS_REPLACED),
+    );
+    let mut w = Writer(&mut out);
+    if let Some(parent) = &commit.parent {
+        w.id(parent);
+    }
+    w.id(&commit.tree);
+    w.number(commit.generation);
+    w.number(commit.time_ms);
+    w.str(&commit.actor);
+    w.str(&commit.command);
+    w.number(commit.changes.len() as u64);
+    for change in &commit.changes {
+        match change {
+            Change::Created { path } => w.change(CREATED, &[path]),
+            Change::Modified { path } => w.change(MODIFIED, &[path]),
+            Change::Deleted { path } => w.change(DELETED, &[path]),
+            Change::Renamed { from, to } => w.change(RENAMED, &[from, to]),
+        }
+    }
+    w.number(commit.files);
+    w.number(commit.bytes);
+    if let Some(policy) = &commit.policy {
+        w.id(policy);
+    }
+    if !commit.replaced.is_empty() {
+        w.number(commit.replaced.len() as u64);
+        for at in &commit.replaced {
+            w.number(at.generation);
+            w.id(&at.commit);
+        }
+    }
+    out
+}
+
+/// Decodes a binary commit; the error says what is wrong with it. Nothing may follow the last
+/// field, and unknown flags or change kinds are refused, as unknown fields of a JSON commit
+/// are.
+pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
+    let mut r = Reader { bytes, at: 1 };
+    let flags = r.byte()?;
+    if flags & !(HAS_PARENT | HAS_POLICY | HAS_REPLACED) != 0 {
+        return Err("unknown flags");
+    }
+    let parent = if flags & HAS_PARENT != 0 { Some(r.id()?) } else { None };
+    let tree = r.id()?;
+    let (generation, time_ms) = (r.number()?, r.number()?);
+    let (actor, command) = (r.string()?, r.string()?);
+    let count = r.number()?;
+    let mut changes = Vec::new();
+    for _ in 0..count {
+        changes.push(match r.byte()? {
+            CREATED => Change::Created { path: r.string()? },
+            MODIFIED => Change::Modified { path: r.string()? },
+            DELETED => Change::Deleted { path: r.string()? },
+            RENAMED => Change::Renamed { from: r.string()?, to: r.string()? },
+            _ => return Err("a change of unknown kind"),
+        });
+    }
+    let (files, bytes_total) = (r.number()?, r.number()?);
+    let policy = if flags & HAS_POLICY != 0 { Some(r.id()?) } else { None };
+    let mut replaced = Vec::new();
+    if flags & HAS_REPLACED != 0 {
+        let count = r.number()?;
+        for _ in 0..count {
+            replaced.push(CommitAt { generation: r.number()?, commit: r.id()? });
+        }
+        if replaced.is_empty() {
+            return Err("an empty record of replaced commits");
+        }
+    }
+    if r.at != bytes.len() {
+        return Err("bytes after the last field");
+    }
+    Ok(CommitObject {
+        parent,
+        tree,
+        generation,
+        time_ms,
+        actor,
+        command,
+        changes,
+        files,
+        bytes: bytes_total,
+        policy,
+        replaced,
+    })
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn id(&mut self, id: &ObjectId) {
+        self.0.extend_from_slice(&id.to_bytes());
+    }
+    fn number(&mut self, n: u64) {
+        self.0.extend_from_slice(&n.encode_var_vec());
+    }
+    fn str(&mut self, s: &str) {
+        self.number(s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn change(&mut self, kind: u8, paths: &[&String]) {
+        self.0.push(kind);
+        paths.iter().for_each(|p| self.str(p));
+    }
+}
+
+/// Reads a binary commit front to back; every error is "truncated" but the ones that say more.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], &'static str> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n).ok_or("truncated")?).ok_or("truncated")?;
+        self.at += n;
+        Ok(out)
+    }
+    fn byte(&mut self) -> Result<u8, &'static str> {
+        Ok(self.take(1)?[0])
+    }
+    fn id(&mut self) -> Result<ObjectId, &'static str> {
+        Ok(ObjectId::from_bytes(self.take(32)?.try_into().map_err(|_| "truncated")?))
+    }
+    fn number(&mut self) -> Result<u64, &'static str> {
+        let (n, len) = u64::decode_var(&self.bytes[self.at..]).ok_or("truncated")?;
+        self.at += len;
+        Ok(n)
+    }
+    fn string(&mut self) -> Result<String, &'static str> {
+        let len = usize::try_from(self.number()?).map_err(|_| "truncated")?;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| "a string is not UTF-8")
+    }
+}
