@@ -111,11 +111,11 @@
 //! (segment, offset): in version 3 varints (unsigned LEB128), the time as the zigzag varint
 //! of its difference from the previous entry's in the block (the first's from 0); in versions
 //! 1 and 2 u64 each. A version-3 entry found by its 16 bytes is confirmed by its record (the
-//! whole id is there); a record whose id does not start with them fails the index. The metadata is the
-//! bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at `(h1 + i·h2) mod
-//! bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in version 1 the
-//! first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length without
-//! checksum (u32) and first path (u16 length, UTF-8). Checksums are XXH3-128 seeded with the
+//! whole id is there); a record whose id does not start with them fails the index. The
+//! metadata is the bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at
+//! `(h1 + i·h2) mod bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in
+//! version 1 the first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length
+//! without checksum (u32) and first path (u16 length, UTF-8). Checksums are XXH3-128 seeded with the
 //! segment number, little-endian (version 1: the first 16 bytes of BLAKE3 keyed with the
 //! segment number as a u64 followed by 24 zero bytes), except the header's, seeded (keyed) with
 //! 0. The version of an index file is its own: a writer writes version 3, for a segment of
