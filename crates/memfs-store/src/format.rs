@@ -1,9 +1,10 @@
 //! Plaintext layouts of the stored objects, before sealing (see `docs/FORMAT.md`).
 //!
-//! Every layout is JSON but directory pages, which format 10 writes in a binary form (JSON
-//! pages of earlier formats are still read); the sealed envelope around a plaintext
-//! (`memfs-crypt`) binds the object's kind and id. Unknown fields are refused, so a newer
-//! writer's additions are noticed instead of silently dropped.
+//! Every layout is JSON but directory pages (binary from format 10, with varints from format
+//! 11) and commits (binary from format 11, `binary_commit.rs`); the JSON forms and format 10's
+//! pages are still read. The sealed envelope around a plaintext (`memfs-crypt`) binds the
+//! object's kind and id. Unknown fields, flags and kinds are refused, so a newer writer's
+//! additions are noticed instead of silently dropped.
 
 use integer_encoding::VarInt;
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
