@@ -203,10 +203,17 @@ impl Transactions {
                 },
                 Err(e) => Failure::Failed(e),
             };
-            if from_known && matches!(failure, Failure::LostRace) {
-                // The head it knew had moved on: no rival to wait out yet, read it and try again.
-                self.conflicts.fetch_add(1, Ordering::Relaxed);
-                continue;
+            if matches!(failure, Failure::LostRace) {
+                // A lost compare-and-swap leaves the handle's head stale, and the store reads the
+                // newest one to see whether the swap landed after all: the next attempt starts
+                // from that (no request more; its own swap vouches for it, and a step that
+                // commits nothing reads the newest again, above).
+                known = true;
+                if from_known && round == 1 {
+                    // The head it knew had moved on: no rival to wait out yet, try again.
+                    self.conflicts.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
             }
             self.settle(failure, round, began, &mut missing).await?;
         }

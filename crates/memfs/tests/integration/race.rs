@@ -379,3 +379,41 @@ async fn a_kept_head_older_than_the_clients_mark_is_read_again_not_called_a_roll
         check_text(backend, &answer.content, "File created successfully at: /memories/f4.md");
     }
 }
+
+/// A warm writer whose known head moved on pays for its lost race with the lost swap, the read
+/// of the newest head that looks whether the swap landed after all, and its swap on that head:
+/// the attempt after a lost race starts from the head that read brought, with no request more
+/// (its own compare-and-swap vouches for it). Counted on an object store, where each request is
+/// a round trip.
+#[tokio::test]
+async fn a_lost_race_costs_the_swap_one_read_and_the_swap_again() {
+    use memfs_crypt::{KeyFile as CryptKeyFile, KeySlots};
+    use memfs_store::fault::FaultStore;
+    use memfs_store::{Backend, EncryptedRepository, OpenOptions as StoreOptions, StateDir as StoreStateDir};
+
+    let store = Arc::new(FaultStore::new(object_store::memory::InMemory::new()));
+    let key = || CryptKeyFile::from_bytes([9; 32]);
+    let options = || StoreOptions { state_dir: StoreStateDir::Off, ..StoreOptions::default() };
+    let backend = || Backend::ObjectStore(store.clone());
+    let repo_a = EncryptedRepository::init(backend(), |root, id| KeySlots::with_key_file(root, id, &key()), options())
+        .await
+        .expect("init");
+    let repo_b =
+        EncryptedRepository::open(backend(), &memfs_crypt::Credential::KeyFile(key()), options()).await.expect("open");
+    let a = Memfs::with_repository(Arc::new(repo_a), Dialect::Spec);
+    let b = Memfs::with_repository(Arc::new(repo_b), Dialect::Spec);
+    let first = b.call(&json!({"command": "create", "path": "/memories/b1.md", "file_text": "b\n"})).await;
+    check_text("b's first create", &first.content, "File created successfully at: /memories/b1.md");
+    // A reads the head B left and moves it on; B still knows the one it wrote.
+    let made = a.call(&json!({"command": "create", "path": "/memories/a.md", "file_text": "a\n"})).await;
+    check_text("a's create", &made.content, "File created successfully at: /memories/a.md");
+
+    let before = store.plan().counts();
+    let second = b.call(&json!({"command": "create", "path": "/memories/b2.md", "file_text": "b\n"})).await;
+    check_text("b's second create", &second.content, "File created successfully at: /memories/b2.md");
+    let cost = store.plan().counts().since(&before);
+    assert_eq!((cost.get, cost.put), (1, 2), "{cost:?}");
+    assert_eq!(b.stats(), Stats { commands: 2, commits: 2, conflicts: 1 });
+    let listing = b.call(&json!({"command": "view", "path": "/memories"})).await;
+    assert!(["a.md", "b1.md", "b2.md"].iter().all(|f| listing.content.contains(f)), "{}", listing.content);
+}
