@@ -432,7 +432,7 @@ pub(super) fn write<'a>(
     write_version(log_dir, seal, estimate, entries, VERSION)
 }
 
-/// As [`write`], in index version `version` (2 or 3): the tests write version 2 as a release
+/// As [`write()`], in index version `version` (2 or 3): the tests write version 2 as a release
 /// before version 3 did.
 fn write_version<'a>(
     log_dir: &FsPath,
