@@ -131,7 +131,8 @@ impl Layout {
 
 /// Whether an entry with this name ends its leaf.
 pub(crate) fn name_boundary(key: &AddressKey, name: &Name) -> bool {
-    // A leading NUL: no stored plaintext (JSON) starts with one, so this hash is never an id.
+    // A leading NUL: no plaintext addressed with this key starts with one (JSON starts with `{`,
+    // a binary page with 0x01 to 0x04, a binary commit with 0x03), so this hash is never an id.
     let mut input = Vec::with_capacity(name.as_str().len() + 16);
     input.extend_from_slice(b"\0page boundary\0");
     input.extend_from_slice(name.as_str().as_bytes());
