@@ -184,7 +184,7 @@ pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
 fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
     let varints = matches!(bytes[0], LEAF_PAGE_11 | INDEX_PAGE_11);
-    let mut r = Reader { bytes, at: 1 };
+    let mut r = Reader::new(bytes, 1);
     let count = if varints { r.varint() } else { r.u32().map(u64::from) }.ok_or_else(|| bad("truncated"))?;
     if matches!(bytes[0], INDEX_PAGE | INDEX_PAGE_11) {
         if count == 0 {
@@ -236,13 +236,16 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     }
 }
 
-/// Reads a binary page front to back.
+/// Reads a binary page or commit front to back; `None` when the bytes end early.
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], at: usize) -> Reader<'a> {
+        Reader { bytes, at }
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
         self.at += n;

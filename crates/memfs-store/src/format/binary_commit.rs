@@ -7,7 +7,7 @@
 use integer_encoding::VarInt;
 use memfs_core::{Change, ObjectId};
 
-use super::{CommitAt, CommitObject};
+use super::{CommitAt, CommitObject, Reader};
 
 /// The first byte of a binary commit. No JSON commit starts with it: those start with `{`.
 pub(super) const BINARY_COMMIT: u8 = 0x03;
@@ -73,13 +73,13 @@ pub(super) fn encode(commit: &CommitObject) -> Vec<u8> {
 /// field, and unknown flags or change kinds are refused, as unknown fields of a JSON commit
 /// are.
 pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
-    let mut r = Reader { bytes, at: 1 };
+    let mut r = Reader::new(bytes, 1);
     let flags = r.byte()?;
     if flags & !(HAS_PARENT | HAS_POLICY | HAS_REPLACED) != 0 {
         return Err("unknown flags");
     }
-    let parent = if flags & HAS_PARENT != 0 { Some(r.id()?) } else { None };
-    let tree = r.id()?;
+    let parent = if flags & HAS_PARENT != 0 { Some(r.object_id()?) } else { None };
+    let tree = r.object_id()?;
     let (generation, time_ms) = (r.number()?, r.number()?);
     let (actor, command) = (r.string()?, r.string()?);
     let count = r.number()?;
@@ -94,12 +94,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
         });
     }
     let (files, bytes_total) = (r.number()?, r.number()?);
-    let policy = if flags & HAS_POLICY != 0 { Some(r.id()?) } else { None };
+    let policy = if flags & HAS_POLICY != 0 { Some(r.object_id()?) } else { None };
     let mut replaced = Vec::new();
     if flags & HAS_REPLACED != 0 {
         let count = r.number()?;
         for _ in 0..count {
-            replaced.push(CommitAt { generation: r.number()?, commit: r.id()? });
+            replaced.push(CommitAt { generation: r.number()?, commit: r.object_id()? });
         }
         if replaced.is_empty() {
             return Err("an empty record of replaced commits");
@@ -142,32 +142,21 @@ impl Writer<'_> {
     }
 }
 
-/// Reads a binary commit front to back; every error is "truncated" but the ones that say more.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
+/// What a commit reads besides the page reader's own fields; every error is "truncated" but
+/// the one about UTF-8.
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], &'static str> {
-        let out = self.bytes.get(self.at..self.at.checked_add(n).ok_or("truncated")?).ok_or("truncated")?;
-        self.at += n;
-        Ok(out)
-    }
     fn byte(&mut self) -> Result<u8, &'static str> {
-        Ok(self.take(1)?[0])
+        Ok(self.take(1).ok_or("truncated")?[0])
     }
-    fn id(&mut self) -> Result<ObjectId, &'static str> {
-        Ok(ObjectId::from_bytes(self.take(32)?.try_into().map_err(|_| "truncated")?))
+    fn object_id(&mut self) -> Result<ObjectId, &'static str> {
+        self.id().ok_or("truncated")
     }
     fn number(&mut self) -> Result<u64, &'static str> {
-        let (n, len) = u64::decode_var(&self.bytes[self.at..]).ok_or("truncated")?;
-        self.at += len;
-        Ok(n)
+        self.varint().ok_or("truncated")
     }
     fn string(&mut self) -> Result<String, &'static str> {
         let len = usize::try_from(self.number()?).map_err(|_| "truncated")?;
-        let bytes = self.take(len)?;
+        let bytes = self.take(len).ok_or("truncated")?;
         String::from_utf8(bytes.to_vec()).map_err(|_| "a string is not UTF-8")
     }
 }
