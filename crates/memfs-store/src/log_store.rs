@@ -102,8 +102,8 @@
 //! |     96 |   16 | checksum of the metadata                                              |
 //! |    112 |   16 | checksum of bytes 0..112                                              |
 //!
-//! Blocks follow from offset 128: entries sorted by path, at most 4 KiB with the block's
-//! checksum after them. An entry is a tag (bits 0–1: the record's op, 1 put, 2 delete, 3
+//! Blocks follow from offset 128: entries sorted by path, at most 1 KiB with the block's
+//! checksum after them (4 KiB from writers before; a reader takes any length). An entry is a tag (bits 0–1: the record's op, 1 put, 2 delete, 3
 //! compacted put; bit 7: the path is `objects/{id[0..2]}/{id}`, else it is stored as a u16
 //! length and UTF-8), the object path of a put (op 1 or 3) as the first 16 bytes of `id`
 //! (version 3; the whole 32 in versions 1 and 2) and of a delete as the 32 bytes of `id`,
@@ -115,7 +115,8 @@
 //! metadata is the bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at
 //! `(h1 + i·h2) mod bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in
 //! version 1 the first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length
-//! without checksum (u32) and first path (u16 length, UTF-8). Checksums are XXH3-128 seeded with the
+//! without checksum (u32) and first path (u16 length, UTF-8): the block's first path, or (from
+//! this release) its shortest start that sorts after the previous block's last path. Checksums are XXH3-128 seeded with the
 //! segment number, little-endian (version 1: the first 16 bytes of BLAKE3 keyed with the
 //! segment number as a u64 followed by 24 zero bytes), except the header's, seeded (keyed) with
 //! 0. The version of an index file is its own: a writer writes version 3, for a segment of

@@ -16,7 +16,7 @@ use super::error::LogError;
 use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed};
 use super::report::{CompactReport, StoredBytes};
 use super::segment::{self, ScanEnd};
-use super::table::{self, Key, Seal, Table};
+use super::table::{self, Confirm, Key, Seal, Table};
 pub(super) use super::table::{Entry, Slot};
 
 /// How often one catch-up may start over because of compactions elsewhere.
@@ -94,12 +94,18 @@ impl Segment {
 
     /// What this segment says of `location`. A table that fails is dropped for the segment's
     /// own records, and asked no more.
-    fn get(&mut self, log_dir: &std::path::Path, n: u64, location: &Key<'_>) -> Result<Option<Slot>, LogError> {
+    fn get(
+        &mut self,
+        log_dir: &std::path::Path,
+        n: u64,
+        location: &Key<'_>,
+        confirm: Confirm,
+    ) -> Result<Option<Slot>, LogError> {
         if let Some(slot) = self.map.get(location.path()) {
             return Ok(Some(slot.clone()));
         }
         let Some(t) = &mut self.table else { return Ok(None) };
-        match t.get(location, self.sum, &self.file) {
+        match t.get(location, self.sum, &self.file, confirm) {
             Ok(found) => Ok(found),
             Err(_) => {
                 self.distrust(log_dir, n)?;
@@ -426,7 +432,7 @@ impl State {
     /// paths replaced.
     fn resolve_dead(&mut self) -> Result<(), LogError> {
         for path in std::mem::take(&mut self.unresolved) {
-            if let Some(old) = self.lookup_below(&path, self.current)? {
+            if let Some(old) = self.lookup_below(&path, self.current, Confirm::Yes)? {
                 self.dead += old.record_len;
             }
         }
@@ -498,25 +504,29 @@ impl State {
         }
         let mut records = Vec::new();
         let stop = segment::scan(&seg.file, &file_path, self.end, len, seg.sum, |offset, r, _| {
-            records.push((offset, r.kind, r.time_ms, r.path.clone().into_owned(), r.path_len, r.len));
+            let location = location_of(&file_path, offset, &r.path)?;
+            records.push((offset, r.kind, r.time_ms, location, r.path_len, r.len));
             Ok(())
         })?;
-        for (offset, kind, time_ms, path, path_len, len) in records {
-            let location = location_of(&file_path, offset, &path)?;
+        let log_dir = &self.log_dir;
+        let seg = self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
+        for (offset, kind, time_ms, location, path_len, len) in records {
+            let slot = slot_of(n, offset, kind, time_ms, path_len, len);
             // What this segment said of the path before: its earlier records, or its table
             // (a compacted segment appended to). Older segments are asked later, if needed.
-            let log_dir = &self.log_dir;
-            let seg =
-                self.segments.get_mut(&n).ok_or_else(|| LogError::NotOpen { dir: log_dir.clone(), segment: n })?;
-            let replaced = match seg.get(log_dir, n, &Key::new(&location))? {
-                Some(Slot::Live(old)) => Some(old.record_len),
-                Some(Slot::Deleted) => Some(0),
-                None => None,
+            // Without a table, the map's own answer comes back from the insert: one walk of
+            // the map a record, not two (this is most of what opening a store costs).
+            let before = match seg.table {
+                Some(_) => {
+                    let before = seg.get(log_dir, n, &Key::new(&location), Confirm::Yes)?;
+                    seg.map.insert(location.clone(), slot);
+                    before
+                }
+                None => seg.map.insert(location.clone(), slot),
             };
-            let slot = slot_of(n, offset, kind, time_ms, path_len, len);
-            seg.map.insert(location.clone(), slot);
-            match replaced {
-                Some(bytes) => self.dead += bytes,
+            match before {
+                Some(Slot::Live(old)) => self.dead += old.record_len,
+                Some(Slot::Deleted) => {}
                 None => self.unresolved.push(location),
             }
             if kind == Kind::Delete {
@@ -574,15 +584,15 @@ impl State {
     /// Where `location`'s data is, if it is live: the newest segment that has a record of it
     /// says.
     pub(super) fn lookup(&mut self, location: &Path) -> Result<Option<Entry>, LogError> {
-        self.lookup_below(location, u64::MAX)
+        self.lookup_below(location, u64::MAX, Confirm::Yes)
     }
 
     /// As [`State::lookup`], asking only the segments numbered below `below`.
-    fn lookup_below(&mut self, location: &Path, below: u64) -> Result<Option<Entry>, LogError> {
+    fn lookup_below(&mut self, location: &Path, below: u64, confirm: Confirm) -> Result<Option<Entry>, LogError> {
         let key = Key::new(location);
         let log_dir = &self.log_dir;
         for (&n, seg) in self.segments.range_mut(..below).rev() {
-            match seg.get(log_dir, n, &key)? {
+            match seg.get(log_dir, n, &key, confirm)? {
                 Some(Slot::Live(entry)) => return Ok(Some(entry)),
                 Some(Slot::Deleted) => return Ok(None),
                 None => {}
@@ -616,7 +626,9 @@ impl State {
     /// bear out sets that index aside, and the segment's records answer.
     pub(super) fn get(&mut self, location: &Path) -> Result<Option<(Entry, Bytes)>, LogError> {
         loop {
-            let Some(entry) = self.lookup(location)? else { return Ok(None) };
+            // The record read next is checked against the path: an index hit on an id
+            // prefix needs no read of its own to confirm it.
+            let Some(entry) = self.lookup_below(location, u64::MAX, Confirm::ByCaller)? else { return Ok(None) };
             match self.read(location, &entry) {
                 Ok(data) => return Ok(Some((entry, data))),
                 Err(e) => {
