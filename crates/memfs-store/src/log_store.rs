@@ -135,9 +135,14 @@
 //!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
 //! - When a segment would grow past the segment limit (8 MiB by default), the writer syncs it,
 //!   writes its index file, creates the next one (header synced, folder synced) and appends
-//!   there. A segment with an index file takes no more records (a compacted one included).
-//! - Opening reads the header of each sealed segment's index file, and the records of the last
-//!   segment (and of any sealed one without a usable index). A lookup asks the newest segment
+//!   there.
+//! - The last segment can have an index file covering its start (its header names how much):
+//!   a compacted segment appended to since, or one a writer indexed so far after a synced put
+//!   once half a segment of its records (4 MiB by default) were past what its index covered.
+//!   Sealing writes the index of the whole segment over it.
+//! - Opening reads the header of each segment's index file, and the records of the last
+//!   segment past its index (at most about half a segment, and the zeros filled ahead of
+//!   them), and of any sealed one without a usable index. A lookup asks the newest segment
 //!   first; a put's lookup of a new path is usually answered by the bloom filters.
 //! - After a synced put (looked at every 64), a writer compacts the log by itself once the dead
 //!   records (replaced or deleted) reach a threshold (64 MiB by default,

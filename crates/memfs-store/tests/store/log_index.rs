@@ -322,3 +322,64 @@ async fn ids_sharing_an_indexed_prefix_are_told_apart_by_their_records() {
     // read above took another id's record and set an index aside.
     assert_eq!(inodes(), before, "every index file is the one the writer wrote");
 }
+
+/// The length of segment `n` an index file covers (bytes 24..32 of its header, docs/FORMAT.md).
+fn covered_len(index: &FsPath) -> u64 {
+    let bytes = fs::read(index).unwrap();
+    u64::from_le_bytes(bytes[24..32].try_into().unwrap())
+}
+
+/// Once the current segment's records pass half a segment, the writer indexes it so far: an
+/// open reads only the records after that, the dead bytes count the same, and sealing the
+/// segment later writes the index of the whole of it.
+#[tokio::test]
+async fn the_current_segment_is_indexed_at_half_a_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 1 << 20;
+    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(limit).with_auto_compact(None);
+    let mut i = 0;
+    while indexes(dir.path()).is_empty() {
+        assert!(i < 2_000, "no index of the current segment after {i} puts");
+        log.put(&p(&object(i)), PutPayload::from(format!("{i:>1000}"))).await.unwrap();
+        if i % 3 == 0 {
+            log.put(&p("head"), PutPayload::from(format!("head {i}"))).await.unwrap();
+        }
+        i += 1;
+    }
+    assert_eq!(segments(dir.path()).len(), 1, "indexed before it is full");
+    let index = &indexes(dir.path())[0];
+    let covered = covered_len(index);
+    assert!((limit / 2..limit).contains(&covered), "covers {covered}");
+    // 100 more puts after it (about 100 KB), replacing some it covers.
+    for j in 0..100 {
+        log.put(&p(&object(i + j)), PutPayload::from(format!("{j:>1000}"))).await.unwrap();
+        log.put(&p(&object(j)), PutPayload::from(format!("again {j}"))).await.unwrap();
+    }
+    log.put(&p("head"), PutPayload::from_static(b"head at last")).await.unwrap();
+    let expected = snapshot(&log).await;
+
+    let before = bytes_read();
+    let fresh = LogStore::open(dir.path()).unwrap();
+    assert_eq!(fresh.get(&p("head")).await.unwrap().bytes().await.unwrap().as_ref(), b"head at last");
+    let read = bytes_read() - before;
+    // The segment after what the index covers (about 200 KB of records, then the zeros a
+    // writer fills ahead with, up to the segment limit here), the index's header, bloom
+    // filter, directory and a block; not the 500 KB it covers.
+    let len = fs::metadata(&segments(dir.path())[0]).unwrap().len();
+    assert!(read < len - covered + (128 << 10), "read {read} bytes of {len}, the index covers {covered}");
+    assert_eq!(snapshot(&fresh).await, expected);
+    same_stored_bytes_without_indexes(dir.path(), &fresh).await;
+
+    // On until the segment is sealed: its index is written again, whole.
+    let mut k = 0;
+    while segments(dir.path()).len() == 1 {
+        fresh.put(&p(&object(10_000 + k)), PutPayload::from(format!("{k:>1000}"))).await.unwrap();
+        k += 1;
+    }
+    let sealed = &segments(dir.path())[0];
+    assert_eq!(covered_len(&indexes(dir.path())[0]), fs::metadata(sealed).unwrap().len());
+    let expected = snapshot(&fresh).await;
+    let reopened = LogStore::open(dir.path()).unwrap();
+    assert_eq!(snapshot(&reopened).await, expected);
+    same_stored_bytes_without_indexes(dir.path(), &reopened).await;
+}
