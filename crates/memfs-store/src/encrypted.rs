@@ -239,7 +239,9 @@ const GC_STATE_PATH: &str = "gc.state";
 const OBJECTS_PREFIX: &str = "objects";
 
 fn object_path(id: &ObjectId) -> Path {
-    Path::from(format::object_name(id))
+    // By its parts: `Path::from` of the whole name splits it with a substring search.
+    let hex = id.to_hex();
+    Path::from_iter([OBJECTS_PREFIX, &hex[..2], &hex])
 }
 
 fn now_ms() -> u64 {
