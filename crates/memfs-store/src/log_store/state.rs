@@ -26,6 +26,10 @@ const MAX_REBUILDS: u32 = 8;
 /// is one `fstat` per segment in use).
 const AUTO_COMPACT_EVERY: u32 = 64;
 
+/// Paths of the last segment's records resolved at each of those looks (see
+/// [`State::auto_compact`]).
+const RESOLVED_PER_LOOK: usize = 256;
+
 /// The builder knobs.
 #[derive(Debug, Clone)]
 pub(super) struct Config {
@@ -432,7 +436,14 @@ impl State {
     /// Counts in `dead` the records in older segments that the current segment's `unresolved`
     /// paths replaced.
     fn resolve_dead(&mut self) -> Result<(), LogError> {
-        for path in std::mem::take(&mut self.unresolved) {
+        self.resolve_some_dead(usize::MAX)
+    }
+
+    /// As [`State::resolve_dead`], for at most `most` of the paths (the newest are left).
+    fn resolve_some_dead(&mut self, most: usize) -> Result<(), LogError> {
+        let take = most.min(self.unresolved.len());
+        let rest = self.unresolved.split_off(take);
+        for path in std::mem::replace(&mut self.unresolved, rest) {
             if let Some(old) = self.lookup_below(&path, self.current, Confirm::Yes)? {
                 self.dead += old.record_len;
             }
@@ -809,7 +820,15 @@ impl State {
             return;
         }
         self.since_look = 0;
-        let Ok(StoredBytes { live, total }) = self.stored_bytes() else { return };
+        // The paths an open read in the last segment, whose older versions (if any) are dead
+        // now, a few at a time: each costs a lookup in every older segment, and a process that
+        // makes a handful of commits would otherwise pay for all of them (up to half a segment
+        // of records, some 10,000 lookups). Indexing the segment (at its half, when sealed)
+        // counts them all, so the count lags by at most half a segment.
+        if self.resolve_some_dead(RESOLVED_PER_LOOK).is_err() {
+            return;
+        }
+        let Ok(StoredBytes { live, total }) = self.counted_bytes() else { return };
         let dead = total.saturating_sub(live);
         if dead >= threshold && dead >= live && self.compact().is_err() {
             self.reset();
@@ -996,6 +1015,11 @@ impl State {
     /// Bytes of the live records, and of every segment read.
     pub(super) fn stored_bytes(&mut self) -> Result<StoredBytes, LogError> {
         self.resolve_dead()?;
+        self.counted_bytes()
+    }
+
+    /// As [`State::stored_bytes`], with the dead bytes counted so far.
+    fn counted_bytes(&self) -> Result<StoredBytes, LogError> {
         let mut total = 0;
         let mut records = 0;
         for (&n, seg) in &self.segments {
