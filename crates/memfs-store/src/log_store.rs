@@ -147,7 +147,10 @@
 //! - After a synced put (looked at every 64), a writer compacts the log by itself once the dead
 //!   records (replaced or deleted) reach a threshold (64 MiB by default,
 //!   [`LogStore::with_auto_compact`]) and at least the live ones: the log stays within about
-//!   twice what it holds, and so does the time to open it.
+//!   twice what it holds, and so does the time to open it. The dead bytes of records an open
+//!   read (whose older versions may be in older segments) are counted a few hundred paths a
+//!   look, and all of them whenever the last segment is indexed: the count lags by at most
+//!   half a segment.
 //!
 //! # Torn writes and corruption
 //!
