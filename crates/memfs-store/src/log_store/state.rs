@@ -156,14 +156,16 @@ impl Segment {
         Ok(())
     }
 
-    /// Replaces the segment's table by its records, read afresh.
+    /// Replaces the segment's table by the records it covers, read afresh; what the map holds
+    /// (the records after them) stays on top. Not the records up to `len`: a catch-up that
+    /// distrusts the table halfway through the records after it has put some of them in the
+    /// map already, and not yet moved `len` past them.
     fn distrust(&mut self, log_dir: &std::path::Path, n: u64) -> Result<(), LogError> {
-        if self.table.is_none() {
-            return Ok(());
-        }
+        let Some(table) = &self.table else { return Ok(()) };
+        let covered = table.seal.covered_len;
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
-        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, self.len, self.sum, |offset, r, _| {
+        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, covered, self.sum, |offset, r, _| {
             let location = location_of(&file_path, offset, &r.path)?;
             map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path_len, r.len));
             Ok(())
@@ -171,6 +173,7 @@ impl Segment {
         if let ScanEnd::Tail(offset) = stop {
             return Err(LogError::TornNotLast { file: file_path, offset });
         }
+        map.append(&mut self.map);
         self.table = None;
         self.map = map;
         Ok(())
