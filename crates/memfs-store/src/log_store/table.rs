@@ -32,8 +32,8 @@ const TABLE_HEADER_LEN: usize = 128;
 const CHECKSUM_LEN: usize = checksum::LEN;
 /// A block holds whole entries and its checksum, in at most this many bytes (unless one entry
 /// is larger: then that entry is a block of its own). A lookup reads one block and decodes its
-/// entries up to the key (about 38 entries of a version-3 block; 4 KiB blocks made that a
-/// quarter of a cold create's CPU in a store of 20,000 files); readers take any length.
+/// entries until it meets the key (a version-3 block holds about 38; blocks of 4 KiB made that
+/// a quarter of a cold create's CPU in a store of 20,000 files); readers take any length.
 const BLOCK_LEN: usize = 1024;
 /// Bloom filter: bits per entry and probes. About 0.8% false positives.
 const BLOOM_BITS_PER_ENTRY: u64 = 10;
