@@ -20,9 +20,9 @@
 //!   noisy than its wall time on a shared VM, printed beside it with its own ratio.
 //!
 //! It then checks the targets against the same run: open + 100 creates (wall time) at
-//! 20,000 files within 1.5x of 200 files; the first answer at 100,000 files within 50 ms; at most 4 KB
-//! written per create at every size. `MEMFS_SCALE_SIZES=200,2000` measures fewer sizes.
-//! Linux only (`/proc`).
+//! 20,000 files within 1.5x of 200 files; the first answer at 100,000 files within 50 ms; at
+//! most 4 KB written per create at every size. `MEMFS_SCALE_SIZES=200,2000` measures fewer
+//! sizes. Linux only (`/proc`).
 
 #![allow(clippy::print_stdout, missing_docs)]
 
