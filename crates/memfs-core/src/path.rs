@@ -118,7 +118,7 @@ impl Name {
     /// # Ok::<(), memfs_core::PathError>(())
     /// ```
     pub fn parse(name: &str) -> Result<Self, PathError> {
-        let err_path = format!("{ROOT}/{name}");
+        let err_path = || format!("{ROOT}/{name}");
         check_format(name, &err_path)?;
         let nfc = nfc(name);
         Self::check(&nfc, &err_path)?;
@@ -131,13 +131,15 @@ impl Name {
     /// normalising here could reorder them). Its names are listed; no path names one that is
     /// not in NFC or holds a format character (COMPAT.md D20, D21 say how to fix them).
     fn stored(name: &str) -> Result<Self, PathError> {
-        Self::check(name, &format!("{ROOT}/{name}"))?;
+        Self::check(name, &|| format!("{ROOT}/{name}"))?;
         Ok(Name(name.to_owned()))
     }
 
-    fn check(name: &str, err_path: &str) -> Result<(), PathError> {
+    /// `err_path` spells the path an error names: only on failure, as a store's reads check
+    /// every name they decode.
+    fn check(name: &str, err_path: &dyn Fn() -> String) -> Result<(), PathError> {
         if name.is_empty() || name == "." || name == ".." || name.contains('/') {
-            return Err(PathError::Escapes { path: err_path.to_owned() });
+            return Err(PathError::Escapes { path: err_path() });
         }
         check_chars(name, err_path)?;
         check_component(name, err_path)
@@ -207,8 +209,9 @@ impl MemoryPath {
         let Some(rest) = path.strip_prefix(ROOT) else {
             return Err(PathError::NotUnderRoot { path: path.to_owned() });
         };
-        check_chars(path, path)?;
-        check_format(path, path)?;
+        let err_path = || path.to_owned();
+        check_chars(path, &err_path)?;
+        check_format(path, &err_path)?;
         if !(rest.is_empty() || rest.starts_with('/')) {
             return Err(PathError::SiblingOfRoot { path: path.to_owned() });
         }
@@ -223,7 +226,7 @@ impl MemoryPath {
                 }
                 name => {
                     let name = nfc(name);
-                    check_component(&name, path)?;
+                    check_component(&name, &err_path)?;
                     components.push(Name(name));
                 }
             }
@@ -267,21 +270,21 @@ pub fn normalized(components: &[Name]) -> String {
     s
 }
 
-fn check_chars(s: &str, path: &str) -> Result<(), PathError> {
+fn check_chars(s: &str, path: &dyn Fn() -> String) -> Result<(), PathError> {
     if s.chars().any(char::is_control) {
-        return Err(PathError::ControlCharacter { path: path.to_owned() });
+        return Err(PathError::ControlCharacter { path: path() });
     }
     if s.contains('\\') {
-        return Err(PathError::Backslash { path: path.to_owned() });
+        return Err(PathError::Backslash { path: path() });
     }
     Ok(())
 }
 
 /// [`PathError::FormatCharacter`] if `s` holds a character of general category Cf.
-fn check_format(s: &str, path: &str) -> Result<(), PathError> {
+fn check_format(s: &str, path: &dyn Fn() -> String) -> Result<(), PathError> {
     // No ASCII character is of category Cf: most names skip the table lookups.
     if !s.is_ascii() && s.chars().any(|c| c.general_category() == GeneralCategory::Format) {
-        return Err(PathError::FormatCharacter { path: path.to_owned() });
+        return Err(PathError::FormatCharacter { path: path() });
     }
     Ok(())
 }
@@ -293,9 +296,13 @@ fn nfc(name: &str) -> String {
     if unicode_normalization::is_nfc(name) { name.to_owned() } else { name.nfc().collect() }
 }
 
-fn check_component(name: &str, path: &str) -> Result<(), PathError> {
+fn check_component(name: &str, path: &dyn Fn() -> String) -> Result<(), PathError> {
     if name.len() > MAX_NAME_BYTES {
-        return Err(PathError::NameTooLong { path: path.to_owned() });
+        return Err(PathError::NameTooLong { path: path() });
+    }
+    // Without a `%`, a name decodes to itself (most names; every name a store read decodes).
+    if !name.contains('%') {
+        return Ok(());
     }
     // Decode until nothing changes, so that any depth of encoding (`%252e%252e`, and deeper)
     // is caught; every round that changes the name shortens it, so this ends within
@@ -312,7 +319,7 @@ fn check_component(name: &str, path: &str) -> Result<(), PathError> {
             || decoded.chars().any(char::is_control)
             || decoded.split(['/', '\\']).any(|p| p == "..");
         if dangerous {
-            return Err(PathError::EncodedTraversal { path: path.to_owned() });
+            return Err(PathError::EncodedTraversal { path: path() });
         }
         current = decoded;
     }
