@@ -132,12 +132,23 @@ impl EncryptedRepository {
         }
         let key = &self.keys.tree_address;
         let held: HashMap<u32, &Part> = parts.held.iter().map(|p| (p.index, p)).collect();
+        // The directory as read (its leaves the search read): a held leaf whose entries are
+        // the same there keeps its page, as a leaf not held does, unless a page left open runs
+        // into it. Without it (let go by the cache), every held leaf is cut again, to the same
+        // pages.
+        let read = self.cache().partial(&parts.base);
         let mut pages = Vec::new();
         let mut ids: Vec<ObjectId> = Vec::with_capacity(layout.leaves.len());
         let mut known = Leaves::new();
         let mut open: Vec<(Name, Node)> = Vec::new();
         for (place, leaf) in layout.leaves.iter().enumerate() {
             let entries: Vec<(Name, Node)> = match held.get(&(place as u32)) {
+                Some(part) if open.is_empty() && read.as_deref().is_some_and(|read| unchanged(read, dir, part)) => {
+                    known
+                        .insert(ids.len(), dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect());
+                    ids.push(*leaf);
+                    continue;
+                }
                 Some(part) => dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect(),
                 // A page left open runs on into the next leaf.
                 None if !open.is_empty() => {
@@ -174,6 +185,32 @@ impl EncryptedRepository {
         let decoded = partial_dir(id, dir.totals(), &layout, &known).map_err(Missing::Failed)?;
         out.partials.push((id, Arc::new(decoded), Arc::new(layout)));
         Ok(id)
+    }
+}
+
+/// Whether `dir` holds in `part` exactly the entries `read` (the directory it was copied
+/// from, as read) holds in the same leaf: the leaf's page would be encoded the same.
+fn unchanged(read: &Dir, dir: &Dir, part: &Part) -> bool {
+    let Some(before) = read.parts().and_then(|p| p.held.iter().find(|held| held.index == part.index)) else {
+        return false;
+    };
+    let mut now = dir.part_entries(part);
+    let mut then = read.part_entries(before);
+    loop {
+        match (now.next(), then.next()) {
+            (None, None) => return true,
+            (Some((a, x)), Some((b, y))) if a == b && same_node(x, y) => {}
+            _ => return false,
+        }
+    }
+}
+
+/// Whether two entries encode the same: what a leaf records of each.
+fn same_node(a: &Node, b: &Node) -> bool {
+    match (a, b) {
+        (Node::File(a), Node::File(b)) => a == b,
+        (Node::Dir(a), Node::Dir(b)) => a.id().is_some() && a.id() == b.id() && a.totals() == b.totals(),
+        _ => false,
     }
 }
 
