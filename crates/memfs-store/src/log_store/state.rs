@@ -179,13 +179,35 @@ impl Segment {
         Ok(())
     }
 
-    /// Everything the segment says, by path: the table's entries with the later records' on
-    /// top. Bounded by what one segment holds.
-    fn everything(&mut self, log_dir: &std::path::Path, n: u64) -> Result<BTreeMap<Path, Slot>, LogError> {
-        let mut all = BTreeMap::new();
-        self.scan_prefix(log_dir, n, &Path::default(), &mut |p, s| {
-            all.insert(p, s);
-        })?;
+    /// Everything the segment says, in path order: the table's entries with the later
+    /// records' on top. Bounded by what one segment holds. Paths as strings: what an index
+    /// is written from (an `object_store` path costs a parse each, and a segment has some
+    /// 20,000 records).
+    fn everything(&mut self, log_dir: &std::path::Path, n: u64) -> Result<Vec<(String, Slot)>, LogError> {
+        let mut indexed = Vec::new();
+        if let Some(t) = &mut self.table {
+            let scanned = t.scan_from("", self.sum, &self.file, |name, slot| {
+                indexed.push((name.to_owned(), slot));
+                Ok(true)
+            });
+            if scanned.is_err() {
+                indexed.clear();
+                self.distrust(log_dir, n)?;
+            }
+        }
+        // Two runs in path order (a path's order is its string's), the map's on top.
+        let mut all = Vec::with_capacity(indexed.len() + self.map.len());
+        let mut later = self.map.iter().peekable();
+        for (name, slot) in indexed {
+            while let Some((path, newer)) = later.next_if(|(path, _)| path.as_ref() < name.as_str()) {
+                all.push((path.to_string(), newer.clone()));
+            }
+            match later.next_if(|(path, _)| path.as_ref() == name) {
+                Some((_, newer)) => all.push((name, newer.clone())),
+                None => all.push((name, slot)),
+            }
+        }
+        all.extend(later.map(|(path, slot)| (path.to_string(), slot.clone())));
         Ok(all)
     }
 }
@@ -480,7 +502,7 @@ impl State {
         }
         let written = seg.everything(&log_dir, n).and_then(|all| {
             let seal = Seal::of(&seg.file, &segment::path(&log_dir, n), n, seg.len, seg.dead_through)?;
-            table::write(&log_dir, seal, all.len(), all.iter().map(Ok))
+            table::write(&log_dir, seal, all.len(), all.iter().map(|(name, slot)| Ok((name.as_str(), slot))))
         });
         match written {
             Ok(Some(t)) => {

@@ -343,7 +343,7 @@ impl Table {
     }
 
     /// Calls `visit` with each entry from the first path at least `from`, in order, until it
-    /// returns `false`.
+    /// returns `false`. Every path it is given parses as an `object_store` path.
     pub(super) fn scan_from(
         &mut self,
         from: &str,
@@ -367,6 +367,9 @@ impl Table {
                 match stored {
                     Name::Object(id) => object_path(id, &mut name),
                     Name::Prefix(prefix) => object_path(&self.record_id(file, &raw, records, prefix)?, &mut name),
+                    // Spelled out in the file: checked as a path once (an object path spelled
+                    // from its id is one).
+                    Name::Plain(s) if Path::parse(s).is_err() => return Err(self.bad("not an object_store path")),
                     Name::Plain(s) => {
                         name.clear();
                         name.push_str(s);
@@ -460,7 +463,7 @@ pub(super) fn write<'a>(
     log_dir: &FsPath,
     seal: Seal,
     estimate: usize,
-    entries: impl Iterator<Item = Result<(&'a Path, &'a Slot), LogError>>,
+    entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
 ) -> Result<Option<Table>, LogError> {
     write_version(log_dir, seal, estimate, entries, VERSION)
 }
@@ -471,7 +474,7 @@ fn write_version<'a>(
     log_dir: &FsPath,
     seal: Seal,
     estimate: usize,
-    entries: impl Iterator<Item = Result<(&'a Path, &'a Slot), LogError>>,
+    entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
     version: u32,
 ) -> Result<Option<Table>, LogError> {
     let encode = |out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64| {
@@ -507,8 +510,7 @@ fn write_version<'a>(
             Ok::<(), std::io::Error>(())
         };
         for item in entries {
-            let (path, slot) = item?;
-            let name = path.as_ref();
+            let (name, slot) = item?;
             one.clear();
             let mut time = last_time;
             if !encode(&mut one, name, slot, &mut time) {
@@ -532,7 +534,7 @@ fn write_version<'a>(
             previous.clear();
             previous.push_str(name);
             block.extend_from_slice(&one);
-            bloom_insert(&mut bloom, &Key::new(path), Sum::NEWEST);
+            bloom_insert(&mut bloom, name, Sum::NEWEST);
             count += 1;
         }
         if !block.is_empty() {
@@ -619,21 +621,29 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, compact: bool, last_
         }
     }
     let Slot::Live(e) = slot else { return true };
-    let origin: Vec<u64> = e.origin.map_or(Vec::new(), |(s, o)| vec![s, o]);
+    let origin = e.origin.map(|(s, o)| [s, o]);
     if compact {
         // Wrapping, and read back the same way: any two u64 times have a difference.
         let delta = e.time_ms.wrapping_sub(*last_time) as i64;
-        out.extend_from_slice(&e.offset.encode_var_vec());
-        out.extend_from_slice(&e.record_len.encode_var_vec());
-        out.extend_from_slice(&delta.encode_var_vec());
-        origin.iter().for_each(|n| out.extend_from_slice(&n.encode_var_vec()));
+        put_varint(out, e.offset);
+        put_varint(out, e.record_len);
+        put_varint(out, delta);
+        origin.iter().flatten().for_each(|&n| put_varint(out, n));
     } else {
-        for n in [e.offset, e.record_len, e.time_ms].iter().chain(&origin) {
+        for n in [e.offset, e.record_len, e.time_ms].iter().chain(origin.iter().flatten()) {
             out.extend_from_slice(&n.to_le_bytes());
         }
     }
     *last_time = e.time_ms;
     true
+}
+
+/// Appends `n` as a varint, without the allocation `encode_var_vec` makes (an index write
+/// encodes some 20,000 entries).
+fn put_varint(out: &mut Vec<u8>, n: impl VarInt) {
+    let mut buf = [0u8; 10];
+    let len = n.encode_var(&mut buf);
+    out.extend_from_slice(&buf[..len]);
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
@@ -670,16 +680,19 @@ impl<'a> Key<'a> {
 
     fn probes(&self, bits: u64, sum: Sum) -> impl Iterator<Item = u64> {
         let cell = &self.hashes[usize::from(sum == Sum::Xxh3)];
-        let (h1, h2) = *cell.get_or_init(|| {
-            let (h1, h2) = sum.of_path(self.path.as_ref());
-            (h1, h2 | 1)
-        });
-        (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+        let hash = *cell.get_or_init(|| sum.of_path(self.path.as_ref()));
+        probes(hash, bits)
     }
 }
 
-fn bloom_insert(bloom: &mut [u64], key: &Key<'_>, sum: Sum) {
-    for bit in key.probes(bloom.len() as u64 * 64, sum) {
+/// The bits a path with hash `(h1, h2)` sets in a filter of `bits` bits.
+fn probes((h1, h2): (u64, u64), bits: u64) -> impl Iterator<Item = u64> {
+    let h2 = h2 | 1;
+    (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+}
+
+fn bloom_insert(bloom: &mut [u64], name: &str, sum: Sum) {
+    for bit in probes(sum.of_path(name), bloom.len() as u64 * 64) {
         bloom[(bit / 64) as usize] |= 1 << (bit % 64);
     }
 }
@@ -825,7 +838,7 @@ mod tests {
             })
             .collect();
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [9; 16], dead: 42 };
-        let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n, s)));
+        let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n.as_ref(), s)));
         let mut table = write_version(dir.path(), seal, names.len(), entries, version).unwrap().expect("written");
         assert_eq!(table.compact, version == VERSION);
         assert!(table.blocks > 10, "{} blocks", table.blocks);
@@ -873,7 +886,8 @@ mod tests {
         let names: Vec<Path> = (0..3000).map(|i| Path::from(format!("p/{i:05}/{}", "x".repeat(60)))).collect();
         let slot = live(1);
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
-        let mut table = write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n, &slot)))).unwrap().unwrap();
+        let mut table =
+            write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot)))).unwrap().unwrap();
         let firsts: Vec<String> = table.meta().unwrap().dir.iter().map(|b| b.first.clone()).collect();
         assert!(firsts.len() > 100, "{} blocks", firsts.len());
         assert_eq!(firsts[0], names[0].as_ref());
@@ -890,7 +904,7 @@ mod tests {
         let names: Vec<Path> = (0..500).map(|i| Path::from(format!("p/{i:05}"))).collect();
         let slot = live(1);
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
-        write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n, &slot)))).unwrap().unwrap();
+        write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot)))).unwrap().unwrap();
         let file = path(dir.path(), 3);
         let mut bytes = std::fs::read(&file).unwrap();
         bytes[TABLE_HEADER_LEN + 10] ^= 1;
