@@ -6,25 +6,27 @@
 //!
 //! - *first answer*: a new `memfs exec` process, from its start until the answer to one file
 //!   view arrives (the median of 5);
-//! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit (the
-//!   median of 5: the first grows the store, the other four run on a copy of it, each deleted
-//!   again by a process not timed, so every run starts from the same size);
+//! - *open + 100 creates*: a new `memfs exec` process running 100 creates, start to exit, on
+//!   a fresh copy of the store (and of the client's state) as it was at that size: the median
+//!   of 5 runs. The runs go round the sizes (one run of each size, then the next round), so
+//!   that a shared machine's speed, which drifts over minutes, weighs on every size alike;
 //! - *bytes per create*: how much the store folder grew since the previous size's measurement
-//!   (the creates that grew the store, and the first run's 100), divided by the creates: the log is
-//!   append-only, so that is what was written, index files included, amortized over the
-//!   segments sealed in between (a window of 100 creates seals one 8 MiB segment or none);
-//!   the zeros the last segment is filled with ahead of its records are not counted (each
-//!   is written once and later overwritten by a record, which is);
-//! - *peak memory* of that process (`VmHWM`, read from `/proc` every 2 ms while it runs);
-//! - the *CPU time* (user and system) of each open + 100 creates, the median of the five: less
-//!   noisy than its wall time on a shared VM, printed beside it with its own ratio.
+//!   (the creates that grew the store, and one run of 100 on the store itself), divided by the
+//!   creates: the log is append-only, so that is what was written, index files included,
+//!   amortized over the segments sealed in between (a window of 100 creates seals one 8 MiB
+//!   segment or none); the zeros the last segment is filled with ahead of its records are not
+//!   counted (each is written once and later overwritten by a record, which is);
+//! - *peak memory* of that run on the store itself (`VmHWM`, read from `/proc` every 2 ms
+//!   while it runs);
+//! - the *CPU time* (user and system) of each timed run, the median of the five: less noisy
+//!   than its wall time on a shared VM, printed beside it with its own ratio.
 //!
 //! It then checks the targets against the same run: open + 100 creates (wall time) at
 //! 20,000 files within 1.5x of 200 files; the first answer at 100,000 files within 50 ms; at
 //! most 4 KB written per create at every size. `MEMFS_SCALE_SIZES=200,2000` measures fewer
 //! sizes. Linux only (`/proc`).
 
-#![allow(clippy::print_stdout, missing_docs)]
+#![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -32,6 +34,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const FOLDERS: usize = 100;
+/// Timed runs of 100 creates at each size; the median is the figure.
+const RUNS: usize = 5;
 
 struct Bench {
     bin: PathBuf,
@@ -55,6 +59,8 @@ struct Row {
     cpu: Duration,
     bytes_per_create: u64,
     peak_memory: u64,
+    /// Every timed run's wall and CPU time.
+    runs: Vec<(Duration, Duration)>,
 }
 
 impl Bench {
@@ -148,66 +154,84 @@ impl Bench {
         }
     }
 
-    fn measure(&mut self) -> Row {
+    /// The first figures at this size: first answer, and one run of 100 creates on the store
+    /// itself (what it writes is the bytes per create; its peak memory is the figure), after a
+    /// snapshot of the store and of the client's state for the timed runs.
+    fn measure(&mut self, snapshot: &Snapshot) -> Row {
+        snapshot.take(self);
         let files = self.files;
         let mut firsts: Vec<Duration> = (0..5).map(|_| self.first_answer()).collect();
         firsts.sort();
         let lines: Vec<String> = (0..100).map(|_| self.create_line()).collect();
-        let (first_run, peak_memory, first_cpu) = self.exec(&(lines.join("\n") + "\n"));
+        let (_, peak_memory, _) = self.exec(&(lines.join("\n") + "\n"));
         let now = (folder_bytes(&self.store), self.files);
         let bytes_per_create = (now.0 - self.last.0) / (now.1 - self.last.1) as u64;
-        // Four more runs of 100 creates, on a copy of the store and of the client's state
-        // (its rollback mark would see the copy's commits), each deleted again by a process not
-        // timed, so that every run starts from this size and the store measured next is the
-        // one the first run left; the median of the five is the figure.
-        let copy = |from: &Path, to: &Path| {
-            let _ = std::fs::remove_dir_all(to);
-            if !from.exists() {
-                return std::fs::create_dir_all(to).expect("an empty folder");
-            }
-            let status = Command::new("cp").arg("-a").arg(from).arg(to).status().expect("cp runs");
-            assert!(status.success(), "copying {}", from.display());
-        };
+        self.last = now;
+        Row {
+            files,
+            first_answer: firsts[2],
+            open_and_creates: Duration::ZERO,
+            spread: (Duration::ZERO, Duration::ZERO),
+            cpu: Duration::ZERO,
+            bytes_per_create,
+            peak_memory,
+            runs: Vec::new(),
+        }
+    }
+
+    /// One timed run of 100 creates on a fresh copy of `snapshot`: its wall and CPU time.
+    fn timed_run(&self, snapshot: &Snapshot, run: usize) -> (Duration, Duration) {
         let scratch = Bench {
             bin: self.bin.clone(),
             home: self.home.with_extension("runs"),
             store: self.store.with_extension("runs"),
             key: self.key.clone(),
-            files: self.files,
+            files: snapshot.files,
             last: self.last,
         };
-        copy(&self.store, &scratch.store);
-        copy(&self.home, &scratch.home);
-        let mut runs = vec![first_run];
-        let mut cpus = vec![first_cpu];
-        for run in 1..5 {
-            let paths: Vec<String> = (0..100).map(|i| format!("/memories/d{}/run{run}-{i}.md", i % FOLDERS)).collect();
-            let text = format!("{} run {run}\n", "note ".repeat(49));
-            let command = |p: &String, c: &str| match c {
-                "create" => serde_json::json!({"command": c, "path": p, "file_text": text}),
-                _ => serde_json::json!({"command": c, "path": p}),
-            };
-            let lines = |c: &str| paths.iter().map(|p| command(p, c).to_string() + "\n").collect::<String>();
-            let (wall, _, cpu) = scratch.exec(&lines("create"));
-            runs.push(wall);
-            cpus.push(cpu);
-            scratch.exec(&lines("delete"));
-        }
+        copy(&snapshot.store, &scratch.store);
+        copy(&snapshot.home, &scratch.home);
+        let text = format!("{} run {run}\n", "note ".repeat(49));
+        let lines: String = (0..100)
+            .map(|i| {
+                let path = format!("/memories/d{}/run{run}-{i}.md", i % FOLDERS);
+                serde_json::json!({"command": "create", "path": path, "file_text": text}).to_string() + "\n"
+            })
+            .collect();
+        let (wall, _, cpu) = scratch.exec(&lines);
         let _ = std::fs::remove_dir_all(&scratch.store);
         let _ = std::fs::remove_dir_all(&scratch.home);
-        runs.sort();
-        cpus.sort();
-        self.last = now;
-        Row {
-            files,
-            first_answer: firsts[2],
-            open_and_creates: runs[2],
-            spread: (runs[0], runs[4]),
-            cpu: cpus[2],
-            bytes_per_create,
-            peak_memory,
-        }
+        (wall, cpu)
     }
+}
+
+/// A store as it was at one size, and the client's state then: every timed run of that size
+/// starts from a copy of it.
+struct Snapshot {
+    files: usize,
+    store: PathBuf,
+    home: PathBuf,
+}
+
+impl Snapshot {
+    fn new(dir: &Path, files: usize) -> Snapshot {
+        Snapshot { files, store: dir.join(format!("store-{files}")), home: dir.join(format!("home-{files}")) }
+    }
+
+    fn take(&self, bench: &Bench) {
+        copy(&bench.store, &self.store);
+        copy(&bench.home, &self.home);
+    }
+}
+
+/// Copies the folder `from` to `to` (an empty folder if `from` does not exist).
+fn copy(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    if !from.exists() {
+        return std::fs::create_dir_all(to).expect("an empty folder");
+    }
+    let status = Command::new("cp").arg("-a").arg(from).arg(to).status().expect("cp runs");
+    assert!(status.success(), "copying {}", from.display());
 }
 
 /// The CPU time (user and system) of this process's children waited for so far.
@@ -272,17 +296,36 @@ fn main() {
     assert!(policy.status.success(), "{}", String::from_utf8_lossy(&policy.stderr));
     bench.last = (folder_bytes(&bench.store), 0);
     let mut rows = Vec::new();
-    println!(
-        "files in store | first answer | open + 100 creates | bytes written per create | peak memory | CPU of open + 100 creates"
-    );
+    let mut snapshots = Vec::new();
     for size in sizes {
         let grow = Instant::now();
         // The 100 creates of the last measurement count toward this size.
         bench.grow_to(size);
-        let grown = grow.elapsed();
-        let row = bench.measure();
+        eprintln!("grown to {size} files in {:.0} s", grow.elapsed().as_secs_f64());
+        let snapshot = Snapshot::new(dir.path(), bench.files);
+        rows.push(bench.measure(&snapshot));
+        snapshots.push(snapshot);
+    }
+    // The timed runs, a round over every size at a time: a shared machine's speed drifts
+    // over minutes, and runs of one size back to back would measure the drift as a ratio.
+    for run in 0..RUNS {
+        for (row, snapshot) in rows.iter_mut().zip(&snapshots) {
+            row.runs.push(bench.timed_run(snapshot, run));
+        }
+    }
+    println!(
+        "files in store | first answer | open + 100 creates | bytes written per create | peak memory | CPU of open + 100 creates"
+    );
+    for row in &mut rows {
+        let mut walls: Vec<Duration> = row.runs.iter().map(|r| r.0).collect();
+        let mut cpus: Vec<Duration> = row.runs.iter().map(|r| r.1).collect();
+        walls.sort();
+        cpus.sort();
+        row.open_and_creates = walls[RUNS / 2];
+        row.spread = (walls[0], walls[RUNS - 1]);
+        row.cpu = cpus[RUNS / 2];
         println!(
-            "{:>14} | {:>9.1} ms | {:>15.1} ms | {:>21} B | {:>8.1} MB | {:>8.1} ms   (runs {:.0}-{:.0} ms; grown in {:.0} s)",
+            "{:>14} | {:>9.1} ms | {:>15.1} ms | {:>21} B | {:>8.1} MB | {:>8.1} ms   (runs {:.0}-{:.0} ms)",
             row.files,
             row.first_answer.as_secs_f64() * 1e3,
             row.open_and_creates.as_secs_f64() * 1e3,
@@ -291,9 +334,7 @@ fn main() {
             row.cpu.as_secs_f64() * 1e3,
             row.spread.0.as_secs_f64() * 1e3,
             row.spread.1.as_secs_f64() * 1e3,
-            grown.as_secs_f64(),
         );
-        rows.push(row);
     }
     let at = |files: usize| rows.iter().find(|r| r.files == files);
     let mut met = true;
