@@ -13,7 +13,7 @@
 //! - *bytes per create*: how much the store folder grew since the previous size's measurement
 //!   (the creates that grew the store, and one run of 100 on the store itself), divided by the
 //!   creates: the log is append-only, so that is what was written, index files included,
-//!   amortized over the segments sealed in between (a window of 100 creates seals one 8 MiB
+//!   amortized over the segments sealed in between (a window of 100 creates seals one 4 MiB
 //!   segment or none); the zeros the last segment is filled with ahead of its records are not
 //!   counted (each is written once and later overwritten by a record, which is);
 //! - *peak memory* of that run on the store itself (`VmHWM`, read from `/proc` every 2 ms

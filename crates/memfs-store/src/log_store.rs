@@ -133,12 +133,13 @@
 //! - `put_multipart` buffers the parts in memory and appends one put (`Overwrite`) on
 //!   `complete`. `copy` reads and appends under one lock. Attributes are not stored:
 //!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
-//! - When a segment would grow past the segment limit (8 MiB by default), the writer syncs it,
+//! - When a segment would grow past the segment limit (4 MiB by default; 8 MiB before this
+//!   release, whose segments are read as they are), the writer syncs it,
 //!   writes its index file, creates the next one (header synced, folder synced) and appends
 //!   there.
 //! - The last segment can have an index file covering its start (its header names how much):
 //!   a compacted segment appended to since, or one a writer indexed so far after a synced put
-//!   once half a segment of its records (4 MiB by default) were past what its index covered.
+//!   once half a segment of its records (2 MiB by default) were past what its index covered.
 //!   Sealing writes the index of the whole segment over it.
 //! - Opening reads the header of each segment's index file, and the records of the last
 //!   segment past its index (at most about half a segment, and the zeros filled ahead of

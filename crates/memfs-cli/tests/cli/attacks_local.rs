@@ -344,7 +344,7 @@ fn swap_two_entries(file: &Path, segment: u64) {
 #[test]
 fn a_damaged_or_forged_index_file_is_read_around_and_written_again() {
     let v = Victim::new();
-    // Fill segment 1 past its 8 MiB, so that the next write seals it and indexes it.
+    // Fill segment 1 past its limit (4 MiB), so that the next write seals it and indexes it.
     append_put(&v.dir(), "padding", &vec![0; 8 << 20]);
     v.exec(&[json!({"command": "create", "path": "/memories/b.md", "file_text": "beta"})]);
     let index = index_file(&v.dir(), 1);

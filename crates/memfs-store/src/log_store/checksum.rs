@@ -5,7 +5,7 @@
 //!
 //! Log and index version 1 used BLAKE3, version 2 XXH3-128: on records of a few hundred bytes
 //! BLAKE3 cannot hash chunks in parallel and took about 1.3 µs a record here against 25 ns,
-//! and opening a store checks every record of its last segment (up to 8 MiB). A segment's
+//! and opening a store checks every record of its last segment past its index. A segment's
 //! header and an index file's header name their version, and so which checksum their records
 //! or blocks carry; a reader takes both, a writer writes version 2.
 

@@ -811,8 +811,8 @@ impl State {
     /// Indexes the current segment up to its end once its records past what its index covers
     /// reach half a segment (under the lock, caught up, just synced: the index never covers a
     /// record that is not durable). An open reads the records its index does not cover, so
-    /// this halves what an open of a large store reads (at most half a segment, 4 MiB, where
-    /// it read up to 8), for about half an index more written per segment (the index of the
+    /// this halves what an open of a large store reads (at most half a segment, 2 MiB, where
+    /// it read up to 4), for about half an index more written per segment (the index of the
     /// first half; the one written at sealing covers the whole). Best effort, as sealing's: a
     /// failure only costs time.
     fn checkpoint(&mut self) {

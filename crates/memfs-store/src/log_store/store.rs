@@ -44,9 +44,12 @@ struct Inner {
 }
 
 impl LogStore {
-    /// The default segment limit: 8 MiB. An open reads the last segment whole (the sealed ones
-    /// only through their index files), so this bounds its cost.
-    pub const DEFAULT_SEGMENT_LIMIT: u64 = 8 << 20;
+    /// The default segment limit: 4 MiB. An open reads the last segment's records past its
+    /// index (the sealed ones only through their index files), at most half a segment, so this
+    /// bounds its cost: 8 MiB (before this release) left 2 MiB to read on average at 20,000
+    /// files, about 4 ms. Each segment keeps its file and its index file open, so a store of
+    /// 1 GiB of log holds some 500 files open.
+    pub const DEFAULT_SEGMENT_LIMIT: u64 = 4 << 20;
 
     /// The default threshold of automatic compaction: 64 MiB of dead records (replaced heads,
     /// deleted objects), and at least as many as live ones.
@@ -100,7 +103,7 @@ impl LogStore {
         Ok(LogStore { inner: Arc::new(inner) })
     }
 
-    /// Sets the size past which a new segment is started (default 8 MiB). A record larger
+    /// Sets the size past which a new segment is started (default 4 MiB). A record larger
     /// than the limit gets a segment of its own.
     #[must_use]
     pub fn with_segment_limit(self, bytes: u64) -> Self {
