@@ -440,11 +440,10 @@ impl State {
     /// The current segment is complete (a later one exists): notes the dead bytes through it,
     /// and uses its index file if the writer that sealed it wrote one.
     fn seal_current(&mut self) -> Result<(), LogError> {
-        self.resolve_dead()?;
-        let (n, dead) = (self.current, self.dead);
+        self.settle_dead()?;
+        let n = self.current;
         let log_dir = self.log_dir.clone();
         let Some(seg) = self.segments.get_mut(&n) else { return Ok(()) };
-        seg.dead_through = dead;
         if seg.fully_indexed() {
             return Ok(());
         }
@@ -454,6 +453,18 @@ impl State {
         {
             seg.table = Some(table);
             seg.map.clear();
+        }
+        Ok(())
+    }
+
+    /// Counts every dead byte so far ([`State::resolve_dead`]) and notes them as the log's
+    /// dead bytes through the current segment: what the header of an index of it holds
+    /// (written when it is sealed, and so far at its half).
+    fn settle_dead(&mut self) -> Result<(), LogError> {
+        self.resolve_dead()?;
+        let dead = self.dead;
+        if let Some(seg) = self.segments.get_mut(&self.current) {
+            seg.dead_through = dead;
         }
         Ok(())
     }
@@ -822,13 +833,8 @@ impl State {
         if seg.index_failed || self.end.saturating_sub(covered) < self.config.segment_limit / 2 {
             return;
         }
-        // An index's header holds the log's dead bytes through what it covers.
-        if self.resolve_dead().is_err() {
+        if self.settle_dead().is_err() {
             return;
-        }
-        let dead = self.dead;
-        if let Some(seg) = self.segments.get_mut(&n) {
-            seg.dead_through = dead;
         }
         let _ = self.write_table(n);
     }
