@@ -45,7 +45,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode};
 
 use crate::disk_cache::DiskCache;
 use crate::error::Error;
-use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject};
+use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, object_path};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion};
 use crate::log_store::LogStore;
 use crate::pages;
@@ -236,13 +236,6 @@ pub struct EncryptedRepository {
 const KEYS_PATH: &str = "memfs.keys";
 const HEAD_PATH: &str = "head";
 const GC_STATE_PATH: &str = "gc.state";
-const OBJECTS_PREFIX: &str = "objects";
-
-fn object_path(id: &ObjectId) -> Path {
-    // By its parts: `Path::from` of the whole name splits it with a substring search.
-    let hex = id.to_hex();
-    Path::from_iter([OBJECTS_PREFIX, &hex[..2], &hex])
-}
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)

@@ -512,9 +512,19 @@ pub(crate) struct GcStateObject {
 pub(crate) const CUT_RECORD: usize = 8192;
 
 /// An object's name in the store: `objects/{id[0..2]}/{id}`.
-pub(crate) fn object_name(id: &ObjectId) -> String {
+/// The folder every object is stored under.
+pub(crate) const OBJECTS_PREFIX: &str = "objects";
+
+/// Where object `id` is stored, under the store's prefix: `objects/{id[0..2]}/{id}`.
+pub(crate) fn object_path(id: &ObjectId) -> object_store::path::Path {
+    // By its parts: `Path::from` of the whole name splits it with a substring search.
     let hex = id.to_hex();
-    format!("objects/{}/{hex}", &hex[..2])
+    object_store::path::Path::from_iter([OBJECTS_PREFIX, &hex[..2], &hex])
+}
+
+/// [`object_path`] spelled out, as messages name an object.
+pub(crate) fn object_name(id: &ObjectId) -> String {
+    object_path(id).into()
 }
 
 pub(crate) fn corrupt(id: &ObjectId, what: &str, e: &dyn std::fmt::Display) -> Error {
