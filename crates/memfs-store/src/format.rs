@@ -511,7 +511,6 @@ pub(crate) struct GcStateObject {
 /// trust the head explicitly (docs/SECURITY.md).
 pub(crate) const CUT_RECORD: usize = 8192;
 
-/// An object's name in the store: `objects/{id[0..2]}/{id}`.
 /// The folder every object is stored under.
 pub(crate) const OBJECTS_PREFIX: &str = "objects";
 
