@@ -67,6 +67,7 @@ mod objects;
 mod parts;
 mod plan;
 mod purge;
+mod recut;
 mod reseal;
 mod rotate;
 mod snapshot;

@@ -108,8 +108,38 @@ struct HexId(#[serde(with = "hex_id")] ObjectId);
 pub(crate) enum Page {
     /// Entries, strictly increasing by name; child directories stored (not loaded).
     Leaf(Vec<(Name, Node)>),
+    /// The pages below, in order (at least one), and what guides a search down through them.
+    Index(Index),
+}
+
+/// An index page: the ids of the pages below it and, from format 12, what each holds.
+#[derive(Debug)]
+pub(crate) struct Index {
     /// The pages below, in order (at least one).
-    Index(Vec<ObjectId>),
+    pub(crate) pages: Vec<ObjectId>,
+    /// Format 12 and later; `None` for an index page of formats 3 to 11 (ids only).
+    pub(crate) guide: Option<Guide>,
+}
+
+/// What an index page of format 12 says of the pages below it besides their ids, so that a
+/// reader goes down one page a level to the leaf a name falls in and knows the leaf's place.
+#[derive(Debug)]
+pub(crate) struct Guide {
+    /// Levels from this page down to the leaves: 1 when its children are leaves.
+    pub(crate) height: u32,
+    /// The leaves below each child (each 1 at height 1).
+    pub(crate) leaves: Vec<u64>,
+    /// The lowest name below each child but the first, increasing: a name falls below the
+    /// last child whose first name is at most it. The first child's is in the page above (or,
+    /// for the directory's first leaf, nowhere: it holds everything below the second's).
+    pub(crate) firsts: Vec<Name>,
+}
+
+/// A child of an index page of format 12, as written.
+pub(crate) struct IndexChild<'a> {
+    pub(crate) id: &'a ObjectId,
+    pub(crate) leaves: u64,
+    pub(crate) first: Option<&'a Name>,
 }
 
 /// Encodes a leaf page of entries whose child directories all have ids (the binary form,
@@ -140,8 +170,48 @@ pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)
     Some(out)
 }
 
-/// Encodes an index page (the binary form, below).
-pub(crate) fn encode_index(pages: &[ObjectId]) -> Vec<u8> {
+/// Encodes an index page of format 12 (the binary form, below) at `height` above the leaves.
+/// Every child but the first must have its first name; the first's is not written.
+pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + children.len() * 44);
+    out.push(INDEX_PAGE_12);
+    let varint = |out: &mut Vec<u8>, n: u64| out.extend_from_slice(&n.encode_var_vec());
+    varint(&mut out, u64::from(height));
+    varint(&mut out, children.len() as u64);
+    let mut previous: &[u8] = &[];
+    for (i, child) in children.iter().enumerate() {
+        out.extend_from_slice(&child.id.to_bytes());
+        if height > 1 {
+            varint(&mut out, child.leaves);
+        }
+        if i > 0 {
+            let name = child.first.expect("every child but the first has its first name").as_str().as_bytes();
+            let shared = name.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            varint(&mut out, shared as u64);
+            varint(&mut out, (name.len() - shared) as u64);
+            out.extend_from_slice(&name[shared..]);
+            previous = name;
+        }
+    }
+    out
+}
+
+/// Encodes a decoded index page again, in the form it was read in (`0x04` for one of formats
+/// 3 to 11), for the fuzzers and the tests that make pages of older stores.
+pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
+    let Some(guide) = &index.guide else { return encode_index_11(&index.pages) };
+    let children: Vec<IndexChild<'_>> = (0..index.pages.len())
+        .map(|i| IndexChild {
+            id: &index.pages[i],
+            leaves: guide.leaves[i],
+            first: i.checked_sub(1).map(|j| &guide.firsts[j]),
+        })
+        .collect();
+    encode_index(guide.height, &children)
+}
+
+/// An index page of formats 3 to 11 (ids only, `0x04`).
+pub(crate) fn encode_index_11(pages: &[ObjectId]) -> Vec<u8> {
     let mut out = Vec::with_capacity(2 + pages.len() * 32);
     out.push(INDEX_PAGE_11);
     out.extend_from_slice(&(pages.len() as u64).encode_var_vec());
@@ -158,6 +228,7 @@ const LEAF_PAGE: u8 = 0x01;
 const INDEX_PAGE: u8 = 0x02;
 const LEAF_PAGE_11: u8 = 0x03;
 const INDEX_PAGE_11: u8 = 0x04;
+const INDEX_PAGE_12: u8 = 0x05;
 /// An entry's kind in a binary leaf.
 const FILE_ENTRY: u8 = 0x00;
 const DIR_ENTRY: u8 = 0x01;
@@ -166,6 +237,7 @@ const DIR_ENTRY: u8 = 0x01;
 pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     match bytes.first() {
         Some(&LEAF_PAGE | &INDEX_PAGE | &LEAF_PAGE_11 | &INDEX_PAGE_11) => decode_binary_page(bytes, id),
+        Some(&INDEX_PAGE_12) => decode_index_12(bytes, id),
         _ => decode_json_page(bytes, id),
     }
 }
@@ -192,7 +264,7 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
         }
         let pages = (0..count).map(|_| r.id()).collect::<Option<Vec<_>>>().ok_or_else(|| bad("truncated"))?;
         return match r.at == bytes.len() {
-            true => Ok(Page::Index(pages)),
+            true => Ok(Page::Index(Index { pages, guide: None })),
             false => Err(bad("bytes after the last page")),
         };
     }
@@ -236,6 +308,67 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     }
 }
 
+/// An index page of format 12: `0x05`, its height (at least 1), the child count (at least 1),
+/// then per child its id (32 bytes), at a height above 1 the leaves below it (at least 1),
+/// and for every child but the first its first name, as the bytes it shares with the name
+/// before it in the page (a count; 0 for the second child), the count of the bytes that
+/// follow, and those bytes. Every number is a varint; names are checked as stored names are,
+/// and must be strictly increasing; nothing may follow.
+fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+    let bad = |reason: &str| corrupt(id, "directory page", &reason);
+    let mut r = Reader::new(bytes, 1);
+    let height = r.varint().ok_or_else(|| bad("truncated"))?;
+    let height = u32::try_from(height).ok().filter(|h| (1..=MAX_HEIGHT).contains(h)).ok_or_else(|| bad("a height out of range"))?;
+    let count = r.varint().ok_or_else(|| bad("truncated"))?;
+    if count == 0 {
+        return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
+    }
+    // At least 32 bytes a child: a count the bytes cannot hold is refused before it allocates.
+    if count > (bytes.len() / 32) as u64 {
+        return Err(bad("truncated"));
+    }
+    let mut pages = Vec::with_capacity(count as usize);
+    let mut leaves = Vec::with_capacity(count as usize);
+    let mut firsts: Vec<Name> = Vec::with_capacity(count as usize - 1);
+    for i in 0..count {
+        pages.push(r.id().ok_or_else(|| bad("truncated"))?);
+        let below = match height {
+            1 => 1,
+            _ => r.varint().ok_or_else(|| bad("truncated"))?,
+        };
+        if below == 0 {
+            return Err(bad("a child with no leaves"));
+        }
+        leaves.push(below);
+        if i == 0 {
+            continue;
+        }
+        let previous = firsts.last().map_or(&[][..], |n| n.as_str().as_bytes());
+        let shared = r.varint().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| bad("truncated"))?;
+        let len = r.varint().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| bad("truncated"))?;
+        let rest = r.take(len).ok_or_else(|| bad("truncated"))?;
+        let prefix = previous.get(..shared).ok_or_else(|| bad("a name shares more than the name before it"))?;
+        let name = std::str::from_utf8(&[prefix, rest].concat()).map_err(|_| bad("a name is not UTF-8"))?.to_owned();
+        let name = Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name))
+            .map_err(|e| corrupt(id, "directory page", &e))?;
+        if firsts.last().is_some_and(|before| before >= &name) {
+            return Err(out_of_order(id));
+        }
+        firsts.push(name);
+    }
+    if leaves.iter().try_fold(0u64, |sum, n| sum.checked_add(*n)).is_none() {
+        return Err(bad("more leaves than can be counted"));
+    }
+    match r.at == bytes.len() {
+        true => Ok(Page::Index(Index { pages, guide: Some(Guide { height, leaves, firsts }) })),
+        false => Err(bad("bytes after the last page")),
+    }
+}
+
+/// The most levels of index pages a directory may have: with at least two children an index
+/// page, 64 levels hold more leaves than a u64 counts.
+pub(crate) const MAX_HEIGHT: u32 = 64;
+
 /// Reads a binary page or commit front to back; `None` when the bytes end early.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -277,7 +410,9 @@ fn decode_json_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
         PageObject::Index(IndexObject { pages }) if pages.is_empty() => {
             return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
         }
-        PageObject::Index(IndexObject { pages }) => return Ok(Page::Index(pages.into_iter().map(|h| h.0).collect())),
+        PageObject::Index(IndexObject { pages }) => {
+            return Ok(Page::Index(Index { pages: pages.into_iter().map(|h| h.0).collect(), guide: None }));
+        }
         PageObject::Leaf(leaf) => leaf,
     };
     let mut previous: Option<Name> = None;

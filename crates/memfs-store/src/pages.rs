@@ -57,35 +57,58 @@ impl Pages {
 pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
     let entries: Vec<(&Name, &Node)> = dir.entries().collect();
     let mut pages = Vec::new();
-    let mut leaves: Vec<ObjectId> = Vec::new();
+    let mut leaves: Vec<Child> = Vec::new();
     for chunk in cut(&entries, |(name, _)| name_boundary(key, name)) {
         let plain = format::encode_leaf(chunk.iter().copied())?;
         let id = key.address(&plain);
-        leaves.push(id);
+        leaves.push(Child { id, leaves: 1, first: chunk.first().map(|(name, _)| (*name).clone()) });
         pages.push((id, plain));
     }
     encode_index(leaves, key, &mut pages);
     Some(Pages { pages })
 }
 
-/// Cuts the ids of a directory's leaves, in order, into index pages, level by level, and adds
-/// them to `pages` (bottom-up); returns the directory's id (the one leaf's, for a single leaf).
-pub(crate) fn encode_index(
-    mut level: Vec<ObjectId>,
-    key: &AddressKey,
-    pages: &mut Vec<(ObjectId, Vec<u8>)>,
-) -> ObjectId {
+/// A page below an index page, as the index page names it: its id, the leaves below it (1
+/// for a leaf) and the first name below it (`None` only for the directory's first leaf, which
+/// no page names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Child {
+    pub(crate) id: ObjectId,
+    pub(crate) leaves: u64,
+    pub(crate) first: Option<Name>,
+}
+
+/// Cuts the leaves of a directory, in order, into index pages, level by level, and adds them
+/// to `pages` (bottom-up); returns the top page (the one leaf, for a single leaf).
+pub(crate) fn encode_index(mut level: Vec<Child>, key: &AddressKey, pages: &mut Vec<(ObjectId, Vec<u8>)>) -> Child {
+    let mut height = 1;
     while level.len() > 1 {
         let mut above = Vec::new();
-        for chunk in cut(&level, id_boundary) {
-            let plain = format::encode_index(chunk);
-            let id = key.address(&plain);
-            above.push(id);
-            pages.push((id, plain));
+        for chunk in cut(&level, |child| id_boundary(&child.id)) {
+            above.push(index_page(height, chunk, key, pages));
         }
         level = above;
+        height += 1;
     }
-    level[0]
+    level.pop().expect("a directory has at least one leaf")
+}
+
+/// Encodes one index page at `height` of `children`, adds it to `pages`, and returns it as a
+/// child of the page above.
+pub(crate) fn index_page(
+    height: u32,
+    children: &[Child],
+    key: &AddressKey,
+    pages: &mut Vec<(ObjectId, Vec<u8>)>,
+) -> Child {
+    let named: Vec<format::IndexChild<'_>> = children
+        .iter()
+        .map(|c| format::IndexChild { id: &c.id, leaves: c.leaves, first: c.first.as_ref() })
+        .collect();
+    let plain = format::encode_index(height, &named);
+    let id = key.address(&plain);
+    pages.push((id, plain));
+    Child { id, leaves: children.iter().map(|c| c.leaves).sum(), first: children[0].first.clone() }
 }
 
 /// Whether the page being filled ends after its `len`-th item, whose boundary test is
@@ -140,7 +163,7 @@ pub(crate) fn name_boundary(key: &AddressKey, name: &Name) -> bool {
 }
 
 /// Whether a child page with this id ends its index page.
-fn id_boundary(id: &ObjectId) -> bool {
+pub(crate) fn id_boundary(id: &ObjectId) -> bool {
     hash_boundary(id, FANOUT)
 }
 

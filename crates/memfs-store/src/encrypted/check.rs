@@ -227,10 +227,10 @@ impl EncryptedRepository {
                 let entries = match page {
                     Ok(format::Page::Leaf(entries)) => entries,
                     // The pages below belong to the same directory.
-                    Ok(format::Page::Index(pages)) => {
+                    Ok(format::Page::Index(index)) => {
                         report.dirs += 1;
-                        next.extend(pages.iter().map(|p| (*p, path.clone(), generation)));
-                        index_pages.insert(id, pages);
+                        next.extend(index.pages.iter().map(|p| (*p, path.clone(), generation)));
+                        index_pages.insert(id, index.pages);
                         continue;
                     }
                     Err(e) => {

@@ -126,9 +126,8 @@ impl EncryptedRepository {
             for (id, dir, pages) in planned.dirs {
                 cache.insert_dir(id, dir, pages);
             }
-            for (id, dir, layout) in planned.partials {
+            for (id, dir) in planned.partials {
                 cache.insert_partial(id, dir);
-                cache.insert_layout(id, layout);
             }
             for (id, plain) in planned.pages.iter().chain(&extra) {
                 cache.insert_plain(*id, Arc::from(&plain[..]));

@@ -25,7 +25,7 @@ pub fn reencode_page(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     Ok(match format::decode_page(bytes, &ObjectId::from_bytes([0; 32]))? {
         format::Page::Leaf(entries) => format::encode_leaf(entries.iter().map(|(name, node)| (name, node)))
             .expect("a decoded page's directories all have ids"),
-        format::Page::Index(pages) => format::encode_index(&pages),
+        format::Page::Index(index) => format::reencode_index(&index),
     })
 }
 

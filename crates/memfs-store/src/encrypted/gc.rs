@@ -265,7 +265,7 @@ impl EncryptedRepository {
             for page in dirs {
                 match page {
                     // The pages below: more of the same directory.
-                    format::Page::Index(pages) => next.extend(pages),
+                    format::Page::Index(index) => next.extend(index.pages),
                     format::Page::Leaf(entries) => {
                         for (_, node) in entries {
                             match node {

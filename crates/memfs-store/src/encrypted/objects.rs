@@ -358,7 +358,7 @@ fn level_of(level: &[ObjectId], pages: Vec<format::Page>) -> Result<Level, Error
     let mut below = Vec::new();
     for (page, page_id) in pages.into_iter().zip(level) {
         match page {
-            format::Page::Index(children) => below.extend(children),
+            format::Page::Index(index) => below.extend(index.pages),
             // Leaves and index pages never share a level.
             format::Page::Leaf(_) => {
                 return Err(Error::Corrupt {

@@ -1,18 +1,19 @@
 //! Large directories a leaf at a time: a command that needs one name of a directory of
-//! thousands reads the directory's index pages and a few of its leaves, and its commit
-//! rewrites only the leaves its change falls in (and the index pages above them).
+//! thousands reads one page a level down to the leaf the name falls in, and its commit
+//! rewrites only the leaves its change falls in and the index pages above them (`recut.rs`).
 //!
-//! Leaves hold the entries in name order, but index pages name only the pages below them, not
-//! their names, so the leaf a name falls in is found by searching the leaves: read one (or, on
-//! a remote store, several at once), compare its names, go on in the half that holds the name.
-//! That is about log2(leaves) reads, against every leaf for the whole directory.
-//!
-//! A commit writes only the leaves a change falls in (`plan.rs`).
+//! An index page of format 12 names each child's first name and the leaves below it, so the
+//! way down picks at each level the last child whose first name is at most the name, and
+//! counts the leaves to its left: the leaf's place, and the names it holds (from its first
+//! name to the next leaf's). An index page of an older format names only the pages below it,
+//! so the leaf a name falls in is found by searching the leaves: every index page is read,
+//! then one leaf (or, on a remote store, several at once) at a time, in the half that holds
+//! the name. That is about log2(leaves) reads.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use memfs_core::{Name, Part, Parts};
+use memfs_core::{Name, Part, Parts, Totals};
 
 use super::objects::{Walked, empty_leaf};
 use super::*;
@@ -41,22 +42,6 @@ impl PartSearch {
 pub(super) type Leaves = BTreeMap<usize, Vec<(Name, Node)>>;
 
 impl EncryptedRepository {
-    /// Where the pages of directory `id` are: every index page is read, and of the leaves
-    /// only the middle one (see [`EncryptedRepository::walk_dir`]).
-    pub(super) async fn layout(&self, id: &ObjectId) -> Result<Arc<Layout>, Error> {
-        if let Some(layout) = self.cache().layout(id) {
-            return Ok(layout);
-        }
-        match self.walk_dir(id, 0).await? {
-            Walked::Large(layout, ..) => {
-                let layout = Arc::new(layout);
-                self.cache().insert_layout(*id, layout.clone());
-                Ok(layout)
-            }
-            Walked::Whole(..) => unreachable!("a walk that reads no level whole"),
-        }
-    }
-
     /// The directory `id` far enough to answer for `name` (see [`Repository::dir_entry`]): a
     /// small one whole, a large one as the leaves read so far and the one `name` falls in.
     pub(super) async fn dir_part(&self, id: &ObjectId, totals: Totals, name: &Name) -> Result<Arc<Dir>, Error> {
@@ -69,8 +54,14 @@ impl EncryptedRepository {
         {
             return Ok(dir.clone());
         }
-        let mut leaves = Leaves::new();
         let cached = self.cache().layout(id);
+        if cached.is_none() {
+            let top = self.page(id).await?;
+            if let format::Page::Index(index @ format::Index { guide: Some(_), .. }) = format::decode_page(&top, id)? {
+                return self.descend(id, totals, name, held.as_deref(), index).await;
+            }
+        }
+        let mut leaves = Leaves::new();
         let layout = match cached {
             Some(layout) => layout,
             // One walk down: a small directory comes back whole, a large one as its layout
@@ -128,9 +119,69 @@ impl EncryptedRepository {
         if low > 0 && *name < leaves[&low][0].0 {
             self.read_leaves(&layout, &[low - 1], &mut leaves).await?;
         }
-        let dir = Arc::new(partial_dir(*id, totals, &layout, &leaves)?);
+        let dir = Arc::new(partial_dir(*id, totals, count, &leaves)?);
         self.cache().insert_partial(*id, dir.clone());
         Ok(dir)
+    }
+
+    /// [`EncryptedRepository::dir_part`] of a directory of format 12 whose top page is `top`:
+    /// down one page a level to the leaf `name` falls in, added to the leaves `held` holds.
+    async fn descend(
+        &self,
+        id: &ObjectId,
+        totals: Totals,
+        name: &Name,
+        held: Option<&Dir>,
+        top: format::Index,
+    ) -> Result<Arc<Dir>, Error> {
+        let corrupt = |page: &ObjectId, reason: &str| Error::Corrupt { object: format::object_name(page), reason: reason.into() };
+        let guide = top.guide.as_ref().expect("a page of format 12");
+        let count = guide.leaves.iter().sum::<u64>();
+        if count <= self.part_search.whole_up_to as u64 {
+            return Repository::dir(self, id).await;
+        }
+        let count = u32::try_from(count).map_err(|_| corrupt(id, "more leaves than a directory may have"))?;
+        let (mut index, mut page) = (top, *id);
+        let (mut place, mut low, mut high) = (0u64, None::<Name>, None::<Name>);
+        loop {
+            let guide = index.guide.as_ref().ok_or_else(|| corrupt(&page, "an index page of an older format below one of format 12"))?;
+            // The page's names lie between the bounds the page above gave it.
+            let (first, last) = (guide.firsts.first(), guide.firsts.last());
+            if first.zip(low.as_ref()).is_some_and(|(f, l)| f <= l) || last.zip(high.as_ref()).is_some_and(|(l, h)| l >= h) {
+                return Err(format::out_of_order(&page));
+            }
+            let i = guide.firsts.partition_point(|first| first <= name);
+            place += guide.leaves[..i].iter().sum::<u64>();
+            if i > 0 {
+                low = Some(guide.firsts[i - 1].clone());
+            }
+            if i < guide.firsts.len() {
+                high = Some(guide.firsts[i].clone());
+            }
+            let (child, height) = (index.pages[i], guide.height);
+            match format::decode_page(&self.page(&child).await?, &child)? {
+                format::Page::Leaf(entries) if height == 1 => {
+                    let in_bounds = |n: &Name| low.as_ref().is_none_or(|l| l <= n) && high.as_ref().is_none_or(|h| n < h);
+                    match (entries.first(), entries.last()) {
+                        (Some((first, _)), Some((last, _))) if in_bounds(first) && in_bounds(last) => {}
+                        (None, _) | (_, None) => return Err(empty_leaf(&child)),
+                        _ => return Err(format::out_of_order(&child)),
+                    }
+                    let part = Part {
+                        index: u32::try_from(place).map_err(|_| corrupt(id, "a leaf place out of range"))?,
+                        low: low.map_or(Bound::Unbounded, Bound::Included),
+                        high: high.map_or(Bound::Unbounded, Bound::Excluded),
+                    };
+                    let dir = Arc::new(with_leaf(*id, totals, count, held, part, entries));
+                    self.cache().insert_partial(*id, dir.clone());
+                    return Ok(dir);
+                }
+                format::Page::Index(below) if height > 1 && below.guide.as_ref().is_some_and(|g| g.height == height - 1) => {
+                    (index, page) = (below, child);
+                }
+                _ => return Err(corrupt(&child, "a page at the wrong height")),
+            }
+        }
     }
 
     /// Reads and decodes the leaves at `places` not in `leaves` yet, at once.
@@ -171,12 +222,24 @@ fn split(dir: &Dir) -> Leaves {
         .collect()
 }
 
-/// A partial directory of the leaves in `leaves` (by place in `layout`), checking that their
+/// The partial directory `held` (of `id`, if any) with the leaf `part` of `entries` added.
+fn with_leaf(id: ObjectId, totals: Totals, count: u32, held: Option<&Dir>, part: Part, entries: Vec<(Name, Node)>) -> Dir {
+    let mut parts: Vec<Part> = held.and_then(|d| d.parts()).map(|p| p.held.clone()).unwrap_or_default();
+    let mut all: Vec<(Name, Node)> = held.map(|d| d.entries().map(|(n, node)| (n.clone(), node.clone())).collect()).unwrap_or_default();
+    parts.retain(|p| p.index != part.index);
+    all.retain(|(n, _)| !part.contains(n));
+    let at = parts.partition_point(|p| p.index < part.index);
+    parts.insert(at, part);
+    all.extend(entries);
+    let parts = Parts { base: id, base_totals: totals, count, held: parts };
+    Dir::partial(parts, totals, all)
+}
+
+/// A partial directory of the leaves in `leaves` (by place among `count`), checking that their
 /// names increase from leaf to leaf. Each holds the names from just after the last name of
 /// the leaf before (from its own first name if that one is not read) to its last name; the
 /// first leaf from the lowest, the last to the highest.
-pub(super) fn partial_dir(id: ObjectId, totals: Totals, layout: &Layout, leaves: &Leaves) -> Result<Dir, Error> {
-    let count = layout.leaves.len();
+pub(super) fn partial_dir(id: ObjectId, totals: Totals, count: usize, leaves: &Leaves) -> Result<Dir, Error> {
     let mut held = Vec::with_capacity(leaves.len());
     let mut previous: Option<(usize, &Name)> = None;
     for (&place, entries) in leaves {
@@ -186,7 +249,7 @@ pub(super) fn partial_dir(id: ObjectId, totals: Totals, layout: &Layout, leaves:
         }
         let (first, last) = (&entries[0].0, last_name(entries));
         if previous.is_some_and(|(_, name)| name >= first) {
-            return Err(format::out_of_order(&layout.leaves[place]));
+            return Err(format::out_of_order(&id));
         }
         let low = match previous {
             _ if place == 0 => Bound::Unbounded,

@@ -1,24 +1,22 @@
 //! Planning a commit: the pages of every directory a mutation copied, of which only those the
 //! store does not already hold are written.
 //!
-//! A copy of part of a large directory (`parts.rs`) is cut into leaves again from the start of
-//! the first leaf that holds a change ([`pages::ends_page`]: the cut depends only on where a
-//! page starts), going on into the leaves after it until a page ends where an old leaf ended;
-//! the index pages above are cut again from the full list of leaf ids, which costs no read.
-//! So the pages written are the ones a whole re-encoding would write, and the directory's id
-//! is the same.
+//! A copy of part of a large directory (`parts.rs`) of format 12 is cut into pages again
+//! around its changes only (`recut.rs`), reading the old pages the cuts run into; one of an
+//! older format (index pages without leaf counts and names) is read whole and written whole,
+//! in format 12, once.
 
 use memfs_core::{Name, Part, Parts};
 
-use super::parts::{Leaves, decode_leaf, partial_dir};
+use super::parts::{Leaves, partial_dir};
+use super::recut::{self, Held};
 use super::*;
-use crate::pages::Layout;
 
 /// Why a commit's plan stopped: something to read before planning again, or damage found.
 #[derive(Debug)]
 pub(super) enum Missing {
-    /// A directory's layout.
-    Layout(ObjectId),
+    /// A directory whole (one of an older format, changed in part).
+    Dir(ObjectId),
     /// A page's plaintext.
     Page(ObjectId),
     /// A page read is damaged.
@@ -29,25 +27,25 @@ pub(super) enum Missing {
 /// an entry go between two plans).
 #[derive(Default)]
 pub(super) struct PlanInputs {
-    layouts: HashMap<ObjectId, Arc<Layout>>,
+    dirs: HashMap<ObjectId, Arc<Dir>>,
     pages: HashMap<ObjectId, Arc<[u8]>>,
 }
 
 /// The pages a commit writes, and the directories it made: whole (id, decoded, page ids) and
-/// partial (id, the leaves it knows, layout).
+/// partial (id, the leaves it knows).
 #[derive(Default)]
 pub(super) struct PlannedDirs {
     pub(super) pages: Vec<(ObjectId, Vec<u8>)>,
     pub(super) dirs: Vec<(ObjectId, Arc<Dir>, Arc<[ObjectId]>)>,
-    pub(super) partials: Vec<(ObjectId, Arc<Dir>, Arc<crate::pages::Layout>)>,
+    pub(super) partials: Vec<(ObjectId, Arc<Dir>)>,
 }
 
 impl EncryptedRepository {
     /// Reads what `missing` names into `inputs`.
     pub(super) async fn supply(&self, missing: Missing, inputs: &mut PlanInputs) -> Result<(), Error> {
         match missing {
-            Missing::Layout(id) => {
-                inputs.layouts.insert(id, self.layout(&id).await?);
+            Missing::Dir(id) => {
+                inputs.dirs.insert(id, Repository::dir(self, &id).await?);
             }
             Missing::Page(id) => {
                 inputs.pages.insert(id, self.page(&id).await?);
@@ -61,8 +59,9 @@ impl EncryptedRepository {
     /// adds the pages to write to `out`; returns the directory's id. Only the directories a
     /// mutation copied lack ids (O(depth) of them), and of each only the pages that differ
     /// from the version it was copied from (`base`, the same path in the base tree) are new.
-    /// A copy of part of a large directory is planned from its layout (`parts.rs`); what that
-    /// needs and neither `inputs` nor the cache holds stops the plan with [`Missing`].
+    /// A copy of part of a large directory is planned from the pages around its changes
+    /// (`recut.rs`); what that needs and neither `inputs` nor the cache holds stops the plan
+    /// with [`Missing`].
     pub(super) fn plan_dirs(
         &self,
         dir: &DirRef,
@@ -113,8 +112,7 @@ impl EncryptedRepository {
     }
 
     /// The pages of `dir`, a copy a mutation made of part of the stored directory
-    /// `parts.base` (children already by id), added to `out`; returns its id. Only the leaves
-    /// from the first changed one to where a cut meets an old leaf end are cut again.
+    /// `parts.base` (children already by id), added to `out`; returns its id.
     pub(super) fn plan_parts(
         &self,
         dir: &Dir,
@@ -122,70 +120,80 @@ impl EncryptedRepository {
         inputs: &PlanInputs,
         out: &mut PlannedDirs,
     ) -> Result<ObjectId, Missing> {
-        let layout = inputs.layouts.get(&parts.base).cloned().or_else(|| self.cache().layout(&parts.base));
-        let layout = layout.ok_or(Missing::Layout(parts.base))?;
-        if layout.leaves.len() != parts.count as usize {
+        let read = |id: &ObjectId| {
+            let plain = inputs.pages.get(id).cloned().or_else(|| self.cache().plain(id)).ok_or(Missing::Page(*id))?;
+            format::decode_page(&plain, id).map_err(Missing::Failed)
+        };
+        match read(&parts.base)? {
+            format::Page::Index(format::Index { guide: Some(_), .. }) => {}
+            _ => return self.plan_whole(dir, parts, inputs, out),
+        }
+        let key = &self.keys.tree_address;
+        // The directory as read (its leaves the search read): a held leaf whose entries are
+        // the same there keeps its page, as a leaf not held does, unless a cut runs into it.
+        // Without it (let go by the cache), every held leaf is cut again, to the same pages.
+        let before = self.cache().partial(&parts.base);
+        let held = parts
+            .held
+            .iter()
+            .map(|part| Held {
+                place: u64::from(part.index),
+                entries: dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect(),
+                unchanged: before.as_deref().is_some_and(|before| unchanged(before, dir, part)),
+            })
+            .collect();
+        let recut = recut::recut(key, &parts.base, held, &read)?;
+        if recut.old_count != u64::from(parts.count) {
             return Err(Missing::Failed(Error::Corrupt {
                 object: format::object_name(&parts.base),
                 reason: "a directory read in part does not match its pages".into(),
             }));
         }
-        let key = &self.keys.tree_address;
-        let held: HashMap<u32, &Part> = parts.held.iter().map(|p| (p.index, p)).collect();
-        // The directory as read (its leaves the search read): a held leaf whose entries are
-        // the same there keeps its page, as a leaf not held does, unless a page left open runs
-        // into it. Without it (let go by the cache), every held leaf is cut again, to the same
-        // pages.
-        let read = self.cache().partial(&parts.base);
-        let mut pages = Vec::new();
-        let mut ids: Vec<ObjectId> = Vec::with_capacity(layout.leaves.len());
-        let mut known = Leaves::new();
-        let mut open: Vec<(Name, Node)> = Vec::new();
-        for (place, leaf) in layout.leaves.iter().enumerate() {
-            let entries: Vec<(Name, Node)> = match held.get(&(place as u32)) {
-                Some(part) if open.is_empty() && read.as_deref().is_some_and(|read| unchanged(read, dir, part)) => {
-                    known
-                        .insert(ids.len(), dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect());
-                    ids.push(*leaf);
-                    continue;
-                }
-                Some(part) => dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect(),
-                // A page left open runs on into the next leaf.
-                None if !open.is_empty() => {
-                    let plain = inputs.pages.get(leaf).cloned().or_else(|| self.cache().plain(leaf));
-                    let plain = plain.ok_or(Missing::Page(*leaf))?;
-                    decode_leaf(&plain, leaf).map_err(Missing::Failed)?
-                }
-                // Untouched, and a page starts here: the old leaf stays.
-                None => {
-                    ids.push(*leaf);
-                    continue;
-                }
-            };
-            for entry in entries {
-                open.push(entry);
-                if pages::ends_page(open.len(), || pages::name_boundary(key, &open[open.len() - 1].0)) {
-                    close_leaf(key, &mut open, &mut ids, &mut pages, &mut known);
-                }
-            }
-        }
-        if !open.is_empty() || ids.is_empty() {
-            close_leaf(key, &mut open, &mut ids, &mut pages, &mut known);
-        }
-        let leaves = pages.len();
-        let id = pages::encode_index(ids.clone(), key, &mut pages);
-        let index: Vec<ObjectId> = pages[leaves..].iter().rev().map(|(id, _)| *id).collect();
-        let old: HashSet<&ObjectId> = layout.pages().collect();
-        for (page, plain) in pages {
-            if !old.contains(&page) && !out.pages.iter().any(|(p, _)| *p == page) {
+        for (page, plain) in recut.pages {
+            // A page read or written before is stored already.
+            let stored = inputs.pages.contains_key(&page) || self.cache().plain(&page).is_some();
+            if !stored && !out.pages.iter().any(|(p, _)| *p == page) {
                 out.pages.push((page, plain));
             }
         }
-        let layout = Layout { index, leaves: ids };
-        let decoded = partial_dir(id, dir.totals(), &layout, &known).map_err(Missing::Failed)?;
-        out.partials.push((id, Arc::new(decoded), Arc::new(layout)));
+        let id = recut.top.id;
+        let known: Leaves = recut.leaves.into_iter().map(|(place, entries)| (place as usize, entries)).collect();
+        let count = usize::try_from(recut.count).map_err(|_| Missing::Failed(too_many(&id)))?;
+        if count > 1 {
+            let decoded = partial_dir(id, dir.totals(), count, &known).map_err(Missing::Failed)?;
+            out.partials.push((id, Arc::new(decoded)));
+        }
         Ok(id)
     }
+
+    /// [`EncryptedRepository::plan_parts`] for a directory of an older format: its index pages
+    /// name no leaf counts nor names, so it is read whole and written whole, in format 12.
+    fn plan_whole(&self, dir: &Dir, parts: &Parts, inputs: &PlanInputs, out: &mut PlannedDirs) -> Result<ObjectId, Missing> {
+        let base = inputs.dirs.get(&parts.base).cloned().or_else(|| self.cache().dir(&parts.base));
+        let base = base.ok_or(Missing::Dir(parts.base))?;
+        let held = |name: &Name| parts.held.iter().any(|part| part.contains(name));
+        let entries = base
+            .entries()
+            .filter(|(name, _)| !held(name))
+            .chain(dir.entries())
+            .map(|(name, node)| (name.clone(), node.clone()));
+        let whole = Dir::from_entries(entries);
+        let pages = pages::encode(&whole, &self.keys.tree_address).expect("children have ids");
+        let id = pages.id();
+        let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
+        for (page, plain) in pages.pages {
+            if !out.pages.iter().any(|(p, _)| *p == page) {
+                out.pages.push((page, plain));
+            }
+        }
+        out.dirs.push((id, Arc::new(whole), ids));
+        Ok(id)
+    }
+}
+
+/// A directory of more leaves than a place counts.
+fn too_many(id: &ObjectId) -> Error {
+    Error::Corrupt { object: format::object_name(id), reason: "more leaves than a directory may have".into() }
 }
 
 /// Whether `dir` holds in `part` exactly the entries `read` (the directory it was copied
@@ -212,19 +220,4 @@ fn same_node(a: &Node, b: &Node) -> bool {
         (Node::Dir(a), Node::Dir(b)) => a.id().is_some() && a.id() == b.id() && a.totals() == b.totals(),
         _ => false,
     }
-}
-
-/// Encodes the entries of the open page as a leaf.
-fn close_leaf(
-    key: &memfs_crypt::AddressKey,
-    open: &mut Vec<(Name, Node)>,
-    ids: &mut Vec<ObjectId>,
-    pages: &mut Vec<(ObjectId, Vec<u8>)>,
-    known: &mut Leaves,
-) {
-    let plain = format::encode_leaf(open.iter().map(|(n, node)| (n, node))).expect("children have ids");
-    let id = key.address(&plain);
-    known.insert(ids.len(), std::mem::take(open));
-    ids.push(id);
-    pages.push((id, plain));
 }

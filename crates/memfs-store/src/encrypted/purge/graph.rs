@@ -37,8 +37,8 @@ impl Graph {
         }
         match self.pages.get(page)? {
             Page::Leaf(entries) => out.extend(entries.iter().cloned()),
-            Page::Index(pages) => {
-                for p in pages {
+            Page::Index(index) => {
+                for p in &index.pages {
                     self.entries(p, out, depth + 1)?;
                 }
             }
@@ -123,7 +123,7 @@ impl Graph {
             }
             match self.pages.get(&id) {
                 None => {}
-                Some(Page::Index(pages)) => stack.extend(pages),
+                Some(Page::Index(index)) => stack.extend(&index.pages),
                 Some(Page::Leaf(entries)) => {
                     for (_, node) in entries {
                         match node {

@@ -49,7 +49,7 @@ impl EncryptedRepository {
                     Err(_) => continue,
                 };
                 match &page {
-                    Page::Index(pages) => next.extend(pages),
+                    Page::Index(index) => next.extend(&index.pages),
                     Page::Leaf(entries) => next.extend(entries.iter().filter_map(|(_, n)| match n {
                         Node::Dir(d) => d.id(),
                         Node::File(_) => None,
