@@ -89,7 +89,7 @@ pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 11;
+pub const FORMAT_VERSION: u64 = 12;
 
 /// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
 /// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").

@@ -56,8 +56,8 @@ fn first(home: &Path, root: &Path, args: &[&str], from: u64) -> String {
     let out = memfs(home, root).args(args).output().unwrap();
     let stdout = support::succeeds(&format!("memfs {args:?}"), &out);
     let said = format!(
-        "memfs: carried this store over from format {from} to format 11 (a root key and key epochs; no file \
-         changed), so memfs releases before format 11 cannot open it now; recorded as @7 (see `memfs log`)\n"
+        "memfs: carried this store over from format {from} to format 12 (a root key and key epochs; no file \
+         changed), so memfs releases before format 12 cannot open it now; recorded as @7 (see `memfs log`)\n"
     );
     assert_text("the carry-over's message", &String::from_utf8_lossy(&out.stderr), &said);
     stdout
@@ -149,21 +149,21 @@ fn assert_kept(
     assert_eq!(added.len(), 1, "{added:?}");
 }
 
-/// What carrying a format-7, -8, -9 or -10 store over to format 11 changes in `memfs.keys`: the
+/// What carrying a format-7 to -11 store over to format 12 changes in `memfs.keys`: the
 /// version and the change counter (one up), not the slots.
 #[track_caller]
 fn assert_version_carried(before: &Value, after: &Value) {
-    assert_eq!(after["version"], 11, "{after}");
+    assert_eq!(after["version"], 12, "{after}");
     let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
     assert_eq!(counter(after), counter(before) + 1, "{after}");
     assert_eq!(after["slots"], before["slots"]);
 }
 
-/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 11): a slot
+/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 12): a slot
 /// set of version 2 whose one slot (the key file's) has a public key and the root, a keyring
 /// with epoch 0 at change 1, a tag, and no carry-over left to record.
 fn assert_carried_over(keys: &Value) {
-    assert_eq!(keys["version"], 11, "{keys}");
+    assert_eq!(keys["version"], 12, "{keys}");
     assert_eq!(keys["slots"]["version"], 2, "{keys}");
     let slot = &keys["slots"]["slots"][0];
     assert!(slot["public"].is_string() && slot["root"].is_string(), "{keys}");
@@ -175,7 +175,7 @@ fn assert_carried_over(keys: &Value) {
 }
 
 #[test]
-fn a_format_5_store_opens_and_is_migrated_to_format_11() {
+fn a_format_5_store_opens_and_is_migrated_to_format_12() {
     let (dir, root) = fixture("format-5");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 5);
@@ -197,7 +197,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_11() {
 }
 
 #[test]
-fn a_format_6_store_opens_and_is_migrated_to_format_11() {
+fn a_format_6_store_opens_and_is_migrated_to_format_12() {
     let (dir, root) = fixture("format-6");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 6);
@@ -209,13 +209,14 @@ fn a_format_6_store_opens_and_is_migrated_to_format_11() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// Format 7 to 11 changes `memfs.keys`' version and counter only (heads of format 8 may carry
-/// objects unwritten, slots of format 9 be kept outside memfs, pages of format 10 be binary
-/// and commits of format 11 too, which a format-7 client cannot read: the counter makes one
+/// Format 7 to 12 changes `memfs.keys`' version and counter only (heads of format 8 may carry
+/// objects unwritten, slots of format 9 be kept outside memfs, pages of format 10 be binary,
+/// commits of format 11 too and index pages of format 12 name their leaves' counts and first
+/// names, which a format-7 client cannot read: the counter makes one
 /// still running read `memfs.keys` again, and stop); no object and no history change, and
 /// nothing is said.
 #[test]
-fn the_format_7_fixture_opens_and_is_carried_to_format_11() {
+fn the_format_7_fixture_opens_and_is_carried_to_format_12() {
     let (_dir, _root, keys_before, keys_after) = carried_silently("format-7", 7);
     assert_eq!(keys_after["keyring"]["epochs"], keys_before["keyring"]["epochs"]);
     assert_eq!(keys_after.get("unrecorded"), None, "{keys_after}");
@@ -274,7 +275,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
 }
 
 /// The format-9 fixture: a key file (slot 1) and an SSH key as an age recipient (slot 2). It
-/// opens with either; the first open carries it to format 11 (version and counter, nothing
+/// opens with either; the first open carries it to format 12 (version and counter, nothing
 /// said), and its directory pages, JSON, read as they are; a commit writes binary ones.
 #[test]
 fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
@@ -306,10 +307,10 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
 }
 
 /// The format-10 fixture (binary directory pages, JSON commits): the first open carries it to
-/// format 11 as format 7 is (version and counter, nothing said), and it reads as it is; a
+/// format 12 as format 7 is (version and counter, nothing said), and it reads as it is; a
 /// commit after it is binary (format 11) on a tree of format-10 pages.
 #[test]
-fn the_format_10_fixture_opens_and_is_carried_to_format_11() {
+fn the_format_10_fixture_opens_and_is_carried_to_format_12() {
     let (dir, root, _, _) = carried_silently("format-10", 10);
     let home = dir.path().join("client");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
@@ -320,19 +321,69 @@ fn the_format_10_fixture_opens_and_is_carried_to_format_11() {
 }
 
 /// The format-11 fixture (binary commits, directory pages with varints, leaves cut one entry
-/// in four): it opens as it is, and nothing is rewritten.
+/// in four): the first open carries it to format 12 as format 7 is (version and counter,
+/// nothing said), and it reads as it is.
 #[test]
-fn the_format_11_fixture_opens_as_it_is() {
-    let (dir, root) = fixture("format-11");
+fn the_format_11_fixture_opens_and_is_carried_to_format_12() {
+    let (dir, root, _, _) = carried_silently("format-11", 11);
+    let home = dir.path().join("client");
+    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
+    create_after(&home, &root);
+    assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
+/// The format-11 fixture of a large directory (`/memories/big`, 120 files in 30 leaves, under
+/// index pages of format 11 that name no leaf counts nor names): a file in it is read through
+/// a search of its leaves, and the first change to it writes the directory whole in format 12,
+/// which reads as the same files.
+#[test]
+fn a_large_directory_of_format_11_is_read_in_part_and_written_whole_in_format_12() {
+    let (dir, root) = fixture("format-11-large");
+    let home = dir.path().join("client");
+    assert_eq!(keys(&root)["version"], 11);
+    assert_text("a note", &ok(&home, &root, &["cat", "/memories/big/note-100.md"]), "note 100\n");
+    let listing = ok(&home, &root, &["show", "HEAD:/memories/big"]);
+    let mut exec = memfs(&home, &root);
+    exec.arg("exec");
+    let input = concat!(
+        r#"{"command":"create","path":"/memories/big/note-101.md","file_text":"note 101\n"}"#,
+        "\n",
+        r#"{"command":"delete","path":"/memories/big/note-238.md"}"#,
+        "\n",
+    );
+    let out = support::ok("exec", &support::run(exec, input));
+    assert_eq!(out.matches(r#""is_error":false"#).count(), 2, "{out}");
+    assert_text("the new note", &ok(&home, &root, &["cat", "/memories/big/note-101.md"]), "note 101\n");
+    assert_text("a note left", &ok(&home, &root, &["cat", "/memories/big/note-236.md"]), "note 236\n");
+    let now = ok(&home, &root, &["show", "HEAD:/memories/big"]);
+    let expected: String = listing
+        .lines()
+        .filter(|l| !l.contains("note-238.md"))
+        .flat_map(|l| match l.contains("note-100.md") {
+            true => vec![l.to_string(), l.replace("note-100.md", "note-101.md")],
+            false => vec![l.to_string()],
+        })
+        .map(|l| l + "\n")
+        .collect();
+    assert_text("the directory", &now, &expected);
+    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+}
+
+/// The format-12 fixture (index pages with leaf counts and first names): it opens as it is,
+/// and nothing is rewritten.
+#[test]
+fn the_format_12_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-12");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
-    assert_eq!(keys_before["version"], 11);
+    assert_eq!(keys_before["version"], 12);
     let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
-    assert_eq!(keys(&root), keys_before, "a format-11 store is not rewritten");
+    assert_eq!(keys(&root), keys_before, "a format-12 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }
 

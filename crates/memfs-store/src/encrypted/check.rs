@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::{StreamExt, stream};
-use memfs_core::{Node, ObjectId, Totals};
+use memfs_core::{Name, Node, ObjectId, Totals};
 use memfs_crypt::{OVERHEAD, OVERHEAD_V1, ObjectKind};
 
 use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH};
@@ -165,6 +165,10 @@ impl EncryptedRepository {
         let mut claimed: HashMap<ObjectId, (Totals, String)> = HashMap::new();
         let mut leaf_totals: HashMap<ObjectId, Totals> = HashMap::new();
         let mut index_pages: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
+        // What guides a reader down a directory of format 12: each index page's guide, each
+        // leaf's first and last names.
+        let mut guides: HashMap<ObjectId, format::Guide> = HashMap::new();
+        let mut leaf_names: HashMap<ObjectId, Option<(Name, Name)>> = HashMap::new();
         if let Some((head, _)) = head {
             report.newest = head.generation;
             progress.phase("commits", Some(head.generation.saturating_sub(horizon.max(1)) + 1));
@@ -230,6 +234,9 @@ impl EncryptedRepository {
                     Ok(format::Page::Index(index)) => {
                         report.dirs += 1;
                         next.extend(index.pages.iter().map(|p| (*p, path.clone(), generation)));
+                        if let Some(guide) = index.guide {
+                            guides.insert(id, guide);
+                        }
                         index_pages.insert(id, index.pages);
                         continue;
                     }
@@ -239,6 +246,7 @@ impl EncryptedRepository {
                     }
                 };
                 report.dirs += 1;
+                leaf_names.insert(id, entries.first().zip(entries.last()).map(|(f, l)| (f.0.clone(), l.0.clone())));
                 let sum = leaf_totals.entry(id).or_default();
                 for (_, node) in &entries {
                     *sum += node.totals();
@@ -266,7 +274,15 @@ impl EncryptedRepository {
         // Recorded totals against the pages.
         let mut claimed: Vec<(ObjectId, (Totals, String))> = claimed.into_iter().collect();
         claimed.sort_by_key(|c| c.0);
+        let pages = Pages { index: &index_pages, guides: &guides, leaves: &leaf_names };
+        let mut summaries = HashMap::new();
         for (id, (said, context)) in claimed {
+            // A guide that does not match the pages below it would lead a reader to the wrong
+            // leaf (a name reported missing, or put where a whole read would not find it).
+            if let Err(page) = pages.summary(&id, &mut summaries, 0) {
+                let reason = "an index page's leaf counts or first names do not match the pages below it".to_owned();
+                report.problem(format::object_name(&page), context.clone(), Error::Corrupt { object: format::object_name(&page), reason });
+            }
             if let Some(actual) = page_totals(&id, &leaf_totals, &index_pages, 0)
                 && actual != said
             {
@@ -359,6 +375,64 @@ fn page_totals(
         sum += page_totals(p, leaves, index, depth + 1)?;
     }
     Some(sum)
+}
+
+/// The pages of the directories read, for checking the guides of format 12.
+struct Pages<'a> {
+    index: &'a HashMap<ObjectId, Vec<ObjectId>>,
+    guides: &'a HashMap<ObjectId, format::Guide>,
+    leaves: &'a HashMap<ObjectId, Option<(Name, Name)>>,
+}
+
+/// What is below a page: its height (0 for a leaf), its leaves, its first and last names.
+#[derive(Clone)]
+struct Summary {
+    height: u32,
+    leaves: u64,
+    names: Option<(Name, Name)>,
+}
+
+impl Pages<'_> {
+    /// What is below `page`, checking on the way that every guide matches it; the page whose
+    /// guide does not. A page not read (its read failed, reported already) passes.
+    fn summary(&self, page: &ObjectId, done: &mut HashMap<ObjectId, Option<Summary>>, depth: u32) -> Result<Option<Summary>, ObjectId> {
+        if let Some(known) = done.get(page) {
+            return Ok(known.clone());
+        }
+        let summary = if let Some(names) = self.leaves.get(page) {
+            Some(Summary { height: 0, leaves: 1, names: names.clone() })
+        } else if let (Some(children), true) = (self.index.get(page), depth <= format::MAX_HEIGHT) {
+            let mut below = Vec::with_capacity(children.len());
+            for child in children {
+                below.push(self.summary(child, done, depth + 1)?);
+            }
+            let below: Option<Vec<Summary>> = below.into_iter().collect();
+            match (below, self.guides.get(page)) {
+                (Some(below), Some(guide)) => {
+                    let fits = below.iter().enumerate().all(|(i, child)| {
+                        child.height + 1 == guide.height
+                            && child.leaves == guide.leaves[i]
+                            && (i == 0 || child.names.as_ref().map(|(first, _)| first) == Some(&guide.firsts[i - 1]))
+                    });
+                    if !fits {
+                        return Err(*page);
+                    }
+                    let names = below.first().and_then(|b| b.names.clone()).zip(below.last().and_then(|b| b.names.clone()));
+                    Some(Summary {
+                        height: guide.height,
+                        leaves: guide.leaves.iter().sum(),
+                        names: names.map(|((first, _), (_, last))| (first, last)),
+                    })
+                }
+                // Formats 3 to 11: nothing to check but the totals (above).
+                _ => None,
+            }
+        } else {
+            None
+        };
+        done.insert(*page, summary.clone());
+        Ok(summary)
+    }
 }
 
 fn size_mismatch(id: &ObjectId, actual: u64, expected: u64) -> Error {
