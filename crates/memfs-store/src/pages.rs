@@ -6,7 +6,10 @@
 //! page has at least [`MIN_ENTRIES`], or when the page reaches [`MAX_ENTRIES`]. If there is
 //! more than one leaf, the leaf ids are cut the same way into index pages (one in [`FANOUT`],
 //! the boundary decided by the child page's id, itself a keyed hash), and so on until one page
-//! remains: the directory's top page, whose id is the directory's id.
+//! remains: the directory's top page, whose id is the directory's id. From format 12 an index
+//! page also names, for each page below it, the leaves under it and its first name ([`Child`]),
+//! so a reader finds the leaf a name falls in one page a level down, and a change is cut again
+//! around itself only (`encrypted/recut.rs`).
 //!
 //! Boundaries depend only on the entries, not on the history of edits (a prolly tree), so
 //! equal directories get equal pages, and an insertion or removal changes the one leaf it

@@ -138,6 +138,39 @@ mod tests {
         ] {
             assert!(reencode_page(bad).is_err(), "{bad:?}");
         }
+        // An index page of format 12 at height 2: three pages below, with 1, 2 and 300 leaves
+        // (varints), and first names "note-10.md" and "note-12.md" (the second shares 6 bytes
+        // with the first and has 4 of its own).
+        let mut index_12 = vec![0x05, 2, 3];
+        index_12.extend([0xab; 32]);
+        index_12.push(1);
+        index_12.extend([0xcd; 32]);
+        index_12.push(2);
+        index_12.extend([0, 10]);
+        index_12.extend(b"note-10.md");
+        index_12.extend([0xef; 32]);
+        index_12.extend([0xac, 0x02]);
+        index_12.extend([6, 4]);
+        index_12.extend(b"2.md");
+        assert_eq!(reencode_page(&index_12).unwrap(), index_12);
+        // Refused: a height of 0, names out of order, more shared than the name before has,
+        // a page with no leaves, a name that is not one (`.`).
+        let with = |at: usize, bytes: &[u8]| {
+            let mut b = index_12.clone();
+            b.splice(at..at + bytes.len(), bytes.iter().copied());
+            b
+        };
+        let names_at = 3 + 32 + 1 + 32 + 1;
+        let second_at = names_at + 2 + 10 + 32 + 2;
+        for bad in [
+            with(1, &[0]),
+            with(second_at + 2, b"0.md"),
+            with(second_at, &[11, 3]),
+            with(3 + 32, &[0]),
+            with(names_at, &[0, 1, b'.']),
+        ] {
+            assert!(reencode_page(&bad).is_err(), "{bad:?}");
+        }
         let mut huge_day = vec![0x03, 1, 0x00, 4, b'a', b'.', b'm', b'd'];
         huge_day.extend([0xab; 32]);
         huge_day.extend([3, 0x80, 0x80, 0x80, 0x80, 0x10]);
