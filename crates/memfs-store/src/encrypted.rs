@@ -63,6 +63,7 @@ mod history;
 mod key_set;
 mod keys;
 mod mark;
+mod missing;
 mod objects;
 mod parts;
 mod plan;

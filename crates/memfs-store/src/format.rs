@@ -318,7 +318,10 @@ fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
     let mut r = Reader::new(bytes, 1);
     let height = r.varint().ok_or_else(|| bad("truncated"))?;
-    let height = u32::try_from(height).ok().filter(|h| (1..=MAX_HEIGHT).contains(h)).ok_or_else(|| bad("a height out of range"))?;
+    let height = u32::try_from(height)
+        .ok()
+        .filter(|h| (1..=MAX_HEIGHT).contains(h))
+        .ok_or_else(|| bad("a height out of range"))?;
     let count = r.varint().ok_or_else(|| bad("truncated"))?;
     if count == 0 {
         return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });

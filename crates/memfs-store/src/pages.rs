@@ -67,7 +67,7 @@ pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
         leaves.push(Child { id, leaves: 1, first: chunk.first().map(|(name, _)| (*name).clone()) });
         pages.push((id, plain));
     }
-    encode_index(leaves, key, &mut pages);
+    encode_index(leaves, 1, key, &mut pages);
     Some(Pages { pages })
 }
 
@@ -81,10 +81,15 @@ pub(crate) struct Child {
     pub(crate) first: Option<Name>,
 }
 
-/// Cuts the leaves of a directory, in order, into index pages, level by level, and adds them
-/// to `pages` (bottom-up); returns the top page (the one leaf, for a single leaf).
-pub(crate) fn encode_index(mut level: Vec<Child>, key: &AddressKey, pages: &mut Vec<(ObjectId, Vec<u8>)>) -> Child {
-    let mut height = 1;
+/// Cuts a whole level of a directory's pages (the pages at `height - 1`: its leaves at
+/// `height` 1), in order, into index pages, level by level, and adds them to `pages`
+/// (bottom-up); returns the top page (the one page of `level`, if it has one).
+pub(crate) fn encode_index(
+    mut level: Vec<Child>,
+    mut height: u32,
+    key: &AddressKey,
+    pages: &mut Vec<(ObjectId, Vec<u8>)>,
+) -> Child {
     while level.len() > 1 {
         let mut above = Vec::new();
         for chunk in cut(&level, |child| id_boundary(&child.id)) {
@@ -104,10 +109,8 @@ pub(crate) fn index_page(
     key: &AddressKey,
     pages: &mut Vec<(ObjectId, Vec<u8>)>,
 ) -> Child {
-    let named: Vec<format::IndexChild<'_>> = children
-        .iter()
-        .map(|c| format::IndexChild { id: &c.id, leaves: c.leaves, first: c.first.as_ref() })
-        .collect();
+    let named: Vec<format::IndexChild<'_>> =
+        children.iter().map(|c| format::IndexChild { id: &c.id, leaves: c.leaves, first: c.first.as_ref() }).collect();
     let plain = format::encode_index(height, &named);
     let id = key.address(&plain);
     pages.push((id, plain));

@@ -281,7 +281,11 @@ impl EncryptedRepository {
             // leaf (a name reported missing, or put where a whole read would not find it).
             if let Err(page) = pages.summary(&id, &mut summaries, 0) {
                 let reason = "an index page's leaf counts or first names do not match the pages below it".to_owned();
-                report.problem(format::object_name(&page), context.clone(), Error::Corrupt { object: format::object_name(&page), reason });
+                report.problem(
+                    format::object_name(&page),
+                    context.clone(),
+                    Error::Corrupt { object: format::object_name(&page), reason },
+                );
             }
             if let Some(actual) = page_totals(&id, &leaf_totals, &index_pages, 0)
                 && actual != said
@@ -395,7 +399,12 @@ struct Summary {
 impl Pages<'_> {
     /// What is below `page`, checking on the way that every guide matches it; the page whose
     /// guide does not. A page not read (its read failed, reported already) passes.
-    fn summary(&self, page: &ObjectId, done: &mut HashMap<ObjectId, Option<Summary>>, depth: u32) -> Result<Option<Summary>, ObjectId> {
+    fn summary(
+        &self,
+        page: &ObjectId,
+        done: &mut HashMap<ObjectId, Option<Summary>>,
+        depth: u32,
+    ) -> Result<Option<Summary>, ObjectId> {
         if let Some(known) = done.get(page) {
             return Ok(known.clone());
         }
@@ -417,7 +426,8 @@ impl Pages<'_> {
                     if !fits {
                         return Err(*page);
                     }
-                    let names = below.first().and_then(|b| b.names.clone()).zip(below.last().and_then(|b| b.names.clone()));
+                    let names =
+                        below.first().and_then(|b| b.names.clone()).zip(below.last().and_then(|b| b.names.clone()));
                     Some(Summary {
                         height: guide.height,
                         leaves: guide.leaves.iter().sum(),

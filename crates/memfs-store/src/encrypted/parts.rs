@@ -134,7 +134,8 @@ impl EncryptedRepository {
         held: Option<&Dir>,
         top: format::Index,
     ) -> Result<Arc<Dir>, Error> {
-        let corrupt = |page: &ObjectId, reason: &str| Error::Corrupt { object: format::object_name(page), reason: reason.into() };
+        let corrupt =
+            |page: &ObjectId, reason: &str| Error::Corrupt { object: format::object_name(page), reason: reason.into() };
         let guide = top.guide.as_ref().expect("a page of format 12");
         let count = guide.leaves.iter().sum::<u64>();
         if count <= self.part_search.whole_up_to as u64 {
@@ -144,10 +145,15 @@ impl EncryptedRepository {
         let (mut index, mut page) = (top, *id);
         let (mut place, mut low, mut high) = (0u64, None::<Name>, None::<Name>);
         loop {
-            let guide = index.guide.as_ref().ok_or_else(|| corrupt(&page, "an index page of an older format below one of format 12"))?;
+            let guide = index
+                .guide
+                .as_ref()
+                .ok_or_else(|| corrupt(&page, "an index page of an older format below one of format 12"))?;
             // The page's names lie between the bounds the page above gave it.
             let (first, last) = (guide.firsts.first(), guide.firsts.last());
-            if first.zip(low.as_ref()).is_some_and(|(f, l)| f <= l) || last.zip(high.as_ref()).is_some_and(|(l, h)| l >= h) {
+            if first.zip(low.as_ref()).is_some_and(|(f, l)| f <= l)
+                || last.zip(high.as_ref()).is_some_and(|(l, h)| l >= h)
+            {
                 return Err(format::out_of_order(&page));
             }
             let i = guide.firsts.partition_point(|first| first <= name);
@@ -161,7 +167,8 @@ impl EncryptedRepository {
             let (child, height) = (index.pages[i], guide.height);
             match format::decode_page(&self.page(&child).await?, &child)? {
                 format::Page::Leaf(entries) if height == 1 => {
-                    let in_bounds = |n: &Name| low.as_ref().is_none_or(|l| l <= n) && high.as_ref().is_none_or(|h| n < h);
+                    let in_bounds =
+                        |n: &Name| low.as_ref().is_none_or(|l| l <= n) && high.as_ref().is_none_or(|h| n < h);
                     match (entries.first(), entries.last()) {
                         (Some((first, _)), Some((last, _))) if in_bounds(first) && in_bounds(last) => {}
                         (None, _) | (_, None) => return Err(empty_leaf(&child)),
@@ -176,7 +183,9 @@ impl EncryptedRepository {
                     self.cache().insert_partial(*id, dir.clone());
                     return Ok(dir);
                 }
-                format::Page::Index(below) if height > 1 && below.guide.as_ref().is_some_and(|g| g.height == height - 1) => {
+                format::Page::Index(below)
+                    if height > 1 && below.guide.as_ref().is_some_and(|g| g.height == height - 1) =>
+                {
                     (index, page) = (below, child);
                 }
                 _ => return Err(corrupt(&child, "a page at the wrong height")),
@@ -223,9 +232,17 @@ fn split(dir: &Dir) -> Leaves {
 }
 
 /// The partial directory `held` (of `id`, if any) with the leaf `part` of `entries` added.
-fn with_leaf(id: ObjectId, totals: Totals, count: u32, held: Option<&Dir>, part: Part, entries: Vec<(Name, Node)>) -> Dir {
+fn with_leaf(
+    id: ObjectId,
+    totals: Totals,
+    count: u32,
+    held: Option<&Dir>,
+    part: Part,
+    entries: Vec<(Name, Node)>,
+) -> Dir {
     let mut parts: Vec<Part> = held.and_then(|d| d.parts()).map(|p| p.held.clone()).unwrap_or_default();
-    let mut all: Vec<(Name, Node)> = held.map(|d| d.entries().map(|(n, node)| (n.clone(), node.clone())).collect()).unwrap_or_default();
+    let mut all: Vec<(Name, Node)> =
+        held.map(|d| d.entries().map(|(n, node)| (n.clone(), node.clone())).collect()).unwrap_or_default();
     parts.retain(|p| p.index != part.index);
     all.retain(|(n, _)| !part.contains(n));
     let at = parts.partition_point(|p| p.index < part.index);

@@ -8,20 +8,10 @@
 
 use memfs_core::{Name, Part, Parts};
 
+pub(super) use super::missing::Missing;
 use super::parts::{Leaves, partial_dir};
 use super::recut::{self, Held};
 use super::*;
-
-/// Why a commit's plan stopped: something to read before planning again, or damage found.
-#[derive(Debug)]
-pub(super) enum Missing {
-    /// A directory whole (one of an older format, changed in part).
-    Dir(ObjectId),
-    /// A page's plaintext.
-    Page(ObjectId),
-    /// A page read is damaged.
-    Failed(Error),
-}
 
 /// What a plan may use besides the cache: what it found missing before (the cache may let
 /// an entry go between two plans).
@@ -168,7 +158,13 @@ impl EncryptedRepository {
 
     /// [`EncryptedRepository::plan_parts`] for a directory of an older format: its index pages
     /// name no leaf counts nor names, so it is read whole and written whole, in format 12.
-    fn plan_whole(&self, dir: &Dir, parts: &Parts, inputs: &PlanInputs, out: &mut PlannedDirs) -> Result<ObjectId, Missing> {
+    fn plan_whole(
+        &self,
+        dir: &Dir,
+        parts: &Parts,
+        inputs: &PlanInputs,
+        out: &mut PlannedDirs,
+    ) -> Result<ObjectId, Missing> {
         let base = inputs.dirs.get(&parts.base).cloned().or_else(|| self.cache().dir(&parts.base));
         let base = base.ok_or(Missing::Dir(parts.base))?;
         let held = |name: &Name| parts.held.iter().any(|part| part.contains(name));

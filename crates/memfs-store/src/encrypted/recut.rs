@@ -16,7 +16,7 @@
 use memfs_core::{Name, Node, ObjectId};
 use memfs_crypt::AddressKey;
 
-use super::plan::Missing;
+use super::missing::Missing;
 use crate::error::Error;
 use crate::format::{self, Page};
 use crate::pages::{self, Child};
@@ -41,12 +41,15 @@ struct Change {
     pages: Vec<Child>,
 }
 
+/// Leaves known after a change: each one's place and entries, in order.
+pub(super) type Known = Vec<(u64, Vec<(Name, Node)>)>;
+
 /// The directory after the change: its top page, the pages to write (bottom-up), and the
 /// leaves it knows (new place, entries), in order.
 pub(super) struct Recut {
     pub(super) top: Child,
     pub(super) pages: Vec<(ObjectId, Vec<u8>)>,
-    pub(super) leaves: Vec<(u64, Vec<(Name, Node)>)>,
+    pub(super) leaves: Known,
     /// Leaves after the change, and before.
     pub(super) count: u64,
     pub(super) old_count: u64,
@@ -106,7 +109,9 @@ impl Old<'_> {
 /// The children of index page `id` at `height`, decoded from `page`, the first with `first`.
 fn children(id: &ObjectId, height: u32, first: Option<Name>, page: Page) -> Result<Vec<Child>, Missing> {
     let Page::Index(index) = page else { return Err(corrupt(id, "a leaf page where an index page belongs")) };
-    let Some(guide) = index.guide else { return Err(corrupt(id, "an index page of an older format below one of format 12")) };
+    let Some(guide) = index.guide else {
+        return Err(corrupt(id, "an index page of an older format below one of format 12"));
+    };
     if guide.height != height {
         return Err(corrupt(id, "an index page at the wrong height"));
     }
@@ -155,7 +160,7 @@ pub(super) fn recut(key: &AddressKey, top: &ObjectId, held: Vec<Held>, read: &Re
             && only.end == old.leaves
         {
             let level = changes.pop().expect("one change").pages;
-            let top = encode_levels(key, level, height, &mut pages);
+            let top = pages::encode_index(level, height, key, &mut pages);
             return Ok(Recut { top, pages, leaves, count, old_count });
         }
         if height > old.height {
@@ -166,38 +171,16 @@ pub(super) fn recut(key: &AddressKey, top: &ObjectId, held: Vec<Held>, read: &Re
     }
 }
 
-/// Cuts `level` (the pages at `height - 1`, whole) into index pages up to one.
-fn encode_levels(key: &AddressKey, mut level: Vec<Child>, mut height: u32, pages: &mut Vec<(ObjectId, Vec<u8>)>) -> Child {
-    while level.len() > 1 {
-        let mut above = Vec::new();
-        let mut open: Vec<Child> = Vec::new();
-        for child in level {
-            let boundary = pages::id_boundary(&child.id);
-            open.push(child);
-            if pages::ends_page(open.len(), || boundary) {
-                above.push(pages::index_page(height, &std::mem::take(&mut open), key, pages));
-            }
-        }
-        if !open.is_empty() {
-            above.push(pages::index_page(height, &open, key, pages));
-        }
-        level = above;
-        height += 1;
-    }
-    level.pop().expect("at least one page")
-}
-
 /// The leaves cut again: the changes (old leaf ranges and the leaves replacing them) and the
 /// leaves the directory now knows, by new place.
-#[allow(clippy::type_complexity)]
 fn recut_leaves(
     key: &AddressKey,
     old: &Old<'_>,
     held: Vec<Held>,
     pages: &mut Vec<(ObjectId, Vec<u8>)>,
-) -> Result<(Vec<Change>, Vec<(u64, Vec<(Name, Node)>)>), Missing> {
+) -> Result<(Vec<Change>, Known), Missing> {
     let mut changes: Vec<Change> = Vec::new();
-    let mut known: Vec<(u64, Vec<(Name, Node)>)> = Vec::new();
+    let mut known = Known::new();
     // Leaves added minus leaves replaced so far: an old place plus this is its new place.
     let mut shift: i64 = 0;
     let mut held = held.into_iter().peekable();
@@ -358,8 +341,11 @@ mod tests {
         (Name::parse(&format!("n{n:07}")).unwrap(), Node::File(FileRef { id, size: n, accessed: 0 }))
     }
 
+    /// A directory encoded whole: its id, its leaves' entries, and every page by id.
+    type Whole = (ObjectId, Vec<Vec<(Name, Node)>>, HashMap<ObjectId, Vec<u8>>);
+
     /// The leaves of `dir` as a whole encoding cuts them, and every page by id.
-    fn encode(dir: &Dir, key: &AddressKey) -> (ObjectId, Vec<Vec<(Name, Node)>>, HashMap<ObjectId, Vec<u8>>) {
+    fn encode(dir: &Dir, key: &AddressKey) -> Whole {
         let encoded = pages::encode(dir, key).unwrap();
         let id = encoded.id();
         let leaves = encoded
@@ -392,7 +378,8 @@ mod tests {
             let held_places: Vec<usize> = match shrink {
                 true => (0..leaves.len()).collect(),
                 false => {
-                    let mut places: Vec<usize> = (0..1 + rng.below(3)).map(|_| rng.below(leaves.len() as u64) as usize).collect();
+                    let mut places: Vec<usize> =
+                        (0..1 + rng.below(3)).map(|_| rng.below(leaves.len() as u64) as usize).collect();
                     places.sort_unstable();
                     places.dedup();
                     places

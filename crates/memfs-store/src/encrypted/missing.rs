@@ -1,0 +1,15 @@
+//! Why a commit's plan stopped before its end (`plan.rs`, `recut.rs`): something it must read
+//! first, after which it plans again, or damage it found.
+
+use super::*;
+
+/// Why a commit's plan stopped: something to read before planning again, or damage found.
+#[derive(Debug)]
+pub(super) enum Missing {
+    /// A directory whole (one of an older format, changed in part).
+    Dir(ObjectId),
+    /// A page's plaintext.
+    Page(ObjectId),
+    /// A page read is damaged.
+    Failed(Error),
+}
