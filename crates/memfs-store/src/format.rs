@@ -129,17 +129,19 @@ pub(crate) struct Guide {
     pub(crate) height: u32,
     /// The leaves below each child (each 1 at height 1).
     pub(crate) leaves: Vec<u64>,
-    /// The lowest name below each child but the first, increasing: a name falls below the
-    /// last child whose first name is at most it. The first child's is in the page above (or,
-    /// for the directory's first leaf, nowhere: it holds everything below the second's).
-    pub(crate) firsts: Vec<Name>,
+    /// The low of each child but the first, increasing: the lowest name that falls below it,
+    /// the shortest prefix of its first name that sorts after the last name before it
+    /// (`pages::separator`). A name falls below the last child whose low is at most it. The
+    /// first child's low is in the page above (or, for the directory's first leaf, nowhere: it
+    /// holds everything below the second's).
+    pub(crate) lows: Vec<Name>,
 }
 
 /// A child of an index page of format 12, as written.
 pub(crate) struct IndexChild<'a> {
     pub(crate) id: &'a ObjectId,
     pub(crate) leaves: u64,
-    pub(crate) first: Option<&'a Name>,
+    pub(crate) low: Option<&'a Name>,
 }
 
 /// Encodes a leaf page of entries whose child directories all have ids (the binary form,
@@ -171,7 +173,7 @@ pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)
 }
 
 /// Encodes an index page of format 12 (the binary form, below) at `height` above the leaves.
-/// Every child but the first must have its first name; the first's is not written.
+/// Every child but the first must have its low; the first's is not written.
 pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + children.len() * 44);
     out.push(INDEX_PAGE_12);
@@ -185,7 +187,7 @@ pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> 
             varint(&mut out, child.leaves);
         }
         if i > 0 {
-            let name = child.first.expect("every child but the first has its first name").as_str().as_bytes();
+            let name = child.low.expect("every child but the first has its low").as_str().as_bytes();
             let shared = name.iter().zip(previous).take_while(|(a, b)| a == b).count();
             varint(&mut out, shared as u64);
             varint(&mut out, (name.len() - shared) as u64);
@@ -204,7 +206,7 @@ pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
         .map(|i| IndexChild {
             id: &index.pages[i],
             leaves: guide.leaves[i],
-            first: i.checked_sub(1).map(|j| &guide.firsts[j]),
+            low: i.checked_sub(1).map(|j| &guide.lows[j]),
         })
         .collect();
     encode_index(guide.height, &children)
@@ -310,9 +312,9 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
 
 /// An index page of format 12: `0x05`, its height (at least 1), the child count (at least 1),
 /// then per child its id (32 bytes), at a height above 1 the leaves below it (at least 1),
-/// and for every child but the first its first name, as the bytes it shares with the name
-/// before it in the page (a count; 0 for the second child), the count of the bytes that
-/// follow, and those bytes. Every number is a varint; names are checked as stored names are,
+/// and for every child but the first its low (a name, [`Guide::lows`]), as the bytes it
+/// shares with the low before it in the page (a count; 0 for the second child), the count of
+/// the bytes that follow, and those bytes. Every number is a varint; names are checked as stored names are,
 /// and must be strictly increasing; nothing may follow.
 fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
@@ -332,7 +334,7 @@ fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     }
     let mut pages = Vec::with_capacity(count as usize);
     let mut leaves = Vec::with_capacity(count as usize);
-    let mut firsts: Vec<Name> = Vec::with_capacity(count as usize - 1);
+    let mut lows: Vec<Name> = Vec::with_capacity(count as usize - 1);
     for i in 0..count {
         pages.push(r.id().ok_or_else(|| bad("truncated"))?);
         let below = match height {
@@ -346,7 +348,7 @@ fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
         if i == 0 {
             continue;
         }
-        let previous = firsts.last().map_or(&[][..], |n| n.as_str().as_bytes());
+        let previous = lows.last().map_or(&[][..], |n| n.as_str().as_bytes());
         let shared = r.varint().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| bad("truncated"))?;
         let len = r.varint().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| bad("truncated"))?;
         let rest = r.take(len).ok_or_else(|| bad("truncated"))?;
@@ -354,18 +356,23 @@ fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
         let name = std::str::from_utf8(&[prefix, rest].concat()).map_err(|_| bad("a name is not UTF-8"))?.to_owned();
         let name = Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name))
             .map_err(|e| corrupt(id, "directory page", &e))?;
-        if firsts.last().is_some_and(|before| before >= &name) {
+        if lows.last().is_some_and(|before| before >= &name) {
             return Err(out_of_order(id));
         }
-        firsts.push(name);
+        lows.push(name);
     }
     if leaves.iter().try_fold(0u64, |sum, n| sum.checked_add(*n)).is_none() {
         return Err(bad("more leaves than can be counted"));
     }
     match r.at == bytes.len() {
-        true => Ok(Page::Index(Index { pages, guide: Some(Guide { height, leaves, firsts }) })),
+        true => Ok(Page::Index(Index { pages, guide: Some(Guide { height, leaves, lows }) })),
         false => Err(bad("bytes after the last page")),
     }
+}
+
+/// `s` as a name read from the store (the rules names read back are held to), if it is one.
+pub(crate) fn stored_name(s: &str) -> Option<Name> {
+    Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(s)).ok()
 }
 
 /// The most levels of index pages a directory may have: with at least two children an index

@@ -7,7 +7,8 @@
 //! more than one leaf, the leaf ids are cut the same way into index pages (one in [`FANOUT`],
 //! the boundary decided by the child page's id, itself a keyed hash), and so on until one page
 //! remains: the directory's top page, whose id is the directory's id. From format 12 an index
-//! page also names, for each page below it, the leaves under it and its first name ([`Child`]),
+//! page also names, for each page below it, the leaves under it and its low ([`Child`]: the
+//! lowest name that falls below it),
 //! so a reader finds the leaf a name falls in one page a level down, and a change is cut again
 //! around itself only (`encrypted/recut.rs`).
 //!
@@ -61,10 +62,13 @@ pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
     let entries: Vec<(&Name, &Node)> = dir.entries().collect();
     let mut pages = Vec::new();
     let mut leaves: Vec<Child> = Vec::new();
+    let mut last: Option<&Name> = None;
     for chunk in cut(&entries, |(name, _)| name_boundary(key, name)) {
         let plain = format::encode_leaf(chunk.iter().copied())?;
         let id = key.address(&plain);
-        leaves.push(Child { id, leaves: 1, first: chunk.first().map(|(name, _)| (*name).clone()) });
+        let low = last.zip(chunk.first()).map(|(last, (first, _))| separator(last, first));
+        leaves.push(Child { id, leaves: 1, low });
+        last = chunk.last().map(|(name, _)| *name);
         pages.push((id, plain));
     }
     encode_index(leaves, 1, key, &mut pages);
@@ -72,13 +76,14 @@ pub(crate) fn encode(dir: &Dir, key: &AddressKey) -> Option<Pages> {
 }
 
 /// A page below an index page, as the index page names it: its id, the leaves below it (1
-/// for a leaf) and the first name below it (`None` only for the directory's first leaf, which
-/// no page names).
+/// for a leaf) and its low: the lowest name that falls below it, the [`separator`] of its first
+/// leaf from the leaf before (`None` only for the directory's first leaf, which no page
+/// names).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Child {
     pub(crate) id: ObjectId,
     pub(crate) leaves: u64,
-    pub(crate) first: Option<Name>,
+    pub(crate) low: Option<Name>,
 }
 
 /// Cuts a whole level of a directory's pages (the pages at `height - 1`: its leaves at
@@ -110,11 +115,28 @@ pub(crate) fn index_page(
     pages: &mut Vec<(ObjectId, Vec<u8>)>,
 ) -> Child {
     let named: Vec<format::IndexChild<'_>> =
-        children.iter().map(|c| format::IndexChild { id: &c.id, leaves: c.leaves, first: c.first.as_ref() }).collect();
+        children.iter().map(|c| format::IndexChild { id: &c.id, leaves: c.leaves, low: c.low.as_ref() }).collect();
     let plain = format::encode_index(height, &named);
     let id = key.address(&plain);
     pages.push((id, plain));
-    Child { id, leaves: children.iter().map(|c| c.leaves).sum(), first: children[0].first.clone() }
+    Child { id, leaves: children.iter().map(|c| c.leaves).sum(), low: children[0].low.clone() }
+}
+
+/// The low of a leaf whose first name is `first` after a leaf whose last name is `last`
+/// (`last < first`): the shortest prefix of `first`, in whole characters, that sorts after
+/// `last` and is a name. Every name of the leaf is at least it, every name before it less,
+/// and it is often much shorter than `first` (`f10405.md` after `f10305.md`: `f104`).
+pub(crate) fn separator(last: &Name, first: &Name) -> Name {
+    let s = first.as_str();
+    for (i, c) in s.char_indices() {
+        let prefix = &s[..i + c.len_utf8()];
+        if prefix > last.as_str()
+            && let Some(name) = format::stored_name(prefix)
+        {
+            return name;
+        }
+    }
+    first.clone()
 }
 
 /// Whether the page being filled ends after its `len`-th item, whose boundary test is

@@ -211,7 +211,7 @@ fn a_format_6_store_opens_and_is_migrated_to_format_12() {
 
 /// Format 7 to 12 changes `memfs.keys`' version and counter only (heads of format 8 may carry
 /// objects unwritten, slots of format 9 be kept outside memfs, pages of format 10 be binary,
-/// commits of format 11 too and index pages of format 12 name their leaves' counts and first
+/// commits of format 11 too and index pages of format 12 name their leaves' counts and low
 /// names, which a format-7 client cannot read: the counter makes one
 /// still running read `memfs.keys` again, and stop); no object and no history change, and
 /// nothing is said.
@@ -370,7 +370,7 @@ fn a_large_directory_of_format_11_is_read_in_part_and_written_whole_in_format_12
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// The format-12 fixture (index pages with leaf counts and first names): it opens as it is,
+/// The format-12 fixture (index pages with leaf counts and lows): it opens as it is,
 /// and nothing is rewritten.
 #[test]
 fn the_format_12_fixture_opens_as_it_is() {

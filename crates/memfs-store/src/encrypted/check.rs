@@ -280,7 +280,7 @@ impl EncryptedRepository {
             // A guide that does not match the pages below it would lead a reader to the wrong
             // leaf (a name reported missing, or put where a whole read would not find it).
             if let Err(page) = pages.summary(&id, &mut summaries, 0) {
-                let reason = "an index page's leaf counts or first names do not match the pages below it".to_owned();
+                let reason = "an index page's leaf counts or lows do not match the pages below it".to_owned();
                 report.problem(
                     format::object_name(&page),
                     context.clone(),
@@ -418,10 +418,17 @@ impl Pages<'_> {
             let below: Option<Vec<Summary>> = below.into_iter().collect();
             match (below, self.guides.get(page)) {
                 (Some(below), Some(guide)) => {
+                    // Each low is the separator of the child's first name from the last name
+                    // before it, exactly (what a writer computes).
+                    let low = |i: usize| {
+                        let last = below[i - 1].names.as_ref().map(|(_, last)| last)?;
+                        let first = below[i].names.as_ref().map(|(first, _)| first)?;
+                        Some(crate::pages::separator(last, first))
+                    };
                     let fits = below.iter().enumerate().all(|(i, child)| {
                         child.height + 1 == guide.height
                             && child.leaves == guide.leaves[i]
-                            && (i == 0 || child.names.as_ref().map(|(first, _)| first) == Some(&guide.firsts[i - 1]))
+                            && (i == 0 || low(i).as_ref() == Some(&guide.lows[i - 1]))
                     });
                     if !fits {
                         return Err(*page);

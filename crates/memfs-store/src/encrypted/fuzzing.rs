@@ -139,7 +139,7 @@ mod tests {
             assert!(reencode_page(bad).is_err(), "{bad:?}");
         }
         // An index page of format 12 at height 2: three pages below, with 1, 2 and 300 leaves
-        // (varints), and first names "note-10.md" and "note-12.md" (the second shares 6 bytes
+        // (varints), and lows "note-10.md" and "note-12.md" (the second shares 6 bytes
         // with the first and has 4 of its own).
         let mut index_12 = vec![0x05, 2, 3];
         index_12.extend([0xab; 32]);

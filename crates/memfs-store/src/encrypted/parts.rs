@@ -2,10 +2,10 @@
 //! thousands reads one page a level down to the leaf the name falls in, and its commit
 //! rewrites only the leaves its change falls in and the index pages above them (`recut.rs`).
 //!
-//! An index page of format 12 names each child's first name and the leaves below it, so the
-//! way down picks at each level the last child whose first name is at most the name, and
-//! counts the leaves to its left: the leaf's place, and the names it holds (from its first
-//! name to the next leaf's). An index page of an older format names only the pages below it,
+//! An index page of format 12 names each child's low (the lowest name that falls below it)
+//! and the leaves below it, so the way down picks at each level the last child whose low is
+//! at most the name, and counts the leaves to its left: the leaf's place, and the names it
+//! holds (from its low to the next leaf's). An index page of an older format names only the pages below it,
 //! so the leaf a name falls in is found by searching the leaves: every index page is read,
 //! then one leaf (or, on a remote store, several at once) at a time, in the half that holds
 //! the name. That is about log2(leaves) reads.
@@ -150,19 +150,19 @@ impl EncryptedRepository {
                 .as_ref()
                 .ok_or_else(|| corrupt(&page, "an index page of an older format below one of format 12"))?;
             // The page's names lie between the bounds the page above gave it.
-            let (first, last) = (guide.firsts.first(), guide.firsts.last());
+            let (first, last) = (guide.lows.first(), guide.lows.last());
             if first.zip(low.as_ref()).is_some_and(|(f, l)| f <= l)
                 || last.zip(high.as_ref()).is_some_and(|(l, h)| l >= h)
             {
                 return Err(format::out_of_order(&page));
             }
-            let i = guide.firsts.partition_point(|first| first <= name);
+            let i = guide.lows.partition_point(|first| first <= name);
             place += guide.leaves[..i].iter().sum::<u64>();
             if i > 0 {
-                low = Some(guide.firsts[i - 1].clone());
+                low = Some(guide.lows[i - 1].clone());
             }
-            if i < guide.firsts.len() {
-                high = Some(guide.firsts[i].clone());
+            if i < guide.lows.len() {
+                high = Some(guide.lows[i].clone());
             }
             let (child, height) = (index.pages[i], guide.height);
             match format::decode_page(&self.page(&child).await?, &child)? {

@@ -6,7 +6,7 @@
 //! written are the ones a whole re-encoding would write and the directory's id is the same.
 //!
 //! An index page of format 12 says how many leaves are below each child and each child's
-//! first name, so a page of any level is found by a leaf's place, one page a level down from
+//! low (the lowest name that falls below it), so a page of any level is found by a leaf's place, one page a level down from
 //! the top, and the pages a cut runs into are read as it reaches them: [`Missing::Page`] stops
 //! the plan, the caller reads the page, and plans again.
 //!
@@ -33,12 +33,14 @@ pub(super) struct Held {
 }
 
 /// The old pages below `start..end` (leaf places of the old directory) at one level, and the
-/// pages that replace them.
+/// pages that replace them; and, if the last name before `end` changed, the new low of the old
+/// page that starts at `end` (`None` if it is now the directory's first).
 #[derive(Debug)]
 struct Change {
     start: u64,
     end: u64,
     pages: Vec<Child>,
+    next_low: Option<Option<Name>>,
 }
 
 /// Leaves known after a change: each one's place and entries, in order.
@@ -56,7 +58,7 @@ pub(super) struct Recut {
 }
 
 /// One old page at some height: where its leaves start, and its children (each with the
-/// leaves below it and its first name; the first child's is the page's own, `None` only at
+/// leaves below it and its low; the first child's is the page's own, `None` only at
 /// the directory's start).
 struct OldPage {
     start: u64,
@@ -91,8 +93,14 @@ impl Old<'_> {
                 })
                 .ok_or_else(|| corrupt(&id, "a leaf place past the pages below"))?;
             start = at - child.leaves;
-            (id, h, first) = (child.id, h - 1, child.first);
+            (id, h, first) = (child.id, h - 1, child.low);
         }
+    }
+
+    /// The low of the old leaf at `place` (`None` for the first).
+    fn low_at(&self, place: u64) -> Result<Option<Name>, Missing> {
+        let page = self.page_at(1, place)?;
+        Ok(page.children[(place - page.start) as usize].low.clone())
     }
 
     /// The old leaf at `place`: its entries.
@@ -106,8 +114,8 @@ impl Old<'_> {
     }
 }
 
-/// The children of index page `id` at `height`, decoded from `page`, the first with `first`.
-fn children(id: &ObjectId, height: u32, first: Option<Name>, page: Page) -> Result<Vec<Child>, Missing> {
+/// The children of index page `id` at `height`, decoded from `page`, the first with `low`.
+fn children(id: &ObjectId, height: u32, low: Option<Name>, page: Page) -> Result<Vec<Child>, Missing> {
     let Page::Index(index) = page else { return Err(corrupt(id, "a leaf page where an index page belongs")) };
     let Some(guide) = index.guide else {
         return Err(corrupt(id, "an index page of an older format below one of format 12"));
@@ -115,11 +123,11 @@ fn children(id: &ObjectId, height: u32, first: Option<Name>, page: Page) -> Resu
     if guide.height != height {
         return Err(corrupt(id, "an index page at the wrong height"));
     }
-    let mut firsts = guide.firsts.into_iter();
+    let mut lows = guide.lows.into_iter();
     let mut out = Vec::with_capacity(index.pages.len());
     for (i, (id, leaves)) in index.pages.into_iter().zip(guide.leaves).enumerate() {
-        let first = if i == 0 { first.clone() } else { firsts.next() };
-        out.push(Child { id, leaves, first });
+        let low = if i == 0 { low.clone() } else { lows.next() };
+        out.push(Child { id, leaves, low });
     }
     Ok(out)
 }
@@ -141,14 +149,14 @@ pub(super) fn recut(key: &AddressKey, top: &ObjectId, held: Vec<Held>, read: &Re
     let (leaves, old_count) = (known, old.leaves);
     // Nothing changed after all: the directory is the one it was.
     if changes.is_empty() {
-        let top = Child { id: *top, leaves: old.leaves, first: None };
+        let top = Child { id: *top, leaves: old.leaves, low: None };
         return Ok(Recut { top, pages, leaves, count, old_count });
     }
     if count == 0 {
         let plain = format::encode_leaf(std::iter::empty()).expect("no entries");
         let id = key.address(&plain);
         pages.push((id, plain));
-        let top = Child { id, leaves: 1, first: None };
+        let top = Child { id, leaves: 1, low: None };
         return Ok(Recut { top, pages, leaves: vec![(0, Vec::new())], count: 1, old_count });
     }
     let mut changes = changes;
@@ -183,6 +191,8 @@ fn recut_leaves(
     let mut known = Known::new();
     // Leaves added minus leaves replaced so far: an old place plus this is its new place.
     let mut shift: i64 = 0;
+    // Where the last change ended, and the last name before it in the new directory.
+    let mut after: Option<(u64, Option<Name>)> = None;
     let mut held = held.into_iter().peekable();
     while let Some(first) = held.next() {
         if first.unchanged {
@@ -192,14 +202,13 @@ fn recut_leaves(
         let start = first.place;
         let mut place = start;
         let mut open: Vec<(Name, Node)> = Vec::new();
-        let mut new: Vec<Child> = Vec::new();
         let mut new_leaves: Vec<Vec<(Name, Node)>> = Vec::new();
         let mut entries = first.entries;
         loop {
             for entry in entries {
                 open.push(entry);
                 if pages::ends_page(open.len(), || pages::name_boundary(key, &open[open.len() - 1].0)) {
-                    close_leaf(key, &mut open, &mut new, &mut new_leaves, pages);
+                    new_leaves.push(std::mem::take(&mut open));
                 }
             }
             place += 1;
@@ -213,31 +222,63 @@ fn recut_leaves(
             };
         }
         if !open.is_empty() {
-            close_leaf(key, &mut open, &mut new, &mut new_leaves, pages);
+            new_leaves.push(open);
         }
+        // The last name before the change in the new directory: the old leaf's before it,
+        // unless the change before ended here.
+        let before = match &after {
+            Some((end, last)) if *end == start => Some(last.clone()),
+            _ if start == 0 => Some(None),
+            _ => None,
+        };
+        let mut new = Vec::with_capacity(new_leaves.len());
+        let mut last: Option<Name> = None;
+        for (i, entries) in new_leaves.iter().enumerate() {
+            let first_name = &entries[0].0;
+            let low = match (i, &before) {
+                (0, Some(None)) => None,
+                (0, Some(Some(last))) => Some(pages::separator(last, first_name)),
+                // After an old leaf: the old low, if the first name is the old one.
+                (0, None) => match &old.leaf_at(start)?[0].0 == first_name {
+                    true => old.low_at(start)?,
+                    false => Some(pages::separator(last_name(&old.leaf_at(start - 1)?), first_name)),
+                },
+                _ => Some(pages::separator(last.as_ref().expect("a leaf before"), first_name)),
+            };
+            last = Some(last_name(entries).clone());
+            let plain = format::encode_leaf(entries.iter().map(|(n, node)| (n, node))).expect("children have ids");
+            let id = key.address(&plain);
+            pages.push((id, plain));
+            new.push(Child { id, leaves: 1, low });
+        }
+        // The old leaf after the change follows another last name now, perhaps: its low too.
+        let last = match last {
+            Some(last) => Some(last),
+            None => match before {
+                Some(last) => last,
+                None => Some(last_name(&old.leaf_at(start - 1)?).clone()),
+            },
+        };
+        let mut next_low = None;
+        if place < old.leaves && last.as_ref() != Some(last_name(&old.leaf_at(place - 1)?)) {
+            next_low = Some(match &last {
+                Some(last) => Some(pages::separator(last, &old.leaf_at(place)?[0].0)),
+                None => None,
+            });
+        }
+        after = Some((place, last));
         let new_start = (start as i64 + shift) as u64;
         for (i, entries) in new_leaves.into_iter().enumerate() {
             known.push((new_start + i as u64, entries));
         }
         shift += new.len() as i64 - (place - start) as i64;
-        changes.push(Change { start, end: place, pages: new });
+        changes.push(Change { start, end: place, pages: new, next_low });
     }
     Ok((changes, known))
 }
 
-/// Encodes the entries of the open leaf.
-fn close_leaf(
-    key: &AddressKey,
-    open: &mut Vec<(Name, Node)>,
-    new: &mut Vec<Child>,
-    new_leaves: &mut Vec<Vec<(Name, Node)>>,
-    pages: &mut Vec<(ObjectId, Vec<u8>)>,
-) {
-    let plain = format::encode_leaf(open.iter().map(|(n, node)| (n, node))).expect("children have ids");
-    let id = key.address(&plain);
-    new.push(Child { id, leaves: 1, first: Some(open[0].0.clone()) });
-    new_leaves.push(std::mem::take(open));
-    pages.push((id, plain));
+fn last_name(entries: &[(Name, Node)]) -> &Name {
+    &entries.last().expect("leaves are not empty").0
 }
 
 /// The index pages at `height` cut again around `below`, the changes one level down.
@@ -248,11 +289,19 @@ fn recut_level(
     below: &[Change],
     pages: &mut Vec<(ObjectId, Vec<u8>)>,
 ) -> Result<Vec<Change>, Missing> {
-    let mut changes = Vec::new();
+    let mut changes: Vec<Change> = Vec::new();
     let mut next = below.iter().peekable();
+    // A new low for the old page starting at this place, from a change below that ended
+    // there: given to that page where it is fed to a cut, or passed up with the change
+    // that ends there.
+    let mut pending: Option<(u64, Option<Name>)> = None;
     while let Some(change) = next.peek() {
         let mut page = old.page_at(height, change.start)?;
         let start = page.start;
+        if let Some((at, low)) = pending.take_if(|(at, _)| *at < start) {
+            changes.last_mut().expect("a change ended there").next_low = Some(low);
+            debug_assert_eq!(changes.last().map(|c| c.end), Some(at));
+        }
         let mut at = start;
         let mut open: Vec<Child> = Vec::new();
         let mut new: Vec<Child> = Vec::new();
@@ -270,13 +319,15 @@ fn recut_level(
                         feed(child.clone(), &mut open, &mut new);
                     }
                     at = change.end;
+                    // A change that starts where one ended replaces the page it would name.
+                    pending = change.next_low.clone().map(|low| (at, low));
                 }
                 None => {
                     if at >= page.end {
                         page = old.page_at(height, at)?;
                     }
                     let mut place = page.start;
-                    let child = page
+                    let mut child = page
                         .children
                         .iter()
                         .find(|c| {
@@ -286,6 +337,9 @@ fn recut_level(
                         })
                         .ok_or_else(|| corrupt(&page.children[0].id, "a change not at a page's start"))?
                         .clone();
+                    if let Some((_, low)) = pending.take_if(|(p, _)| *p == at) {
+                        child.low = low;
+                    }
                     at += child.leaves;
                     feed(child, &mut open, &mut new);
                 }
@@ -305,14 +359,18 @@ fn recut_level(
             }
         }
         // The whole level below is one page now: it is the top, with no page above it.
-        if start == 0 && at == old.leaves && new.is_empty() && open.len() == 1 {
-            changes.push(Change { start, end: at, pages: open });
-            continue;
-        }
-        if !open.is_empty() {
-            new.push(pages::index_page(height, &open, key, pages));
-        }
-        changes.push(Change { start, end: at, pages: new });
+        let pages_now = match (start == 0 && at == old.leaves && new.is_empty() && open.len() == 1, open.is_empty()) {
+            (true, _) => open,
+            (false, false) => {
+                new.push(pages::index_page(height, &open, key, pages));
+                new
+            }
+            (false, true) => new,
+        };
+        changes.push(Change { start, end: at, pages: pages_now, next_low: None });
+    }
+    if let Some((_, low)) = pending {
+        changes.last_mut().expect("a change ended there").next_low = Some(low);
     }
     Ok(changes)
 }
@@ -366,7 +424,7 @@ mod tests {
     fn a_change_cut_again_in_part_is_the_whole_cut() {
         let key = MasterKey::from_bytes([7; 32]).tree_address_key();
         let mut rng = Lcg(12);
-        for round in 0..400 {
+        for round in 0..600 {
             let size = 40 + rng.below(if round % 3 == 0 { 3000 } else { 400 });
             // Even numbers stored, so that odd ones are free to create between them.
             let old = Dir::from_entries((0..size).map(|n| entry(n * 2)));
@@ -377,6 +435,7 @@ mod tests {
             let shrink = round % 10 == 0;
             let held_places: Vec<usize> = match shrink {
                 true => (0..leaves.len()).collect(),
+                false if round % 7 == 0 => vec![0],
                 false => {
                     let mut places: Vec<usize> =
                         (0..1 + rng.below(3)).map(|_| rng.below(leaves.len() as u64) as usize).collect();
@@ -392,14 +451,24 @@ mod tests {
                 new_entries.extend(leaves[next..place].iter().flatten().cloned());
                 next = place + 1;
                 let mut entries = leaves[place].clone();
-                let unchanged = !shrink && rng.below(4) == 0;
+                let unchanged = !shrink && round % 7 != 0 && rng.below(4) == 0;
                 if shrink {
                     entries.retain(|_| round % 20 != 0 && rng.below(40) == 0);
+                } else if round % 7 == 0 && place == 0 {
+                    // The first leaf emptied: the leaf after it is the directory's first now.
+                    entries.clear();
                 } else if !unchanged {
-                    // Deletes and creates within the leaf's names (or past the last leaf's).
-                    let low = leaves[place][0].0.as_str()[1..].parse::<u64>().unwrap();
+                    // Deletes and creates within the leaf's names, from just after the leaf
+                    // before (or past the last leaf's).
+                    let number = |name: &Name| name.as_str()[1..].parse::<u64>().unwrap();
+                    let low = match place {
+                        0 => 0,
+                        _ => number(&leaves[place - 1].last().unwrap().0) + 1,
+                    };
+                    // Up to the leaf's last name: the names after it are the next leaf's to
+                    // create (a leaf's new names may not fall in another's).
                     let high = match leaves.get(place + 1) {
-                        Some(l) => l[0].0.as_str()[1..].parse::<u64>().unwrap(),
+                        Some(_) => number(&leaves[place].last().unwrap().0) + 1,
                         None => low + 60,
                     };
                     for _ in 0..1 + rng.below(6) {
