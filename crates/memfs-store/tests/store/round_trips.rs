@@ -368,7 +368,7 @@ async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
     // Breadth-first: the root and the first directories are in, the last ones are not.
     let repo = cold(&store).await;
     // Directories take the budget first; the room left holds the first files' contents.
-    assert_eq!(contents, 7, "{kinds:?}");
+    assert_eq!(contents, 10, "{kinds:?}");
     let (answer, cost) = counting(&store, &repo, view("/memories/directory-00/a-file-with-a-longer-name-00.md")).await;
     assert!(answer.contains("0 0"), "{answer}");
     assert_eq!(cost, gets(1), "the head carries directory-00 and this file's content");
