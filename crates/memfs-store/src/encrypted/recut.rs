@@ -6,9 +6,12 @@
 //! written are the ones a whole re-encoding would write and the directory's id is the same.
 //!
 //! An index page of format 12 says how many leaves are below each child and each child's
-//! low (the lowest name that falls below it), so a page of any level is found by a leaf's place, one page a level down from
-//! the top, and the pages a cut runs into are read as it reaches them: [`Missing::Page`] stops
-//! the plan, the caller reads the page, and plans again.
+//! low (the lowest name that falls below it), so a page of any level is found by a leaf's
+//! place, one page a level down from the top, and the pages a cut runs into are read as it
+//! reaches them: [`Missing::Page`] stops the plan, the caller reads the page, and plans again.
+//! A leaf's low depends on the last name before it too: where a change alters the first name
+//! of its first leaf or the last name before the leaf after it, that leaf's low is worked out
+//! again (reading the leaf next to it if need be) and given to the page that names it.
 //!
 //! Places are counted in leaves of the old directory: a change at one level is the range of
 //! old leaves below the pages it replaces, and the pages that replace them.
@@ -77,10 +80,13 @@ struct Old<'a> {
 impl Old<'_> {
     /// The page at `height` (1 and up) whose leaves include place `place`.
     fn page_at(&self, height: u32, place: u64) -> Result<OldPage, Missing> {
-        let (mut id, mut h, mut start, mut first) = (self.top, self.height, 0u64, None::<Name>);
+        let (mut id, mut h, mut start, mut low) = (self.top, self.height, 0u64, None::<Name>);
         loop {
-            let children = children(&id, h, first.take(), (self.read)(&id)?)?;
+            let children = children(&id, h, low.take(), (self.read)(&id)?)?;
             let end = start + children.iter().map(|c| c.leaves).sum::<u64>();
+            if !(start..end).contains(&place) {
+                return Err(corrupt(&id, "a leaf place past the pages below"));
+            }
             if h == height {
                 return Ok(OldPage { start, end, children });
             }
@@ -93,7 +99,7 @@ impl Old<'_> {
                 })
                 .ok_or_else(|| corrupt(&id, "a leaf place past the pages below"))?;
             start = at - child.leaves;
-            (id, h, first) = (child.id, h - 1, child.low);
+            (id, h, low) = (child.id, h - 1, child.low);
         }
     }
 
