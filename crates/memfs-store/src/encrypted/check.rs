@@ -484,6 +484,56 @@ mod tests {
         report.problems.iter().map(|p| format!("{}: {}: {}", p.object, p.context, p.error)).collect()
     }
 
+    /// An index page of format 12 whose low does not match the pages below it (as a buggy
+    /// writer could make: a reader would look for a name in the wrong leaf) is named.
+    #[tokio::test]
+    async fn an_index_page_that_misleads_a_reader_is_named() {
+        let repo = three_commits().await;
+        let key = &repo.keys.tree_address;
+        let entries = (0..60).map(|i| {
+            let content = format!("{i}\n");
+            let (id, size) = (repo.address(content.as_bytes()), content.len() as u64);
+            let name = memfs_core::Name::parse(&format!("n{i:02}")).unwrap();
+            (content, (name, Node::File(memfs_core::FileRef { id, size, accessed: 0 })))
+        });
+        let mut files = Vec::new();
+        for (content, entry) in entries {
+            let Node::File(f) = &entry.1 else { unreachable!() };
+            repo.put_object(ObjectKind::Blob, f.id, content.as_bytes()).await.unwrap();
+            files.push(entry);
+        }
+        let big = memfs_core::Dir::from_entries(files);
+        let mut pages = crate::pages::encode(&big, key).unwrap().pages;
+        // The top page's first low, one character longer: still a name, still in order.
+        let (_, top) = pages.pop().unwrap();
+        let format::Page::Index(mut index) = format::decode_page(&top, &ObjectId::from_bytes([0; 32])).unwrap() else {
+            panic!("a directory of 60 entries has index pages");
+        };
+        let guide = index.guide.as_mut().unwrap();
+        guide.lows[0] = memfs_core::Name::parse(&format!("{}0", guide.lows[0])).unwrap();
+        let forged = format::reencode_index(&index);
+        let bad = key.address(&forged);
+        for (id, plain) in pages.iter().chain([(bad, forged.clone())].iter()) {
+            repo.put_object(ObjectKind::Dir, *id, plain).await.unwrap();
+        }
+        let head = repo.head().await.unwrap();
+        let root = memfs_core::Dir::from_entries([(
+            memfs_core::Name::parse("big").unwrap(),
+            Node::Dir(memfs_core::DirRef::stored(bad, big.totals())),
+        )]);
+        let tree = memfs_core::Tree::from_root(memfs_core::DirRef::new(root));
+        let mutation = memfs_core::Mutation { tree, changes: Vec::new(), blobs: Vec::new(), applied: None };
+        repo.commit(&head, &mutation, crate::CommitInfo::default()).await.unwrap();
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!(
+                "{0}: directory /memories/big at @4: object {0} is corrupt: an index page's leaf counts or lows do not \
+                 match the pages below it",
+                format::object_name(&bad)
+            )]
+        );
+    }
+
     /// A commit that records wrong totals for its tree (as a buggy writer could) is named.
     #[tokio::test]
     async fn totals_that_disagree_with_the_pages_are_named() {

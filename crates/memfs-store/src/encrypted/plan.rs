@@ -8,7 +8,7 @@
 
 use memfs_core::{Name, Part, Parts};
 
-pub(super) use super::missing::Missing;
+use super::missing::Missing;
 use super::parts::{Leaves, partial_dir};
 use super::recut::{self, Held};
 use super::*;
