@@ -88,17 +88,23 @@ impl EncryptedRepository {
         if let Some(parts) = d.parts() {
             return self.plan_parts(&decoded, parts, inputs, out);
         }
-        let pages = pages::encode(&decoded, &self.keys.tree_address).expect("children have ids");
         let unchanged = base.and_then(|id| self.cache().pages(id));
+        Ok(self.plan_whole_dir(decoded, unchanged.as_deref(), out))
+    }
+
+    /// Encodes `dir` whole and adds to `out` its pages that are neither in `unchanged` (the
+    /// pages of the version it was copied from) nor there already; returns its id.
+    fn plan_whole_dir(&self, dir: Dir, unchanged: Option<&[ObjectId]>, out: &mut PlannedDirs) -> ObjectId {
+        let pages = pages::encode(&dir, &self.keys.tree_address).expect("children have ids");
         let id = pages.id();
         let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
         for (page, plain) in pages.pages {
-            if !unchanged.as_ref().is_some_and(|u| u.contains(&page)) && !out.pages.iter().any(|(p, _)| *p == page) {
+            if !unchanged.is_some_and(|u| u.contains(&page)) && !out.pages.iter().any(|(p, _)| *p == page) {
                 out.pages.push((page, plain));
             }
         }
-        out.dirs.push((id, Arc::new(decoded), ids));
-        Ok(id)
+        out.dirs.push((id, Arc::new(dir), ids));
+        id
     }
 
     /// The pages of `dir`, a copy a mutation made of part of the stored directory
@@ -173,17 +179,7 @@ impl EncryptedRepository {
             .filter(|(name, _)| !held(name))
             .chain(dir.entries())
             .map(|(name, node)| (name.clone(), node.clone()));
-        let whole = Dir::from_entries(entries);
-        let pages = pages::encode(&whole, &self.keys.tree_address).expect("children have ids");
-        let id = pages.id();
-        let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
-        for (page, plain) in pages.pages {
-            if !out.pages.iter().any(|(p, _)| *p == page) {
-                out.pages.push((page, plain));
-            }
-        }
-        out.dirs.push((id, Arc::new(whole), ids));
-        Ok(id)
+        Ok(self.plan_whole_dir(Dir::from_entries(entries), None, out))
     }
 }
 
