@@ -48,6 +48,28 @@ mod hex_id {
     }
 }
 
+/// The most commit ids a head's `recent` may name (format 13); a longer list is refused.
+pub(crate) const MAX_RECENT: usize = 256;
+
+/// A head's `recent` (format 13): a list of object ids in hex, at most [`MAX_RECENT`].
+mod recent_ids {
+    use memfs_core::ObjectId;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(ids: &[ObjectId], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(ids.iter().map(|id| id.to_hex()))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ObjectId>, D::Error> {
+        let hex = Vec::<String>::deserialize(d)?;
+        if hex.len() > super::MAX_RECENT {
+            return Err(D::Error::custom(format!("more than {} recent commits", super::MAX_RECENT)));
+        }
+        hex.iter().map(|s| super::parse_id(s).ok_or_else(|| D::Error::custom("invalid object id"))).collect()
+    }
+}
+
 /// Parses 64 hex characters.
 pub(crate) fn parse_id(s: &str) -> Option<ObjectId> {
     let mut bytes = [0u8; 32];
@@ -530,10 +552,37 @@ pub(crate) struct HeadObject {
     /// The newest commit.
     #[serde(with = "hex_id")]
     pub(crate) commit: ObjectId,
+    /// The commits before `commit`, newest first (format 13): `recent[i]` is the commit at
+    /// generation `generation - 1 - i`, as the writer of this head knew them from the head it
+    /// committed on. Lets a reader see that this head descends from a commit it remembers, and
+    /// a writer whether its commit landed, without fetching the commits between (on object
+    /// storage, one request each). Written by object-store clients only; empty in older heads,
+    /// in a purge's head (its commits were rewritten) and on local folders, where the walk
+    /// reads the log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "recent_ids")]
+    pub(crate) recent: Vec<ObjectId>,
     /// Copies of immutable objects (the commit, its policy, the tree's top directory pages in
     /// breadth-first order, then the contents of the files in those directories), each verified
     /// against its id like a fetched object. Possibly empty.
     pub(crate) inline: Vec<InlineObject>,
+}
+
+impl HeadObject {
+    /// The commit this head names at `generation` without a fetch: its own, or one of
+    /// [`HeadObject::recent`]; `None` when `generation` is newer, or older than `recent` goes.
+    pub(crate) fn commit_at(&self, generation: u64) -> Option<ObjectId> {
+        let back = self.generation.checked_sub(generation)?;
+        match back {
+            0 => Some(self.commit),
+            _ => usize::try_from(back - 1).ok().and_then(|i| self.recent.get(i)).copied(),
+        }
+    }
+
+    /// Whether `recent` can be what its writer says: no more commits than there are
+    /// generations below this one (generations count from 1).
+    pub(crate) fn recent_fits(&self) -> bool {
+        self.recent.len() as u64 <= self.generation.saturating_sub(1)
+    }
 }
 
 /// An immutable object carried inside the head: its kind, id and plaintext.

@@ -18,7 +18,7 @@ use futures::{StreamExt, stream};
 use memfs_core::{Name, Node, ObjectId, Totals};
 use memfs_crypt::{OVERHEAD, OVERHEAD_V1, ObjectKind};
 
-use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH};
+use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH, id_eq};
 use crate::error::Error;
 use crate::format;
 use crate::head::HeadVersion;
@@ -175,6 +175,19 @@ impl EncryptedRepository {
             let mut walk = self.walk(Some(head.commit), head.generation, horizon);
             while let Some((id, generation)) = walk.upcoming() {
                 referenced.insert(id);
+                // What the head says of its parents (format 13) must be where they lead: a
+                // reader takes its word for it instead of walking.
+                if let Some(named) = head.commit_at(generation)
+                    && !id_eq(&named, &id)
+                {
+                    let reason = format!(
+                        "it names {} as the commit at @{generation}, where its parents lead to {}",
+                        &named.to_hex()[..12],
+                        &id.to_hex()[..12]
+                    );
+                    let e = Error::Corrupt { object: HEAD_PATH.into(), reason };
+                    report.problem(HEAD_PATH, format!("the commits it names before @{}", head.generation), e);
+                }
                 match walk.next().await {
                     Ok(Some(c)) => {
                         claimed.entry(c.root).or_insert_with(|| (c.totals, format!("the tree of @{}", c.generation)));
@@ -531,6 +544,39 @@ mod tests {
                  match the pages below it",
                 format::object_name(&bad)
             )]
+        );
+    }
+
+    /// A head whose `recent` (format 13) names a commit its parents do not lead to (as a buggy
+    /// writer could make: a reader takes its word instead of walking) is named.
+    #[tokio::test]
+    async fn a_head_that_names_wrong_recent_commits_is_named() {
+        let repo = three_commits().await;
+        let (mut head, version) = repo.read_head().await.unwrap().unwrap();
+        let commits = repo.log(None, None).await.unwrap();
+        let at = |g: u64| format::parse_id(&commits.iter().find(|c| c.generation == g).unwrap().id).unwrap();
+        // @2 right, @1 given @2's id.
+        head.recent = vec![at(2), at(2)];
+        repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
+        let short = |id: ObjectId| id.to_hex()[..12].to_owned();
+        assert_eq!(
+            problems(&repo, false).await,
+            [format!(
+                "head: the commits it names before @3: object head is corrupt: it names {} as the commit at @1, \
+                 where its parents lead to {}",
+                short(at(2)),
+                short(at(1))
+            )]
+        );
+        // Naming more commits than there are generations below is refused on reading.
+        let (mut head, version) = repo.read_head().await.unwrap().unwrap();
+        head.recent = vec![at(2), at(1), at(1)];
+        repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
+        *repo.parsed_head() = None;
+        let e = repo.read_head().await.unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "object head is corrupt: it names more recent commits than there are generations before it"
         );
     }
 

@@ -133,7 +133,8 @@ impl EncryptedRepository {
                 cache.insert_plain(*id, Arc::from(&plain[..]));
             }
         }
-        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried);
+        let recent = self.recent_after(anchor.head.as_deref());
+        let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried, recent);
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match &anchor.version {
@@ -179,8 +180,8 @@ impl EncryptedRepository {
         Ok(generation)
     }
 
-    /// The head naming a new commit, with `unwritten` and its snapshot (see
-    /// [`EncryptedRepository::snapshot`]).
+    /// The head naming a new commit, with `unwritten`, its snapshot (see
+    /// [`EncryptedRepository::snapshot`]) and the commits before it (`recent`).
     pub(super) fn head_object(
         &self,
         generation: u64,
@@ -188,10 +189,19 @@ impl EncryptedRepository {
         policy: Option<ObjectId>,
         root: ObjectId,
         unwritten: Vec<InlineObject>,
+        recent: Vec<ObjectId>,
     ) -> HeadObject {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
         let inline = self.snapshot(commit, policy, root, unwritten);
-        HeadObject { store_id, keys: None, generation, commit: commit.0, inline }
+        HeadObject { store_id, keys: None, generation, commit: commit.0, recent, inline }
+    }
+
+    /// The `recent` of a commit on `base` (format 13): its commit, then the ones it names,
+    /// up to this client's count. Only what `base` says: a list cut short by a purge's head
+    /// (or an older one) stays short until new commits fill it.
+    pub(super) fn recent_after(&self, base: Option<&HeadObject>) -> Vec<ObjectId> {
+        let Some(base) = base.filter(|_| self.recent > 0) else { return Vec::new() };
+        std::iter::once(base.commit).chain(base.recent.iter().copied()).take(self.recent).collect()
     }
 
     /// After a swap whose head passed the budget of objects carried unwritten (`head`, sealed
@@ -228,7 +238,7 @@ impl EncryptedRepository {
         if let Ok(Some((bytes, version))) = self.head.read_within(Duration::MAX).await
             && bytes == *sealed
         {
-            let trimmed = self.head_object(head.generation, commit, policy, root, Vec::new());
+            let trimmed = self.head_object(head.generation, commit, policy, root, Vec::new(), head.recent.clone());
             if !self.swap_lost(&version, trimmed).await {
                 return;
             }
@@ -308,6 +318,14 @@ impl EncryptedRepository {
         let Ok(head) = serde_json::from_slice::<HeadObject>(&plain) else { return false };
         if head.generation < generation || head.generation - generation > LANDED_WALK {
             return false;
+        }
+        // The head names the commit at that generation (format 13): whether it is ours needs
+        // no walk. A purge's head names none, and the ones after it only commits from it on,
+        // so a commit named there was never rewritten: another id is another writer's commit.
+        if head.recent_fits()
+            && let Some(named) = head.commit_at(generation)
+        {
+            return id_eq(&named, commit);
         }
         // The walk of fork detection: it also knows purge's and gc's records of rewritten and
         // cut commits.

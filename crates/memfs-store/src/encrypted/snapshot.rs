@@ -78,7 +78,8 @@ impl EncryptedRepository {
                     generation: h.generation,
                     commit: Some(h.commit),
                 });
-                match self.verify(w, floor, served).await {
+                let named = head.as_ref().and_then(|h| h.commit_at(floor.generation));
+                match self.verify(w, floor, served, named).await {
                     // A head this handle kept (`max_age`), older than a commit another process
                     // of this client has seen since: not what the store serves now. Read it.
                     Err(_) if max_age.is_some() => {
@@ -106,7 +107,14 @@ impl EncryptedRepository {
     /// Accepts the head `served` only if it is the commit `floor` this client remembers or
     /// descends from it (or the user trusted it: [`OpenOptions::trust_head`]), then
     /// remembers it. A head older than `floor` is a rollback, any other a fork.
-    async fn verify(&self, w: &Watermark, floor: Mark, served: Mark) -> Result<(), Error> {
+    ///
+    /// `named` is the commit the served head itself names at `floor`'s generation (its
+    /// `recent`, format 13), if it goes back that far: when that is the remembered commit, the
+    /// head descends from it without a fetch. The head is sealed, so only a holder of the key
+    /// wrote that list, from the head it committed on, which it had verified in turn. Any
+    /// other answer is left to the walk down the parents, which also knows a purge's
+    /// rewritten commits.
+    async fn verify(&self, w: &Watermark, floor: Mark, served: Mark, named: Option<ObjectId>) -> Result<(), Error> {
         if served == floor {
             return Ok(());
         }
@@ -115,6 +123,7 @@ impl EncryptedRepository {
             // Remembered before format 6 (a generation only): nothing more to compare.
             (None, _) => true,
             (Some(_), None) => false,
+            (Some(remembered), Some(_)) if named.is_some_and(|n| id_eq(&n, &remembered)) => true,
             (Some(remembered), Some(commit)) => {
                 self.descends(commit, served.generation, remembered, floor.generation).await?
             }
@@ -202,6 +211,12 @@ impl EncryptedRepository {
         // Absent in a head written before format 6 (docs/FORMAT.md, "Versioning").
         if head.store_id.as_ref().is_some_and(|id| *id != self.store_id) {
             return Err(Error::ForeignHead);
+        }
+        if !head.recent_fits() {
+            return Err(Error::Corrupt {
+                object: HEAD_PATH.into(),
+                reason: "it names more recent commits than there are generations before it".into(),
+            });
         }
         self.prime(&head)?;
         let head = Arc::new(head);
