@@ -283,7 +283,11 @@ impl EncryptedRepository {
         if self.unwritten_budget == 0 {
             return Carry::Store;
         }
-        let mut out: Vec<InlineObject> = before.cloned().collect();
+        // What this process stored itself (a write-out whose head without them lost to other
+        // commits, which carried them on) is stored: not carried on again, lest the head pass
+        // twice the budget and a writer store it a second time. Only under the current epoch:
+        // an older copy may be replaced by a reseal.
+        let mut out: Vec<InlineObject> = before.filter(|o| !self.stored_now(&o.id)).cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
         let base: usize = out.iter().map(|o| unwritten_size(&o.plain)).sum();
         let mut used = base;

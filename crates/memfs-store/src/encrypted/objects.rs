@@ -101,6 +101,12 @@ impl EncryptedRepository {
         self.written.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether this process stored `id` under the current epoch.
+    pub(super) fn stored_now(&self, id: &ObjectId) -> bool {
+        let epoch = self.keys.objects().current_epoch();
+        self.written().get(id) == Some(&epoch)
+    }
+
     /// Remembers that this process stored `id` under `epoch`, up to [`WRITTEN_MEMORY`]
     /// objects (then it starts again: only objects written just before a rotation matter).
     fn remember_written(&self, id: ObjectId, epoch: u32) {
