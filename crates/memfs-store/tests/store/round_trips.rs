@@ -732,7 +732,8 @@ async fn a_reader_20_commits_behind_reads_the_head_only() {
     let store = counted();
     small_tree(&store).await;
     let state = tempfile::tempdir().unwrap();
-    let options = OpenOptions { state_dir: StateDir::At(state.path().into()), unwritten_bytes: Some(0), ..Default::default() };
+    let options =
+        OpenOptions { state_dir: StateDir::At(state.path().into()), unwritten_bytes: Some(0), ..Default::default() };
     let reader = open_with(&store, options).await;
     counting(&store, &reader, view("/memories")).await;
     let other = cold(&store).await;
