@@ -311,13 +311,7 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
 /// commit after it is binary (format 11) on a tree of format-10 pages.
 #[test]
 fn the_format_10_fixture_opens_and_is_carried_to_format_13() {
-    let (dir, root, _, _) = carried_silently("format-10", 10);
-    let home = dir.path().join("client");
-    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
-
-    create_after(&home, &root);
-    assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
-    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    carried_read_and_written("format-10", 10);
 }
 
 /// The format-11 fixture (binary commits, directory pages with varints, leaves cut one entry
@@ -325,7 +319,12 @@ fn the_format_10_fixture_opens_and_is_carried_to_format_13() {
 /// nothing said), and it reads as it is.
 #[test]
 fn the_format_11_fixture_opens_and_is_carried_to_format_13() {
-    let (dir, root, _, _) = carried_silently("format-11", 11);
+    carried_read_and_written("format-11", 11);
+}
+
+/// [`carried_silently`], then an old version's file read and a commit made on the store.
+fn carried_read_and_written(name: &str, version: u64) {
+    let (dir, root, _, _) = carried_silently(name, version);
     let home = dir.path().join("client");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     create_after(&home, &root);
@@ -374,12 +373,7 @@ fn a_large_directory_of_format_11_is_read_in_part_and_written_whole_in_format_12
 /// format 13 as format 7 is (version and counter, nothing said), and it reads as it is.
 #[test]
 fn the_format_12_fixture_opens_and_is_carried_to_format_13() {
-    let (dir, root, _, _) = carried_silently("format-12", 12);
-    let home = dir.path().join("client");
-    assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
-    create_after(&home, &root);
-    assert_text("log", &history(&ok(&home, &root, &["log"])), &format!("@7 create /memories/after.md\n{HISTORY}"));
-    assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
+    carried_read_and_written("format-12", 12);
 }
 
 /// The format-13 fixture, written as a bucket holds a store (tests/fixtures/README.md): its
