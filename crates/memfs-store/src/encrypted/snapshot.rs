@@ -111,7 +111,8 @@ impl EncryptedRepository {
     /// `named` is the commit the served head itself names at `floor`'s generation (its
     /// `recent`, format 13), if it goes back that far: when that is the remembered commit, the
     /// head descends from it without a fetch. The head is sealed, so only a holder of the key
-    /// wrote that list, from the head it committed on, which it had verified in turn. Any
+    /// wrote that list, from the head it committed on, whose commit is its commit's parent: the
+    /// list follows the chain the parents do. Any
     /// other answer is left to the walk down the parents, which also knows a purge's
     /// rewritten commits.
     async fn verify(&self, w: &Watermark, floor: Mark, served: Mark, named: Option<ObjectId>) -> Result<(), Error> {
