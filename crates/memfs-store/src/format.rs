@@ -578,6 +578,21 @@ impl HeadObject {
         }
     }
 
+    /// Where a walk down the parents to `floor` may start: the commit this head names at the
+    /// lowest generation above `floor` that it names (its own when it names none below it),
+    /// and that generation. The commits between it and the head are the ones the list names,
+    /// so a client that remembers a commit further back than the list goes, or a writer that
+    /// lost to more commits than it names, fetches only the commits below the list (a writer
+    /// 40 commits behind on S3 fetched 40, one request each, where 8 remain).
+    pub(crate) fn walk_start(&self, floor: u64) -> (ObjectId, u64) {
+        if !self.recent_fits() {
+            return (self.commit, self.generation);
+        }
+        let oldest = self.generation - self.recent.len() as u64;
+        let generation = floor.saturating_add(1).clamp(oldest, self.generation);
+        (self.commit_at(generation).unwrap_or(self.commit), generation)
+    }
+
     /// Whether `recent` can be what its writer says: no more commits than there are
     /// generations below this one (generations count from 1).
     pub(crate) fn recent_fits(&self) -> bool {

@@ -331,8 +331,9 @@ impl EncryptedRepository {
         {
             return id_eq(&named, commit);
         }
-        // The walk of fork detection: it also knows purge's and gc's records of rewritten and
-        // cut commits.
-        self.descends(head.commit, head.generation, *commit, generation).await.unwrap_or(false)
+        // The walk of fork detection, from the oldest commit the head names: it also knows
+        // purge's and gc's records of rewritten and cut commits.
+        let (at, from) = head.walk_start(generation);
+        self.descends(at, from, *commit, generation).await.unwrap_or(false)
     }
 }

@@ -74,12 +74,7 @@ impl EncryptedRepository {
                 self.check_keys_counter(head).await?;
             }
             if let (Some(w), Some(floor)) = (watermark, floor) {
-                let served = head.as_ref().map_or(Mark { generation: 0, commit: None }, |h| Mark {
-                    generation: h.generation,
-                    commit: Some(h.commit),
-                });
-                let named = head.as_ref().and_then(|h| h.commit_at(floor.generation));
-                match self.verify(w, floor, served, named).await {
+                match self.verify(w, floor, head.as_deref()).await {
                     // A head this handle kept (`max_age`), older than a commit another process
                     // of this client has seen since: not what the store serves now. Read it.
                     Err(_) if max_age.is_some() => {
@@ -104,30 +99,39 @@ impl EncryptedRepository {
         }
     }
 
-    /// Accepts the head `served` only if it is the commit `floor` this client remembers or
-    /// descends from it (or the user trusted it: [`OpenOptions::trust_head`]), then
-    /// remembers it. A head older than `floor` is a rollback, any other a fork.
+    /// Accepts the head served (`None`: no head, generation 0) only if its commit is the
+    /// commit `floor` this client remembers or descends from it (or the user trusted it:
+    /// [`OpenOptions::trust_head`]), then remembers it. A head older than `floor` is a
+    /// rollback, any other a fork.
     ///
-    /// `named` is the commit the served head itself names at `floor`'s generation (its
-    /// `recent`, format 13), if it goes back that far: when that is the remembered commit, the
-    /// head descends from it without a fetch. The head is sealed, so only a holder of the key
-    /// wrote that list, from the head it committed on, whose commit is its commit's parent: the
-    /// list follows the chain the parents do. Any
-    /// other answer is left to the walk down the parents, which also knows a purge's
-    /// rewritten commits.
-    async fn verify(&self, w: &Watermark, floor: Mark, served: Mark, named: Option<ObjectId>) -> Result<(), Error> {
+    /// The head's own list of the commits before it (`recent`, format 13) answers without a
+    /// fetch when it goes back to `floor`'s generation and names the remembered commit there;
+    /// else the walk down the parents starts from the oldest commit it names above `floor`
+    /// ([`HeadObject::walk_start`]). The head is sealed, so only a holder of the key wrote that
+    /// list, from the head it committed on, whose commit is its commit's parent: the list
+    /// follows the chain the parents do. The walk also knows a purge's rewritten commits (a
+    /// purge's head names none, and the heads after it only commits from the purge on, so the
+    /// walk still passes the purge commit and its record).
+    async fn verify(&self, w: &Watermark, floor: Mark, head: Option<&HeadObject>) -> Result<(), Error> {
+        let served = head.map_or(Mark { generation: 0, commit: None }, |h| Mark {
+            generation: h.generation,
+            commit: Some(h.commit),
+        });
         if served == floor {
             return Ok(());
         }
-        let accepted = match (floor.commit, served.commit) {
+        let accepted = match (floor.commit, head) {
             _ if served.generation < floor.generation => false,
             // Remembered before format 6 (a generation only): nothing more to compare.
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(remembered), Some(_)) if named.is_some_and(|n| id_eq(&n, &remembered)) => true,
-            (Some(remembered), Some(commit)) => {
-                self.descends(commit, served.generation, remembered, floor.generation).await?
-            }
+            (Some(remembered), Some(head)) => match head.commit_at(floor.generation) {
+                Some(named) if id_eq(&named, &remembered) => true,
+                _ => {
+                    let (at, generation) = head.walk_start(floor.generation);
+                    self.descends(at, generation, remembered, floor.generation).await?
+                }
+            },
         };
         if accepted {
             return w.raise(served);

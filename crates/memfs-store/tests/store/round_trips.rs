@@ -724,44 +724,62 @@ async fn carried_objects_of_a_purged_file_are_gone() {
     assert!(!all.paths.contains_key("/memories/secret.md"));
 }
 
-/// A client that fell 20 commits behind reads the new head with one request: the head names
-/// the 32 commits before it (format 13), so the commit the client remembers (its rollback
-/// watermark) is found there, not by fetching the 20 commits between.
-#[tokio::test]
-async fn a_reader_20_commits_behind_reads_the_head_only() {
-    let store = counted();
-    small_tree(&store).await;
-    let state = tempfile::tempdir().unwrap();
-    let options =
-        OpenOptions { state_dir: StateDir::At(state.path().into()), unwritten_bytes: Some(0), ..Default::default() };
-    let reader = open_with(&store, options).await;
-    counting(&store, &reader, view("/memories")).await;
-    let other = cold(&store).await;
-    for i in 0..20 {
+/// `n` creates by another client (`/memories/n0.md` to `n{n-1}.md`), each its own commit.
+async fn commits_by_another(store: &Counted, n: usize) {
+    let other = cold(store).await;
+    for i in 0..n {
         run(&other, &create(&format!("/memories/n{i}.md"), "new\n")).await.unwrap();
     }
-    let (answer, cost) = counting(&store, &reader, view("/memories/n19.md")).await;
-    assert!(answer.contains("new"), "{answer}");
-    assert_eq!(cost, gets(1), "the head only");
-    assert_eq!(head_json(&store).await["recent"].as_array().map(Vec::len), Some(23), "@24 names @23 to @1");
 }
 
-/// A writer whose head is 20 commits old (kept within its staleness bound) loses its swap and
-/// learns from the newest head alone that its commit did not land (the head names the commit at
-/// its generation: another's), then commits on it: no commit between is fetched.
+/// A client that fell behind reads the new head with one request when the head names the
+/// commit it remembers (its rollback watermark): the head names the 32 commits before it
+/// (format 13), so 20 commits behind none between is fetched. 40 behind, the walk down the
+/// parents starts from the oldest commit the head names: the 8 below the list are fetched,
+/// not all 40.
 #[tokio::test]
-async fn a_writer_that_lost_to_20_commits_fetches_none_of_them() {
-    let store = counted();
-    small_tree(&store).await;
-    let writer = open_with(&store, stale_ok(Duration::from_secs(3600))).await;
-    counting(&store, &writer, view("/memories")).await;
-    let other = cold(&store).await;
-    for i in 0..20 {
-        run(&other, &create(&format!("/memories/n{i}.md"), "new\n")).await.unwrap();
+async fn a_reader_behind_fetches_only_the_commits_below_the_heads_list() {
+    for (behind, expected) in [(20, 1), (40, 1 + 8)] {
+        let store = counted();
+        small_tree(&store).await;
+        let state = tempfile::tempdir().unwrap();
+        let options = OpenOptions {
+            state_dir: StateDir::At(state.path().into()),
+            unwritten_bytes: Some(0),
+            ..Default::default()
+        };
+        let reader = open_with(&store, options).await;
+        counting(&store, &reader, view("/memories")).await;
+        commits_by_another(&store, behind).await;
+        let last = format!("/memories/n{}.md", behind - 1);
+        let (answer, cost) = counting(&store, &reader, view(&last)).await;
+        assert!(answer.contains("new"), "{answer}");
+        assert_eq!(cost, gets(expected), "{behind} commits behind: the head, then the commits below its list");
+        let named = head_json(&store).await["recent"].as_array().map(Vec::len);
+        assert_eq!(named, Some((behind + 3).min(32)), "@{} names the commits before it, at most 32", behind + 4);
     }
-    let (answer, cost) = counting(&store, &writer, create("/memories/late.md", "late\n")).await;
-    assert_eq!(answer, "File created successfully at: /memories/late.md");
-    // Two attempts, each storing its two directory pages and its commit (the content once, the
-    // second time it is known stored) before its swap: 2 × (3 + 1) + 1 puts.
-    assert_eq!((cost.get, cost.put), (1, 9), "the newest head once, after the lost swap: {cost:?}");
+}
+
+/// A writer whose head is old (kept within its staleness bound) loses its swap and learns from
+/// the newest head whether its commit landed (the head names the commit at its generation:
+/// another's), then commits on it: 20 commits behind, no commit between is fetched; 40 behind,
+/// the 7 below the head's list down to its own generation.
+#[tokio::test]
+async fn a_writer_that_lost_fetches_only_the_commits_below_the_heads_list() {
+    for (behind, expected) in [(20, 1), (40, 1 + 7)] {
+        let store = counted();
+        small_tree(&store).await;
+        let writer = open_with(&store, stale_ok(Duration::from_secs(3600))).await;
+        counting(&store, &writer, view("/memories")).await;
+        commits_by_another(&store, behind).await;
+        let (answer, cost) = counting(&store, &writer, create("/memories/late.md", "late\n")).await;
+        assert_eq!(answer, "File created successfully at: /memories/late.md");
+        // Two attempts, each storing its two directory pages and its commit (the content once,
+        // the second time it is known stored) before its swap: 2 × (3 + 1) + 1 puts.
+        assert_eq!(
+            (cost.get, cost.put),
+            (expected, 9),
+            "{behind} behind: the newest head once, after the lost swap: {cost:?}"
+        );
+    }
 }
