@@ -90,15 +90,15 @@ pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 13;
+pub const FORMAT_VERSION: u64 = 14;
 
 /// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
 /// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").
 pub const OLDEST_FORMAT_VERSION: u64 = 5;
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
-/// policy and directory pages, as JSON strings (docs/FORMAT.md explains the choice). Readers
-/// accept any size.
+/// policy, directory pages and file contents, each with its kind and length (format 14;
+/// docs/FORMAT.md explains the choice). Readers accept any size.
 pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
 
 /// The default budget of objects carried unwritten in the head on object storage: half the

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 
 mod binary_commit;
+mod binary_head;
+
+pub(crate) use binary_head::{BINARY_HEAD, INLINE_OVERHEAD};
 
 /// An object id as 64 lowercase hex characters.
 mod hex_id {
@@ -591,6 +594,22 @@ impl HeadObject {
         let oldest = self.generation - self.recent.len() as u64;
         let generation = floor.saturating_add(1).clamp(oldest, self.generation);
         (self.commit_at(generation).unwrap_or(self.commit), generation)
+    }
+
+    /// The plaintext this format stores: the binary form (format 14).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        binary_head::encode(self)
+    }
+
+    /// Decodes a stored head: binary (format 14) or JSON (formats 4 to 13); `address` gives
+    /// an inline object's id from its kind and plaintext (a binary head does not store ids;
+    /// a JSON head's are checked against it later, by whoever opens the head). The error says
+    /// what is wrong with it.
+    pub(crate) fn decode(bytes: &[u8], address: impl Fn(InlineKind, &[u8]) -> ObjectId) -> Result<HeadObject, String> {
+        match bytes.first() {
+            Some(&binary_head::BINARY_HEAD) => binary_head::decode(bytes, address).map_err(str::to_owned),
+            _ => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        }
     }
 
     /// Whether `recent` can be what its writer says: no more commits than there are

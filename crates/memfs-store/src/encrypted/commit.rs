@@ -2,7 +2,7 @@
 //! with a lost answer settled before anything is reported; policy changes.
 
 use super::plan::{PlanInputs, PlannedDirs};
-use super::snapshot::unwritten_size;
+use super::snapshot::inline_size;
 use super::*;
 
 /// What a commit does with its new objects and those its base head carried unwritten.
@@ -289,13 +289,13 @@ impl EncryptedRepository {
         // an older copy may be replaced by a reseal.
         let mut out: Vec<InlineObject> = before.filter(|o| !self.stored_now(&o.id)).cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
-        let base: usize = out.iter().map(|o| unwritten_size(&o.plain)).sum();
+        let base: usize = out.iter().map(|o| inline_size(&o.plain)).sum();
         let mut used = base;
         for (kind, id, plain) in new {
             if !ids.insert(*id) {
                 continue;
             }
-            used += unwritten_size(plain);
+            used += inline_size(plain);
             if used > self.unwritten_budget.saturating_mul(4) {
                 return Carry::Store;
             }
@@ -319,7 +319,7 @@ impl EncryptedRepository {
     pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> bool {
         let Ok(Some((bytes, _))) = self.head.read().await else { return false };
         let Ok(plain) = self.keys.objects().open(ObjectKind::Head, &head_id(), &bytes) else { return false };
-        let Ok(head) = serde_json::from_slice::<HeadObject>(&plain) else { return false };
+        let Ok(head) = self.decode_head(&plain) else { return false };
         if head.generation < generation || head.generation - generation > LANDED_WALK {
             return false;
         }

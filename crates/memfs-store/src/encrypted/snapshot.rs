@@ -4,6 +4,7 @@
 
 use super::key_set::Refresh;
 use super::*;
+use crate::format::INLINE_OVERHEAD;
 
 /// How many commits back a head is followed to find the commit this client remembers: a
 /// client that has not opened the store for more commits than this gets a fork error and
@@ -19,10 +20,9 @@ impl EncryptedRepository {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
         let keys = self.keys.has_root().then(|| self.keys.counter().max(head.keys.unwrap_or(0)));
         let plain = match head.store_id == store_id && head.keys == keys {
-            true => serde_json::to_vec(head),
-            false => serde_json::to_vec(&HeadObject { store_id, keys, ..head.clone() }),
-        }
-        .expect("head serializes");
+            true => head.encode(),
+            false => HeadObject { store_id, keys, ..head.clone() }.encode(),
+        };
         Ok(Bytes::from(self.keys.objects().seal(ObjectKind::Head, &head_id(), &plain)?))
     }
 
@@ -165,6 +165,11 @@ impl EncryptedRepository {
         if generation - floor > FORK_WALK {
             return Ok(false);
         }
+        {
+            use std::io::Write as _;
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open("/tmp/walk.txt").unwrap();
+            writeln!(file, "descends {}", generation - floor).unwrap();
+        }
         let mut aliases = Vec::new();
         while generation > floor {
             let commit = match self.commit_object(&at).await {
@@ -211,8 +216,7 @@ impl EncryptedRepository {
             .objects()
             .open(ObjectKind::Head, &head_id(), bytes)
             .map_err(|e| open_error(e, HEAD_PATH.into()))?;
-        let head: HeadObject =
-            serde_json::from_slice(&plain).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+        let head = self.decode_head(&plain)?;
         // Absent in a head written before format 6 (docs/FORMAT.md, "Versioning").
         if head.store_id.as_ref().is_some_and(|id| *id != self.store_id) {
             return Err(Error::ForeignHead);
@@ -227,6 +231,16 @@ impl EncryptedRepository {
         let head = Arc::new(head);
         *self.parsed_head() = Some((bytes.clone(), head.clone()));
         Ok(head)
+    }
+
+    /// Decodes a head's plaintext (binary, format 14, or JSON): the ids of a binary head's
+    /// inline objects are their keyed hashes under this store's keys.
+    pub(super) fn decode_head(&self, plain: &[u8]) -> Result<HeadObject, Error> {
+        let address = |kind: InlineKind, plain: &[u8]| match kind {
+            InlineKind::Blob => self.keys.blob_address.address(plain),
+            InlineKind::Commit | InlineKind::Policy | InlineKind::Dir => self.keys.tree_address.address(plain),
+        };
+        HeadObject::decode(plain, address).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))
     }
 
     /// Verifies every inline object of `head` as [`EncryptedRepository::get_object`] verifies
@@ -385,11 +399,6 @@ impl EncryptedRepository {
             }
             let (Some(pages), Some(dir)) = (cache.pages(&id), cache.dir(&id)) else { continue };
             let Some(plains) = pages.iter().map(|p| cache.plain(p)).collect::<Option<Vec<_>>>() else { continue };
-            // A lower bound first, without reading the bytes: a directory too large for what
-            // is left is skipped at the cost of its page count.
-            if plains.iter().map(|p| INLINE_OVERHEAD + p.len()).sum::<usize>() > budget {
-                continue;
-            }
             let sizes: Vec<usize> = plains.iter().map(|p| inline_size(p)).collect();
             if sizes.iter().sum::<usize>() > budget {
                 continue;
@@ -414,12 +423,9 @@ impl EncryptedRepository {
                     continue;
                 }
                 if let Some(blob) = cache.blob(&file.id)
-                    && INLINE_OVERHEAD + blob.len() <= budget
+                    && inline_size(&blob) <= budget
                 {
-                    let size = inline_size(&blob);
-                    if size <= budget {
-                        add(InlineKind::Blob, file.id, &blob, size, &mut budget);
-                    }
+                    add(InlineKind::Blob, file.id, &blob, inline_size(&blob), &mut budget);
                 }
             }
         }
@@ -427,77 +433,38 @@ impl EncryptedRepository {
     }
 }
 
-/// What an inline object costs the head besides its plaintext:
-/// `{"kind":"policy","id":"<64 hex>","plain":""},` (the longest kind name).
-const INLINE_OVERHEAD: usize = 101;
-
-/// What an unwritten inline object costs the head besides [`inline_size`]: `,"unwritten":true`.
-const UNWRITTEN_FLAG: usize = 17;
-
-/// The bytes an unwritten inline object with this plaintext takes in the head.
-pub(super) fn unwritten_size(plain: &[u8]) -> usize {
-    inline_size(plain) + UNWRITTEN_FLAG
-}
-
-/// The bytes an inline object with this plaintext takes in the head: [`INLINE_OVERHEAD`],
-/// plus the plaintext as a JSON string (as `serde_json` writes it): a quote, a backslash and
-/// the five control characters with a short escape take one more byte, other control
-/// characters five more (`\u00XX`); everything else, UTF-8 included, is as is. A plaintext
-/// that is not UTF-8 (a binary directory page) is carried in base64 as `plain_base64`.
+/// The bytes an inline object with this plaintext takes in the (binary, format 14) head, at
+/// most: its plaintext and [`INLINE_OVERHEAD`] (its kind and its length). An unwritten one
+/// takes no more (format 14 marks it in the kind byte; the JSON of formats 8 to 13 spent 17
+/// bytes on it).
 pub(super) fn inline_size(plain: &[u8]) -> usize {
-    if std::str::from_utf8(plain).is_err() {
-        return INLINE_OVERHEAD + "_base64".len() + plain.len().div_ceil(3) * 4;
-    }
-    INLINE_OVERHEAD
-        + plain.len()
-        + plain
-            .iter()
-            .map(|b| match b {
-                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-                0..0x20 => 5,
-                _ => 0,
-            })
-            .sum::<usize>()
+    INLINE_OVERHEAD + plain.len()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// An inline object adds its kind byte, its length (a varint) and its plaintext to the
+    /// head: never more than [`inline_size`], which budgets count.
     #[test]
-    fn the_overhead_is_that_of_the_longest_kind() {
-        let object = InlineObject {
-            kind: InlineKind::Policy,
-            id: ObjectId::from_bytes([7; 32]),
-            plain: Vec::new(),
-            unwritten: false,
+    fn inline_size_bounds_what_an_object_adds_to_the_head() {
+        let bare = HeadObject {
+            store_id: None,
+            keys: None,
+            generation: 1,
+            commit: ObjectId::from_bytes([1; 32]),
+            recent: Vec::new(),
+            inline: Vec::new(),
         };
-        let json = serde_json::to_string(&object).unwrap();
-        assert_eq!(json.len() + 1, INLINE_OVERHEAD, "{json},");
-        for kind in [InlineKind::Commit, InlineKind::Dir, InlineKind::Blob] {
-            let shorter = serde_json::to_string(&InlineObject { kind, ..object.clone() }).unwrap();
-            assert!(shorter.len() <= json.len(), "{shorter}");
-        }
-    }
-
-    #[test]
-    fn inline_size_is_the_length_of_the_json_string() {
-        let command =
-            serde_json::json!({"command": "create", "path": "/memories/é.md", "file_text": "a\tb\n\"q\" \\ \u{1}"});
-        let commit = serde_json::to_vec(&serde_json::json!({"command": command.to_string(), "n": 1})).unwrap();
-        let text = "a \"quoted\" line\n\ttab \\ back\r\u{8}\u{c}\u{1}\u{1f} é ✓\n".as_bytes();
-        for plain in [&b"{}"[..], br#"{"entries":[]}"#, &commit, text] {
-            let as_string = serde_json::to_string(std::str::from_utf8(plain).unwrap()).unwrap();
-            assert_eq!(inline_size(plain), INLINE_OVERHEAD + as_string.len() - 2, "{as_string}");
-        }
-        // Not UTF-8: in base64, under a longer field name; the whole object as serialized.
-        let id = memfs_core::ObjectId::from_bytes([7; 32]);
-        for plain in [&[0xff][..], &[1, 0, 0, 0, 0xc3], &[0x02; 35]] {
-            let object = InlineObject { kind: InlineKind::Policy, id, plain: plain.to_vec(), unwritten: false };
-            let json = serde_json::to_string(&object).unwrap();
-            assert_eq!(inline_size(plain), json.len() + 1, "{json}");
-            let back: InlineObject = serde_json::from_str(&json).unwrap();
-            assert_eq!(back.plain, plain);
+        for (len, adds) in
+            [(0, 2), (1, 3), (127, 129), (128, 131), (16_383, 16_386), (16_384, 16_388), (70_000, 70_004)]
+        {
+            let object =
+                InlineObject { kind: InlineKind::Blob, id: bare.commit, plain: vec![b'a'; len], unwritten: true };
+            let head = HeadObject { inline: vec![object], ..bare.clone() };
+            assert_eq!(head.encode().len() - bare.encode().len(), adds, "{len} bytes");
+            assert!(adds <= inline_size(&head.inline[0].plain), "{len} bytes");
         }
     }
 }

@@ -123,16 +123,17 @@ pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
     })
 }
 
-struct Writer<'a>(&'a mut Vec<u8>);
+/// Writes the fields of a binary plaintext (a commit, a head).
+pub(super) struct Writer<'a>(pub(super) &'a mut Vec<u8>);
 
 impl Writer<'_> {
-    fn id(&mut self, id: &ObjectId) {
+    pub(super) fn id(&mut self, id: &ObjectId) {
         self.0.extend_from_slice(&id.to_bytes());
     }
-    fn number(&mut self, n: u64) {
+    pub(super) fn number(&mut self, n: u64) {
         self.0.extend_from_slice(&n.encode_var_vec());
     }
-    fn str(&mut self, s: &str) {
+    pub(super) fn str(&mut self, s: &str) {
         self.number(s.len() as u64);
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -142,19 +143,19 @@ impl Writer<'_> {
     }
 }
 
-/// What a commit reads besides the page reader's own fields; every error is "truncated" but
+/// What a commit (and a head) reads besides the page reader's own fields; every error is "truncated" but
 /// the one about UTF-8.
 impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8, &'static str> {
+    pub(super) fn byte(&mut self) -> Result<u8, &'static str> {
         Ok(self.take(1).ok_or("truncated")?[0])
     }
-    fn object_id(&mut self) -> Result<ObjectId, &'static str> {
+    pub(super) fn object_id(&mut self) -> Result<ObjectId, &'static str> {
         self.id().ok_or("truncated")
     }
-    fn number(&mut self) -> Result<u64, &'static str> {
+    pub(super) fn number(&mut self) -> Result<u64, &'static str> {
         self.varint().ok_or("truncated")
     }
-    fn string(&mut self) -> Result<String, &'static str> {
+    pub(super) fn string(&mut self) -> Result<String, &'static str> {
         let len = usize::try_from(self.number()?).map_err(|_| "truncated")?;
         let bytes = self.take(len).ok_or("truncated")?;
         String::from_utf8(bytes.to_vec()).map_err(|_| "a string is not UTF-8")
