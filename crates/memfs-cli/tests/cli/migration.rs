@@ -56,8 +56,8 @@ fn first(home: &Path, root: &Path, args: &[&str], from: u64) -> String {
     let out = memfs(home, root).args(args).output().unwrap();
     let stdout = support::succeeds(&format!("memfs {args:?}"), &out);
     let said = format!(
-        "memfs: carried this store over from format {from} to format 13 (a root key and key epochs; no file \
-         changed), so memfs releases before format 13 cannot open it now; recorded as @7 (see `memfs log`)\n"
+        "memfs: carried this store over from format {from} to format 14 (a root key and key epochs; no file \
+         changed), so memfs releases before format 14 cannot open it now; recorded as @7 (see `memfs log`)\n"
     );
     assert_text("the carry-over's message", &String::from_utf8_lossy(&out.stderr), &said);
     stdout
@@ -149,21 +149,21 @@ fn assert_kept(
     assert_eq!(added.len(), 1, "{added:?}");
 }
 
-/// What carrying a format-7 to -12 store over to format 13 changes in `memfs.keys`: the
+/// What carrying a format-7 to -13 store over to format 14 changes in `memfs.keys`: the
 /// version and the change counter (one up), not the slots.
 #[track_caller]
 fn assert_version_carried(before: &Value, after: &Value) {
-    assert_eq!(after["version"], 13, "{after}");
+    assert_eq!(after["version"], 14, "{after}");
     let counter = |k: &Value| k["keyring"]["counter"].as_u64().unwrap();
     assert_eq!(counter(after), counter(before) + 1, "{after}");
     assert_eq!(after["slots"], before["slots"]);
 }
 
-/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 13): a slot
+/// What a migration from format 5 or 6 leaves in `memfs.keys` (straight to format 14): a slot
 /// set of version 2 whose one slot (the key file's) has a public key and the root, a keyring
 /// with epoch 0 at change 1, a tag, and no carry-over left to record.
 fn assert_carried_over(keys: &Value) {
-    assert_eq!(keys["version"], 13, "{keys}");
+    assert_eq!(keys["version"], 14, "{keys}");
     assert_eq!(keys["slots"]["version"], 2, "{keys}");
     let slot = &keys["slots"]["slots"][0];
     assert!(slot["public"].is_string() && slot["root"].is_string(), "{keys}");
@@ -175,7 +175,7 @@ fn assert_carried_over(keys: &Value) {
 }
 
 #[test]
-fn a_format_5_store_opens_and_is_migrated_to_format_13() {
+fn a_format_5_store_opens_and_is_migrated_to_format_14() {
     let (dir, root) = fixture("format-5");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 5);
@@ -197,7 +197,7 @@ fn a_format_5_store_opens_and_is_migrated_to_format_13() {
 }
 
 #[test]
-fn a_format_6_store_opens_and_is_migrated_to_format_13() {
+fn a_format_6_store_opens_and_is_migrated_to_format_14() {
     let (dir, root) = fixture("format-6");
     let home = dir.path().join("client");
     assert_eq!(keys(&root)["version"], 6);
@@ -209,14 +209,15 @@ fn a_format_6_store_opens_and_is_migrated_to_format_13() {
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
 }
 
-/// Format 7 to 13 changes `memfs.keys`' version and counter only (heads of format 8 may carry
+/// Format 7 to 14 changes `memfs.keys`' version and counter only (heads of format 8 may carry
 /// objects unwritten, slots of format 9 be kept outside memfs, pages of format 10 be binary,
 /// commits of format 11 too, index pages of format 12 name their leaves' counts and low
-/// names and heads of format 13 the commits before them, which a format-7 client cannot read: the counter makes one
+/// names, heads of format 13 the commits before them and heads of format 14 are binary, which
+/// a format-7 client cannot read: the counter makes one
 /// still running read `memfs.keys` again, and stop); no object and no history change, and
 /// nothing is said.
 #[test]
-fn the_format_7_fixture_opens_and_is_carried_to_format_13() {
+fn the_format_7_fixture_opens_and_is_carried_to_format_14() {
     let (_dir, _root, keys_before, keys_after) = carried_silently("format-7", 7);
     assert_eq!(keys_after["keyring"]["epochs"], keys_before["keyring"]["epochs"]);
     assert_eq!(keys_after.get("unrecorded"), None, "{keys_after}");
@@ -275,7 +276,7 @@ fn the_format_8_fixture_reads_objects_carried_in_its_head() {
 }
 
 /// The format-9 fixture: a key file (slot 1) and an SSH key as an age recipient (slot 2). It
-/// opens with either; the first open carries it to format 13 (version and counter, nothing
+/// opens with either; the first open carries it to format 14 (version and counter, nothing
 /// said), and its directory pages, JSON, read as they are; a commit writes binary ones.
 #[test]
 fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
@@ -307,18 +308,18 @@ fn the_format_9_fixture_opens_with_its_key_file_and_its_age_identity() {
 }
 
 /// The format-10 fixture (binary directory pages, JSON commits): the first open carries it to
-/// format 13 as format 7 is (version and counter, nothing said), and it reads as it is; a
+/// format 14 as format 7 is (version and counter, nothing said), and it reads as it is; a
 /// commit after it is binary (format 11) on a tree of format-10 pages.
 #[test]
-fn the_format_10_fixture_opens_and_is_carried_to_format_13() {
+fn the_format_10_fixture_opens_and_is_carried_to_format_14() {
     carried_read_and_written("format-10", 10);
 }
 
 /// The format-11 fixture (binary commits, directory pages with varints, leaves cut one entry
-/// in four): the first open carries it to format 13 as format 7 is (version and counter,
+/// in four): the first open carries it to format 14 as format 7 is (version and counter,
 /// nothing said), and it reads as it is.
 #[test]
-fn the_format_11_fixture_opens_and_is_carried_to_format_13() {
+fn the_format_11_fixture_opens_and_is_carried_to_format_14() {
     carried_read_and_written("format-11", 11);
 }
 
@@ -370,28 +371,37 @@ fn a_large_directory_of_format_11_is_read_in_part_and_written_whole_in_format_12
 }
 
 /// The format-12 fixture (index pages with leaf counts and lows): the first open carries it to
-/// format 13 as format 7 is (version and counter, nothing said), and it reads as it is.
+/// format 14 as format 7 is (version and counter, nothing said), and it reads as it is.
 #[test]
-fn the_format_12_fixture_opens_and_is_carried_to_format_13() {
+fn the_format_12_fixture_opens_and_is_carried_to_format_14() {
     carried_read_and_written("format-12", 12);
 }
 
 /// The format-13 fixture, written as a bucket holds a store (tests/fixtures/README.md): its
-/// head names the five commits before it (`recent`) and carries every object unwritten. It
-/// opens as it is, nothing is rewritten, and `check` finds the commits it names where their
-/// parents lead.
+/// JSON head names the five commits before it (`recent`) and carries every object unwritten.
+/// The first open carries it to format 14 as format 7 is (version and counter, nothing said);
+/// it reads as it is, and `check` finds the commits the head names where their parents lead; a
+/// commit after it writes a binary head.
 #[test]
-fn the_format_13_fixture_opens_as_it_is() {
-    let (dir, root) = fixture("format-13");
+fn the_format_13_fixture_opens_and_is_carried_to_format_14() {
+    carried_read_and_written("format-13", 13);
+}
+
+/// The format-14 fixture, written as a bucket holds a store: its binary head names the five
+/// commits before it and carries every object unwritten, without their ids. It opens as it
+/// is, nothing is rewritten, and `check` finds nothing wrong.
+#[test]
+fn the_format_14_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-14");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
-    assert_eq!(keys_before["version"], 13);
+    assert_eq!(keys_before["version"], 14);
     let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
-    assert_eq!(keys(&root), keys_before, "a format-13 store is not rewritten");
+    assert_eq!(keys(&root), keys_before, "a format-14 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }
 
