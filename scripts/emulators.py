@@ -7,7 +7,8 @@
 (scripts/emulators.sh, which the README, CI and the tests name, runs this.)
 
 Installs (once, cached in git-ignored folders) moto 5.2.5 (S3; run by scripts/moto_server.py,
-which makes its conditional PUTs atomic as on S3) in .venv-moto and Azurite 3.35.0 (Azure
+which makes its conditional PUTs atomic as on S3 and serves it with waitress 3.0.2, which keeps
+connections alive as S3 does) in .venv-moto and Azurite 3.35.0 (Azure
 Blob, sped up by scripts/azurite_preload.js: no periodic extent collection, which stalls it
 for minutes under the fleet test, and blob lookups through the name index) in .cache/azurite;
 starts both on free loopback ports; creates the bucket and the container `memfs-test`; runs
@@ -45,6 +46,7 @@ import urllib.request
 from pathlib import Path
 
 MOTO_VERSION = "5.2.5"
+WAITRESS_VERSION = "3.0.2"
 AZURITE_VERSION = "3.35.0"
 ROOT = Path(__file__).resolve().parent.parent
 MOTO_VENV = ROOT / ".venv-moto"
@@ -101,9 +103,10 @@ def check_tools() -> None:
 
 def moto_installed() -> bool:
     python = MOTO_VENV / "bin" / "python"
+    versions = 'import importlib.metadata as m; print(m.version("moto"), m.version("waitress"))'
     return (MOTO_VENV / "bin" / "moto_server").exists() and output(
-        str(python), "-c", 'import importlib.metadata as m; print(m.version("moto"))'
-    ) == MOTO_VERSION
+        str(python), "-c", versions
+    ) == f"{MOTO_VERSION} {WAITRESS_VERSION}"
 
 
 def azurite_installed() -> bool:
@@ -121,12 +124,13 @@ def install() -> None:
     with open(ROOT / ".cache" / "emulators.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not moto_installed():
-            say(f"installing moto[server]=={MOTO_VERSION} into {MOTO_VENV}")
+            say(f"installing moto[server]=={MOTO_VERSION} and waitress=={WAITRESS_VERSION} into {MOTO_VENV}")
             subprocess.run([sys.executable, "-m", "venv", str(MOTO_VENV)], check=True)
             pip = [str(MOTO_VENV / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check"]
-            subprocess.run([*pip, f"moto[server]=={MOTO_VERSION}"], check=True, stdout=sys.stderr)
+            packages = [f"moto[server]=={MOTO_VERSION}", f"waitress=={WAITRESS_VERSION}"]
+            subprocess.run([*pip, *packages], check=True, stdout=sys.stderr)
             if not moto_installed():
-                raise Failed(f"moto {MOTO_VERSION} is not in {MOTO_VENV} after installing it")
+                raise Failed(f"moto {MOTO_VERSION} and waitress {WAITRESS_VERSION} are not in {MOTO_VENV} after installing them")
         if not azurite_installed():
             say(f"installing azurite@{AZURITE_VERSION} into {AZURITE_DIR}")
             AZURITE_DIR.mkdir(parents=True, exist_ok=True)
