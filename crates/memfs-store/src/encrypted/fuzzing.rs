@@ -37,6 +37,7 @@ pub fn reencode_commit(bytes: &[u8]) -> Result<Vec<u8>, Error> {
 
 /// The head's plaintext decoded and encoded again (its inline objects are not verified: see
 /// [`Keys::open_head_plain`]).
+///
 /// A binary head (format 14) is written again in binary, a JSON head (formats 4 to 13) in
 /// JSON: both are fixed points, and the ids a JSON head names (checked when it is opened)
 /// stay as they were. A binary head's ids are computed by whoever opens it; a round trip

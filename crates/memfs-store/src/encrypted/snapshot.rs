@@ -165,11 +165,6 @@ impl EncryptedRepository {
         if generation - floor > FORK_WALK {
             return Ok(false);
         }
-        {
-            use std::io::Write as _;
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open("/tmp/walk.txt").unwrap();
-            writeln!(file, "descends {}", generation - floor).unwrap();
-        }
         let mut aliases = Vec::new();
         while generation > floor {
             let commit = match self.commit_object(&at).await {

@@ -265,6 +265,9 @@ async fn a_stale_reader_loses_no_update() {
     assert!(answer.contains("/memories/b.md") && answer.contains("/memories/c.md"), "{answer}");
 }
 
+/// A JSON head (formats 4 to 13, still read) names each inline object's id, which must be the
+/// keyed hash of its plaintext. (A binary head, format 14, names none: its reader takes the
+/// hash as the id, so a changed plaintext is another object, named by no directory.)
 #[tokio::test]
 async fn a_tampered_inline_object_is_refused() {
     let store = counted();
