@@ -90,13 +90,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if plain_target != "blob" {
             write(plain_target, name, &plain)?;
         }
-        // The fixture's pages and commits are JSON (format 5); format 11 writes both in a
-        // binary form.
+        // The fixture's pages, commits and head are JSON (format 5); format 11 writes pages
+        // and commits in a binary form.
         if plain_target == "directory_page" {
             write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_page(&plain)?)?;
         }
         if plain_target == "commit" {
             write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_commit(&plain)?)?;
+        }
+        // And format 14 the head.
+        if plain_target == "head" {
+            write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::encode_head_binary(&plain)?)?;
         }
     }
 

@@ -7,6 +7,7 @@
 //! decode and encode again, so that a target can check that a round trip is stable.
 
 pub use crate::encrypted::fuzzing::{
-    Keys, open_keys, reencode_commit, reencode_gc_state, reencode_head, reencode_keys, reencode_page,
+    Keys, encode_head_binary, open_keys, reencode_commit, reencode_gc_state, reencode_head, reencode_keys,
+    reencode_page,
 };
 pub use crate::log_store::fuzzing::{LOG_VERSIONS, LogParsed, LogRecord, encode_log_record, parse_log_record};

@@ -51,6 +51,14 @@ pub fn reencode_head(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     })
 }
 
+/// A head's plaintext (binary or JSON) in the binary form of format 14: a seed for the head
+/// target from a JSON head.
+pub fn encode_head_binary(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    let head = HeadObject::decode(bytes, |_, _| ObjectId::from_bytes([0; 32]))
+        .map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
+    Ok(head.encode())
+}
+
 /// gc's state decoded and encoded again.
 pub fn reencode_gc_state(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     let state: format::GcStateObject =
