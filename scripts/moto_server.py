@@ -1,4 +1,4 @@
-"""moto's S3 server with conditional PUTs made atomic, as they are on S3.
+"""moto's S3 server with conditional PUTs made atomic, as they are on S3, and requests one at a time.
 
 moto 5.2.5 checks `If-Match` / `If-None-Match` on a PUT and then writes the object in a second
 step, with no lock between them; its server runs each request on its own thread. Under load
@@ -40,17 +40,26 @@ from moto import backends
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.s3.responses import S3Response
 
-_writes = threading.Lock()
-_put_object = S3Response.put_object
+# One S3 request at a time: a PUT's precondition check and its write become one step, and no
+# request reads an object that a concurrent PUT is replacing. moto's S3 backend is not safe
+# for threads: a GET with If-None-Match on the head read the old version's buffer after the
+# PUT replacing it had closed it ("I/O operation on closed file", a 500), four times in two
+# fleet runs. Python's lock runs moto's code one thread at a time anyway; the sockets are
+# read and written outside this lock, by the server.
+_s3 = threading.RLock()
 
 
-def put_object(self, *args, **kwargs):
-    # One PUT at a time: the precondition check and the write become one step.
-    with _writes:
-        return _put_object(self, *args, **kwargs)
+def _one_at_a_time(method):
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        with _s3:
+            return method(self, *args, **kwargs)
+
+    return wrapped
 
 
-S3Response.put_object = put_object
+for _name in ("put_object", "key_response", "bucket_response", "ambiguous_response"):
+    setattr(S3Response, _name, _one_at_a_time(getattr(S3Response, _name)))
 
 # The folder of an installed package does not change while the server runs.
 _list_of_moto_modules = backends.list_of_moto_modules

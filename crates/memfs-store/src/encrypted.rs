@@ -35,8 +35,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use futures::TryStreamExt;
-use futures::future::try_join_all;
+use futures::{StreamExt, TryStreamExt, stream};
 use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Policy, Totals, Tree};
 use memfs_crypt::{Credential, KeySlots, Keyring, MasterKey, ObjectKind, RootKey, StoreKeys};
 use object_store::memory::InMemory;
@@ -45,7 +44,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode};
 
 use crate::disk_cache::DiskCache;
 use crate::error::Error;
-use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, object_path};
+use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, id_eq, object_path};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion};
 use crate::log_store::LogStore;
 use crate::pages;
@@ -122,6 +121,13 @@ const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 0;
 /// writer that waits out a lost race sees some 15 to 30 commits go by. 32 ids are 2.1 KB of
 /// the head.
 const RECENT_COMMITS: usize = 32;
+
+/// How many requests for objects one client has in flight at once (a commit's objects, a
+/// directory's pages, check, gc, purge, reseal): enough to hide a cloud's latency, few enough
+/// that a fleet does not flood the service. Unbounded, 16 writers on moto held over 2,000
+/// connections at once during their write-outs (a few hundred objects each), past the
+/// server's limit and its accept queue, and connections were reset.
+const PARALLEL: usize = 16;
 
 /// How many written objects a process remembers the epoch of (about 4 MB).
 const WRITTEN_MEMORY: usize = 65_536;
@@ -543,11 +549,6 @@ pub(crate) fn decode_store_id(hex_id: &str) -> Result<[u8; 16], Error> {
         });
     }
     Ok(id)
-}
-
-/// Constant-time id comparison.
-fn id_eq(a: &ObjectId, b: &ObjectId) -> bool {
-    blake3::Hash::from_bytes(a.to_bytes()) == blake3::Hash::from_bytes(b.to_bytes())
 }
 
 impl fmt::Display for EncryptedRepository {

@@ -213,6 +213,18 @@ pub struct FaultPlan {
     /// `Fault::code`.
     fault: AtomicU8,
     injected: AtomicU64,
+    /// Puts and gets started and not finished, and the most there were at once.
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+}
+
+/// A put or get in flight, counted by its [`FaultPlan`] until dropped.
+struct InFlight<'a>(&'a FaultPlan);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl FaultPlan {
@@ -265,6 +277,17 @@ impl FaultPlan {
             delete: self.count(OpClass::Delete),
             bytes_put: self.bytes_put.load(Ordering::SeqCst),
         }
+    }
+
+    /// The most puts and gets that were in flight at once so far.
+    pub fn peak_in_flight(&self) -> u64 {
+        self.peak_in_flight.load(Ordering::SeqCst)
+    }
+
+    fn start(&self) -> InFlight<'_> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(self)
     }
 
     /// How many faults have fired.
@@ -368,6 +391,7 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
         if fault.as_ref().is_none_or(|(f, _)| *f == Fault::FailAfter) {
             self.plan.bytes_put.fetch_add(payload.content_length() as u64, Ordering::SeqCst);
         }
+        let _flight = self.plan.start();
         apply(fault, self.inner.put_opts(location, payload, opts)).await
     }
 
@@ -378,11 +402,13 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
         let fault = self.plan.hit(OpClass::Get);
+        let _flight = self.plan.start();
         apply(fault, self.inner.get_opts(location, options)).await
     }
 
     async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let fault = self.plan.hit(OpClass::Get);
+        let _flight = self.plan.start();
         apply(fault, self.inner.get_ranges(location, ranges)).await
     }
 

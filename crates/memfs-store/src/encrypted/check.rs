@@ -18,14 +18,11 @@ use futures::{StreamExt, stream};
 use memfs_core::{Name, Node, ObjectId, Totals};
 use memfs_crypt::{OVERHEAD, OVERHEAD_V1, ObjectKind};
 
-use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH, id_eq};
+use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH, PARALLEL, id_eq};
 use crate::error::Error;
 use crate::format;
 use crate::head::HeadVersion;
 use crate::progress::Progress;
-
-/// How many objects are read at once.
-const PARALLEL: usize = 16;
 
 /// How many times a check that found problems runs while the head keeps moving under it.
 const CHECK_ATTEMPTS: u32 = 3;

@@ -45,7 +45,7 @@ use memfs_core::{Node, ObjectId};
 use memfs_crypt::ObjectKind;
 use object_store::{ObjectStoreExt, PutMode};
 
-use super::{EncryptedRepository, GC_STATE_PATH, now_ms, object_path, open_error};
+use super::{EncryptedRepository, GC_STATE_PATH, PARALLEL, now_ms, object_path, open_error};
 use crate::error::Error;
 use crate::format::{self, CommitAt, GcStateObject, HeadObject};
 use crate::head::HeadVersion;
@@ -53,9 +53,6 @@ use crate::progress::Progress;
 
 /// How long an unreachable object waits before deletion unless told otherwise: one hour.
 pub const DEFAULT_GRACE_MS: u64 = 60 * 60 * 1000;
-
-/// How many objects are read or deleted at once.
-const PARALLEL: usize = 16;
 
 /// How many times the fence is tried before gc gives up.
 const FENCE_ATTEMPTS: u32 = 32;

@@ -64,11 +64,13 @@ impl EncryptedRepository {
 
     /// Stores a commit's new objects: in a local folder, sealed and appended to the log in
     /// one locked write (a locked append each would cost the lock, a catch-up and a write per
-    /// object); elsewhere one put each, all at once.
+    /// object); elsewhere one put each, [`PARALLEL`] at a time.
     pub(super) async fn put_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
         let Some(log) = &self.log else {
-            try_join_all(objects.into_iter().map(|(kind, id, plain)| self.put_object(kind, id, plain))).await?;
-            return Ok(());
+            // The futures made first (they do nothing until polled): a closure inside the
+            // stream would not be `Send` for every lifetime, as `async_trait` needs.
+            let puts: Vec<_> = objects.into_iter().map(|(kind, id, plain)| self.put_object(kind, id, plain)).collect();
+            return stream::iter(puts).buffer_unordered(PARALLEL).try_collect().await;
         };
         let keys = self.keys.objects();
         let epoch = keys.current_epoch();
@@ -260,7 +262,8 @@ impl EncryptedRepository {
                 }
             }
             let others = level.iter().enumerate().filter(|(i, _)| middle.as_ref().is_none_or(|(m, _)| m != i));
-            let plains: Vec<Arc<[u8]>> = try_join_all(others.map(|(_, p)| self.page(p))).await?;
+            let reads: Vec<_> = others.map(|(_, p)| self.page(p)).collect();
+            let plains: Vec<Arc<[u8]>> = stream::iter(reads).buffered(PARALLEL).try_collect().await?;
             let mut plains = plains.iter();
             let mut pages = Vec::with_capacity(level.len());
             for (i, page_id) in level.iter().enumerate() {

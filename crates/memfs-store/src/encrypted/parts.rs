@@ -193,10 +193,11 @@ impl EncryptedRepository {
         }
     }
 
-    /// Reads and decodes the leaves at `places` not in `leaves` yet, at once.
+    /// Reads and decodes the leaves at `places` not in `leaves` yet, [`PARALLEL`] at a time.
     async fn read_leaves(&self, layout: &Layout, places: &[usize], leaves: &mut Leaves) -> Result<(), Error> {
         let wanted: Vec<usize> = places.iter().copied().filter(|p| !leaves.contains_key(p)).collect();
-        let plains = try_join_all(wanted.iter().map(|p| self.page(&layout.leaves[*p]))).await?;
+        let reads: Vec<_> = wanted.iter().map(|p| self.page(&layout.leaves[*p])).collect();
+        let plains: Vec<Arc<[u8]>> = stream::iter(reads).buffered(PARALLEL).try_collect().await?;
         for (place, plain) in wanted.into_iter().zip(plains) {
             leaves.insert(place, decode_leaf(&plain, &layout.leaves[place])?);
         }

@@ -69,15 +69,12 @@ use memfs_crypt::ObjectKind;
 use self::graph::Graph;
 use self::record::{Context, follow, follow_commit_ids, rewrite_changes};
 use self::rewrite::Rewrite;
-use super::{EncryptedRepository, Mark, now_ms};
+use super::{EncryptedRepository, Mark, PARALLEL, now_ms};
 use crate::error::Error;
 use crate::format::{CommitAt, CommitObject};
 use crate::progress::Progress;
 use crate::record::{Operation, Record};
 use crate::repository::Head;
-
-/// How many objects are read or written at once (deletion uses gc's own bound).
-const PARALLEL: usize = 16;
 
 /// How far a purge goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -19,9 +19,6 @@ use futures::{StreamExt, TryStreamExt, stream};
 use super::*;
 use crate::progress::Progress;
 
-/// Objects read and rewritten at once.
-const PARALLEL: usize = 16;
-
 /// What a reseal covers.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResealOptions {

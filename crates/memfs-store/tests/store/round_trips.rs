@@ -20,6 +20,7 @@ use memfs_store::{
 };
 use object_store::memory::InMemory;
 use object_store::path::Path;
+use object_store::throttle::{ThrottleConfig, ThrottledStore};
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
 use serde_json::{Value, json};
 
@@ -609,6 +610,28 @@ async fn carried_objects_are_stored_when_they_pass_the_budget() {
     let gc = fresh.gc(&memfs_store::GcOptions { grace_ms: 0, ..Default::default() }, &()).await.unwrap();
     assert_eq!(gc.deleted, 0, "{gc:?}");
     assert_eq!(verify(&cold(&store).await).await.unwrap(), all);
+}
+
+/// A writer stores what its head carried, once past the budget, 16 puts at a time
+/// (each put here takes a millisecond, so that puts overlap): all at once, 16 writers on moto
+/// held 2,000 connections and the server reset some.
+#[tokio::test]
+async fn carried_objects_are_stored_a_few_at_a_time() {
+    const PARALLEL: u64 = 16;
+    let config = ThrottleConfig { wait_put_per_call: Duration::from_millis(1), ..ThrottleConfig::default() };
+    let store = Arc::new(FaultStore::new(ThrottledStore::new(InMemory::new(), config)));
+    let writer = init(Backend::ObjectStore(store.clone()), None).await.unwrap();
+    let mut most = 0;
+    for i in 0..200 {
+        let before = store.plan().counts();
+        run(&writer, &create(&format!("/memories/d{}/n{i}.md", i % 20), &format!("note {i}\n"))).await.unwrap();
+        most = most.max(store.plan().counts().since(&before).put);
+    }
+    assert!(most > 2 * PARALLEL, "a write-out of {most} puts");
+    assert_eq!(store.plan().peak_in_flight(), PARALLEL);
+    let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
+    let reader = EncryptedRepository::open(Backend::ObjectStore(store), &credential(), options).await.unwrap();
+    assert_eq!(verify(&reader).await.unwrap().paths.len(), 200 + 20, "the notes and their directories");
 }
 
 /// The words of a note in the tests of the unwritten budget (4 KiB): one note's objects
