@@ -295,7 +295,10 @@ impl Connection {
 /// Opens the object store and the head and gc-state stores for a backend.
 fn connect(backend: Backend) -> Result<Connection, Error> {
     let conditional = |store: Arc<dyn ObjectStore>, log: Option<Arc<LogStore>>| Connection {
-        head: Box::new(ConditionalHead::new(store.clone(), Path::from(HEAD_PATH))),
+        head: Box::new(match &log {
+            Some(log) => ConditionalHead::in_log(log.clone(), Path::from(HEAD_PATH)),
+            None => ConditionalHead::new(store.clone(), Path::from(HEAD_PATH)),
+        }),
         gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
         keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
         snapshot_budget: HEAD_SNAPSHOT_BYTES,

@@ -24,6 +24,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, PutMode, PutOptions, PutResult, UpdateVersion};
 
 use crate::error::Error;
+use crate::log_store::LogStore;
 
 /// What a compare-and-swap compares against: opaque, from the last read.
 #[derive(Clone, PartialEq, Eq)]
@@ -66,6 +67,11 @@ pub(crate) trait HeadStore: Send + Sync {
     async fn create(&self, bytes: Bytes) -> Result<(), Error>;
     /// Replaces the head if it is still at `expected`; `Conflict` otherwise.
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error>;
+    /// [`HeadStore::swap`] after storing `objects` (sealed, at paths that hold them or
+    /// nothing, as [`LogStore::put_new`] stores them): on a local folder's log in the same
+    /// locked append as the head, elsewhere first. The objects may be stored even when the
+    /// swap is refused, as a commit's objects always are before its swap.
+    async fn swap_with(&self, expected: &HeadVersion, bytes: Bytes, objects: Vec<(Path, Bytes)>) -> Result<(), Error>;
 }
 
 /// What a [`ConditionalHead`] last read or wrote.
@@ -80,6 +86,11 @@ struct Known {
 /// A head object in an object store with conditional writes.
 pub(crate) struct ConditionalHead {
     store: Arc<dyn ObjectStore>,
+    /// The same store, when it is a local folder's log: [`HeadStore::swap_with`] appends a
+    /// commit's objects and its head under one lock (one turn of the lock and one catch-up
+    /// per commit instead of two: one writer alone made 1,135–1,266 mutations/s where it made
+    /// 878–1,123, and 16 writers together 621–639 where 520–625, in `fleet::fleet_local`).
+    log: Option<Arc<LogStore>>,
     path: Path,
     state: Mutex<State>,
 }
@@ -94,7 +105,30 @@ struct State {
 
 impl ConditionalHead {
     pub(crate) fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
-        ConditionalHead { store, path, state: Mutex::new(State::default()) }
+        ConditionalHead { store, log: None, path, state: Mutex::new(State::default()) }
+    }
+
+    /// A head in `log`, which is also its store.
+    pub(crate) fn in_log(log: Arc<LogStore>, path: Path) -> Self {
+        ConditionalHead { store: log.clone(), log: Some(log), path, state: Mutex::new(State::default()) }
+    }
+
+    /// What a conditional put of the head answered.
+    fn after_put(&self, bytes: Bytes, put: object_store::Result<PutResult>, op: &'static str) -> Result<(), Error> {
+        match put {
+            Ok(r) => {
+                self.wrote(bytes, &r);
+                Ok(())
+            }
+            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
+                self.doubt();
+                Err(Error::Conflict)
+            }
+            Err(e) => {
+                self.doubt();
+                Err(Error::backend(op, &self.path, e))
+            }
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -165,44 +199,37 @@ impl HeadStore for ConditionalHead {
     }
 
     async fn create(&self, bytes: Bytes) -> Result<(), Error> {
-        match self.store.put_opts(&self.path, bytes.clone().into(), PutMode::Create.into()).await {
-            Ok(r) => {
-                self.wrote(bytes, &r);
-                Ok(())
-            }
-            Err(object_store::Error::AlreadyExists { .. }) => {
-                self.doubt();
-                Err(Error::Conflict)
-            }
-            Err(e) => {
-                self.doubt();
-                Err(Error::backend("create", &self.path, e))
-            }
-        }
+        let put = self.store.put_opts(&self.path, bytes.clone().into(), PutMode::Create.into()).await;
+        self.after_put(bytes, put, "create")
     }
 
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error> {
         let HeadVersion::Object { e_tag, version } = expected.clone();
         let opts = PutOptions::from(PutMode::Update(UpdateVersion { e_tag, version }));
-        match self.store.put_opts(&self.path, bytes.clone().into(), opts).await {
-            Ok(r) => {
-                self.wrote(bytes, &r);
-                Ok(())
+        let put = self.store.put_opts(&self.path, bytes.clone().into(), opts).await;
+        self.after_put(bytes, put, "swap")
+    }
+
+    async fn swap_with(&self, expected: &HeadVersion, bytes: Bytes, objects: Vec<(Path, Bytes)>) -> Result<(), Error> {
+        let Some(log) = &self.log else {
+            for (path, object) in objects {
+                match self.store.put_opts(&path, object.into(), PutMode::Create.into()).await {
+                    Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
+                    Err(e) => return Err(Error::backend("write", &path, e)),
+                }
             }
-            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
-                self.doubt();
-                Err(Error::Conflict)
-            }
-            Err(e) => {
-                self.doubt();
-                Err(Error::backend("swap", &self.path, e))
-            }
-        }
+            return self.swap(expected, bytes).await;
+        };
+        let HeadVersion::Object { e_tag, version } = expected.clone();
+        let mode = PutMode::Update(UpdateVersion { e_tag, version });
+        let put = log.put_new_then(objects, self.path.clone(), bytes.clone(), mode).await;
+        self.after_put(bytes, put, "swap")
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use object_store::ObjectStoreExt;
     use object_store::memory::InMemory;
 
     use super::*;
@@ -236,6 +263,32 @@ mod tests {
         assert_eq!(plan.count(OpClass::Get), 3);
         let (bytes, _) = head.read().await.unwrap().unwrap();
         assert_eq!((bytes, plan.count(OpClass::Get)), (Bytes::from_static(b"two"), 4));
+    }
+
+    /// `swap_with` stores the objects with the head: in a local folder's log in one locked
+    /// append, on another store first; refused, the swap leaves the head as it was (the
+    /// objects may stay, unreferenced) and the remembered head stale.
+    #[tokio::test]
+    async fn a_swap_with_objects_stores_them_and_the_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(LogStore::open(dir.path().join("store")).unwrap());
+        let (plain, _) = head();
+        for head in [ConditionalHead::in_log(log, Path::from("head")), plain] {
+            head.create(Bytes::from_static(b"one")).await.unwrap();
+            let (_, version) = head.read().await.unwrap().unwrap();
+            let object = |name: &str| (Path::from(format!("objects/{name}")), Bytes::from(name.to_owned()));
+            let other = HeadVersion::Object { e_tag: Some("\"elsewhere\"".into()), version: None };
+            let refused = head.swap_with(&other, Bytes::from_static(b"lost"), vec![object("a")]).await;
+            assert!(matches!(refused, Err(Error::Conflict)), "{refused:?}");
+            assert!(head.state().known.as_ref().is_some_and(|k| k.at.is_none()), "stale after a refusal");
+            head.swap_with(&version, Bytes::from_static(b"two"), vec![object("a"), object("b")]).await.unwrap();
+            assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "two");
+            for name in ["a", "b"] {
+                let stored = head.store.get(&Path::from(format!("objects/{name}"))).await.unwrap();
+                assert_eq!(stored.bytes().await.unwrap(), name);
+            }
+            assert_eq!(head.read().await.unwrap().unwrap().0, "two");
+        }
     }
 
     #[tokio::test]

@@ -106,9 +106,17 @@ impl EncryptedRepository {
         // Format 8: carried unwritten in the head (one request for the whole commit); stored
         // once the head has landed by the commit that passes the budget, and before the swap
         // past four times it (docs/FORMAT.md, "Objects carried unwritten").
+        let mut with_head = None;
         let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
             Carry::Carried(carried) => (carried, false),
             Carry::WriteOut(carried) => (carried, true),
+            // A local folder's log: the objects go in the head's locked append (`swap_with`).
+            Carry::Store if self.log.is_some() && anchor.version.is_some() => {
+                let mut all = new;
+                all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
+                with_head = Some(self.seal_for_log(all).await?);
+                (Vec::new(), false)
+            }
             Carry::Store => {
                 let mut all = new;
                 all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
@@ -137,9 +145,13 @@ impl EncryptedRepository {
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried, recent);
         let sealed = self.seal_head(&head)?;
         let write = || async {
-            match &anchor.version {
-                Some(version) => self.head.swap(version, sealed.clone()).await,
-                None => self.head.create(sealed.clone()).await,
+            match (&anchor.version, &with_head) {
+                (Some(version), Some(objects)) => {
+                    let objects = objects.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone()));
+                    self.head.swap_with(version, sealed.clone(), objects.collect()).await
+                }
+                (Some(version), None) => self.head.swap(version, sealed.clone()).await,
+                (None, _) => self.head.create(sealed.clone()).await,
             }
         };
         // A write whose answer is lost (a timeout, a dropped connection) may still land, even
@@ -154,6 +166,11 @@ impl EncryptedRepository {
                     swapped = write().await;
                 }
             }
+        }
+        // Appended with the head, whether the swap was taken or refused: the log compares the
+        // head's version after appending them.
+        if let (Ok(()) | Err(Error::Conflict), Some(objects)) = (&swapped, &with_head) {
+            self.appended(objects);
         }
         match swapped {
             Ok(()) => {

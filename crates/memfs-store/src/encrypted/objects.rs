@@ -4,6 +4,12 @@
 use super::*;
 use crate::pages::Layout;
 
+/// Objects sealed for a local folder's log, under the epoch `epoch`.
+pub(super) struct ForLog {
+    pub(super) epoch: u32,
+    pub(super) objects: Vec<(ObjectKind, ObjectId, Bytes)>,
+}
+
 impl EncryptedRepository {
     /// Every stored object: id and stored (sealed) size. Names that are not object names
     /// (temporary files of a backend) are skipped.
@@ -72,29 +78,44 @@ impl EncryptedRepository {
             let puts: Vec<_> = objects.into_iter().map(|(kind, id, plain)| self.put_object(kind, id, plain)).collect();
             return stream::iter(puts).buffer_unordered(PARALLEL).try_collect().await;
         };
-        let keys = self.keys.objects();
-        let epoch = keys.current_epoch();
-        let mut batch = Vec::with_capacity(objects.len());
-        let mut stale = Vec::new();
-        for (kind, id, plain) in objects {
-            // Stored by this process under an older epoch: replaced, as `put_object` does.
-            if self.written().get(&id).is_some_and(|e| *e < epoch) {
-                stale.push((kind, id, plain));
-                continue;
-            }
-            batch.push((kind, id, Bytes::from(keys.seal(kind, &id, plain)?)));
-        }
-        drop(keys);
-        let writes = batch.iter().map(|(_, id, sealed)| (object_path(id), sealed.clone())).collect();
+        let sealed = self.seal_for_log(objects).await?;
+        let writes = sealed.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone())).collect();
         log.put_new(writes).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
-        for (kind, id, sealed) in batch {
-            self.remember_written(id, epoch);
-            self.cache_on_disk(kind, &id, &sealed);
-        }
+        self.appended(&sealed);
+        Ok(())
+    }
+
+    /// A commit's new objects for a local folder's log: those this process stored under an
+    /// older epoch are stored again at once (as [`EncryptedRepository::put_object`] replaces
+    /// them); the others are sealed for one locked append ([`LogStore::put_new`], or with
+    /// the head, [`HeadStore::swap_with`]), after which [`EncryptedRepository::appended`].
+    pub(super) async fn seal_for_log(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<ForLog, Error> {
+        let mut stale = Vec::new();
+        let sealed = {
+            let keys = self.keys.objects();
+            let epoch = keys.current_epoch();
+            let mut batch = Vec::with_capacity(objects.len());
+            for (kind, id, plain) in objects {
+                if self.written().get(&id).is_some_and(|e| *e < epoch) {
+                    stale.push((kind, id, plain));
+                    continue;
+                }
+                batch.push((kind, id, Bytes::from(keys.seal(kind, &id, plain)?)));
+            }
+            ForLog { epoch, objects: batch }
+        };
         for (kind, id, plain) in stale {
             self.put_object(kind, id, plain).await?;
         }
-        Ok(())
+        Ok(sealed)
+    }
+
+    /// After `sealed` was appended to the log: remembered as stored, kept in the disk cache.
+    pub(super) fn appended(&self, sealed: &ForLog) {
+        for (kind, id, bytes) in &sealed.objects {
+            self.remember_written(*id, sealed.epoch);
+            self.cache_on_disk(*kind, id, bytes);
+        }
     }
 
     /// The objects this process stored, with the epoch each was sealed under.

@@ -176,6 +176,25 @@ impl LogStore {
         .await
     }
 
+    /// [`LogStore::put_new`] of `items`, then a put of `payload` at `location` under `mode`,
+    /// synced, all under one lock: a commit's objects and its head in one turn of the lock
+    /// and one catch-up. The items are appended even when `mode` refuses the put (unsynced
+    /// and unreferenced, as a refused commit's objects always were).
+    pub async fn put_new_then(
+        &self,
+        items: Vec<(Path, Bytes)>,
+        location: Path,
+        payload: Bytes,
+        mode: PutMode,
+    ) -> Result<PutResult> {
+        write(&self.inner, move |state| {
+            state.put_new(&items)?;
+            let replaced = check_mode(state, &location, &mode)?;
+            put(state, &location, &[&payload[..]], replaced)
+        })
+        .await
+    }
+
     /// The bytes of live records and of the segments in use, after catching up.
     pub async fn stored_bytes(&self) -> Result<StoredBytes> {
         self.inner.read(|state| Ok(state.stored_bytes()?))
