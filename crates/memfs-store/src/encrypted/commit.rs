@@ -110,17 +110,14 @@ impl EncryptedRepository {
         let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
             Carry::Carried(carried) => (carried, false),
             Carry::WriteOut(carried) => (carried, true),
-            // A local folder's log: the objects go in the head's locked append (`swap_with`).
-            Carry::Store if self.log.is_some() && anchor.version.is_some() => {
-                let mut all = new;
-                all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
-                with_head = Some(self.seal_for_log(all).await?);
-                (Vec::new(), false)
-            }
             Carry::Store => {
                 let mut all = new;
                 all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
-                self.put_objects(all).await?;
+                match self.log.is_some() && anchor.version.is_some() {
+                    // A local folder's log: the objects go in the head's locked append (`swap_with`).
+                    true => with_head = Some(self.seal_for_log(all).await?),
+                    false => self.put_objects(all).await?,
+                }
                 (Vec::new(), false)
             }
         };
