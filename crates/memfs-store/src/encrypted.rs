@@ -281,7 +281,7 @@ impl Connection {
             |path: &str| -> Box<dyn HeadStore> { Box::new(ConditionalHead::new(self.store.clone(), Path::from(path))) };
         Connection {
             store: self.store.clone(),
-            head: head(HEAD_PATH),
+            head: head_store(&self.store, self.log.as_ref()),
             gc_state: head(GC_STATE_PATH),
             keys: head(KEYS_PATH),
             log: self.log.clone(),
@@ -292,13 +292,19 @@ impl Connection {
     }
 }
 
+/// The head's store: in a local folder's log, where a commit's objects go in the head's
+/// locked append ([`HeadStore::swap_with`]); else a conditional object.
+fn head_store(store: &Arc<dyn ObjectStore>, log: Option<&Arc<LogStore>>) -> Box<dyn HeadStore> {
+    Box::new(match log {
+        Some(log) => ConditionalHead::in_log(log.clone(), Path::from(HEAD_PATH)),
+        None => ConditionalHead::new(store.clone(), Path::from(HEAD_PATH)),
+    })
+}
+
 /// Opens the object store and the head and gc-state stores for a backend.
 fn connect(backend: Backend) -> Result<Connection, Error> {
     let conditional = |store: Arc<dyn ObjectStore>, log: Option<Arc<LogStore>>| Connection {
-        head: Box::new(match &log {
-            Some(log) => ConditionalHead::in_log(log.clone(), Path::from(HEAD_PATH)),
-            None => ConditionalHead::new(store.clone(), Path::from(HEAD_PATH)),
-        }),
+        head: head_store(&store, log.as_ref()),
         gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
         keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
         snapshot_budget: HEAD_SNAPSHOT_BYTES,
