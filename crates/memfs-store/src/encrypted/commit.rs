@@ -143,10 +143,7 @@ impl EncryptedRepository {
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match (&anchor.version, &with_head) {
-                (Some(version), Some(objects)) => {
-                    let objects = objects.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone()));
-                    self.head.swap_with(version, sealed.clone(), objects.collect()).await
-                }
+                (Some(version), Some(objects)) => self.head.swap_with(version, sealed.clone(), objects.writes()).await,
                 (Some(version), None) => self.head.swap(version, sealed.clone()).await,
                 (None, _) => self.head.create(sealed.clone()).await,
             }

@@ -10,6 +10,13 @@ pub(super) struct ForLog {
     pub(super) objects: Vec<(ObjectKind, ObjectId, Bytes)>,
 }
 
+impl ForLog {
+    /// The writes that store them: each at its object path.
+    pub(super) fn writes(&self) -> Vec<(Path, Bytes)> {
+        self.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone())).collect()
+    }
+}
+
 impl EncryptedRepository {
     /// Every stored object: id and stored (sealed) size. Names that are not object names
     /// (temporary files of a backend) are skipped.
@@ -79,8 +86,7 @@ impl EncryptedRepository {
             return stream::iter(puts).buffer_unordered(PARALLEL).try_collect().await;
         };
         let sealed = self.seal_for_log(objects).await?;
-        let writes = sealed.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone())).collect();
-        log.put_new(writes).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
+        log.put_new(sealed.writes()).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
         self.appended(&sealed);
         Ok(())
     }
