@@ -8,7 +8,7 @@ use crate::config;
 use crate::store::StoreArgs;
 use crate::{
     agent, cat, check, completions, diff, exec, expire, export, gc, import, info, init, key, log, ls, man, mcp, policy,
-    purge, restore, serve, show, tree, undo,
+    purge, restore, serve, show, tree, ui, undo,
 };
 
 /// memfs: an encrypted, content-addressed store for Claude's memory tool.
@@ -170,6 +170,12 @@ pub(crate) enum Commands {
     Serve(serve::ServeArgs),
     /// Talk to Claude with this store as its memory: the Messages API loop.
     Agent(agent::AgentArgs),
+    /// See what the store remembers, who changed it, and put it right, in a browser.
+    ///
+    /// A local web app served by memfs itself (nothing loaded from elsewhere), opened through
+    /// a one-time address it prints; the same store, key and --namespace options as every
+    /// command, and every change a commit by --actor (default: the OS user).
+    Ui(ui::UiArgs),
     /// Copy a plain folder of memory files into the store's /memories, as one commit.
     ///
     /// Every file goes through the same checks as a `create`: the path rules, the size limits
@@ -270,7 +276,7 @@ impl Cli {
         dispatch!(self.command, store;
             Exec => exec, Init => init, Info => info, Log => log, Show => show, Ls => ls, Cat => cat, Tree => tree,
             Diff => diff, Restore => restore, Check => check, Gc => gc, Key => key, Policy => policy,
-            Expire => expire, Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Import => import,
+            Expire => expire, Purge => purge, Mcp => mcp, Serve => serve, Agent => agent, Ui => ui, Import => import,
             Export => export, Undo => undo)
     }
 }

@@ -53,6 +53,7 @@ mod show;
 mod signal;
 mod store;
 mod tree;
+mod ui;
 mod undo;
 mod value;
 mod words;

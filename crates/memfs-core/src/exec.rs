@@ -180,6 +180,31 @@ pub fn execute_in(
     }
 }
 
+/// A person's edit of a whole file (`memfs ui`): the file at `path` becomes `text`, under the
+/// same policy as a tool's write (size limits, the sensitive-data filter, whose note ends the
+/// answer). Recorded as the `str_replace` of the file's whole content (as applied, after
+/// redaction); answered as a `str_replace` is, with the snippet around the first changed line.
+/// The caller decides whether the file is still the one the person edited (see
+/// `Memfs::edit`). `Err(need)` asks for one more object, as [`execute_in`].
+pub fn rewrite_in(
+    path: &str,
+    text: &str,
+    tree: &Tree,
+    context: &Context<'_>,
+    resolver: &dyn Resolver,
+) -> Result<Outcome, Need> {
+    let cx = Cx { tree, dialect: context.dialect, policy: context.policy, today: context.today, resolver };
+    match cx.rewrite(path, text) {
+        Ok(outcome) => Ok(outcome),
+        Err(Halt::Need(need)) => Err(need),
+        Err(Halt::Fail(e)) => {
+            let mut outcome = Outcome::failed(&e, context.dialect);
+            outcome.result.content = page::error(outcome.result.content, context.policy.view_max_chars);
+            Ok(outcome)
+        }
+    }
+}
+
 /// Where a path leads.
 enum Found {
     /// Nothing there.
@@ -489,6 +514,19 @@ impl Cx<'_> {
         let new_content = screened.text;
         let snippet = text::snippet(&new_content, line);
         let mutation = self.write_file(&p, old_size, new_content, applied)?;
+        Ok(Outcome::mutated(with_note(render::replaced(&snippet), screened.note), mutation))
+    }
+
+    fn rewrite(&self, path: &str, text: &str) -> Step<Outcome> {
+        let (p, old_size, content) = self.file_for_edit("str_replace", path)?;
+        let screened = self.screen(path, &content, text.to_owned())?;
+        let new_content = screened.text;
+        let start = changed_region(&content, &new_content).start;
+        let line = new_content[..start].matches('\n').count();
+        let applied =
+            Command::StrReplace { path: path.to_owned(), old_str: content, new_str: Some(new_content.clone()) };
+        let snippet = text::snippet(&new_content, line);
+        let mutation = self.write_file(&p, old_size, new_content, Some(applied))?;
         Ok(Outcome::mutated(with_note(render::replaced(&snippet), screened.note), mutation))
     }
 

@@ -84,7 +84,7 @@ mod tree;
 pub use access::{Access, touch};
 pub use command::{COMMANDS, Command, InputError};
 pub use dialect::{Dialect, UnknownDialect};
-pub use exec::{Change, Context, DIR_SIZE, Mutation, NewBlob, Outcome, execute, execute_in};
+pub use exec::{Change, Context, DIR_SIZE, Mutation, NewBlob, Outcome, execute, execute_in, rewrite_in};
 pub use graft::graft;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES, MemoryPath, Name, PathError, ROOT, normalized};
 pub use policy::{

@@ -153,6 +153,29 @@ impl Memfs {
         Ok((a, b, changes))
     }
 
+    /// The files that differ from `from` to `to` (default `HEAD`), only those at or below
+    /// `within` when given, each with its unified diff; with both commits.
+    pub async fn patches(
+        &self,
+        from: &str,
+        to: Option<&str>,
+        within: Option<&str>,
+    ) -> Result<(CommitRecord, CommitRecord, Vec<(FileChange, String)>), Error> {
+        let (a, b, changes) = self.changes(from, to).await?;
+        let (old_label, new_label) = (format!("@{}:", a.generation), format!("@{}:", b.generation));
+        let inside = |path: &str| {
+            within.is_none_or(|w| path == w || path.strip_prefix(w).is_some_and(|rest| rest.starts_with('/')))
+        };
+        let mut out = Vec::new();
+        for change in changes.into_iter().filter(|c| inside(&c.path)) {
+            let text = diff::patch(self.repository().as_ref(), &change, &old_label, &new_label)
+                .await
+                .map_err(|e| self.store_error(e))?;
+            out.push((change, text));
+        }
+        Ok((a, b, out))
+    }
+
     /// `memfs diff`: one `A`/`M`/`D` line per differing file from `from` to `to` (default
     /// `HEAD`); with `patch`, each followed by its unified diff.
     pub async fn diff(&self, from: &str, to: Option<&str>, patch: bool) -> Result<String, Error> {

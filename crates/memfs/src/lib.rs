@@ -142,6 +142,7 @@
 //! - [`agent`] (feature `agent`): the Messages API loop with this store as Claude's memory;
 //! - `browse`: looking without writing: a directory or a subtree at a revision ([`Listed`]);
 //! - `contention`: the wait after a lost race, backoff in rounds of the store at hand;
+//! - `edit`: a person's edit of a whole file, written only over the version it started from;
 //! - `engine`: [`Memfs`], [`OpenOptions`]: opening a store and running tool commands;
 //! - `error`: [`Error`], the library's errors (they name no CLI flag);
 //! - `expire`: files unused for a number of days leave the live tree ([`Expired`]);
@@ -158,8 +159,10 @@
 //! - [`protocol`]: the `memfs exec` line protocol;
 //! - `purge`: a path erased from the live tree and from all history ([`PurgeReport`]);
 //! - `races` (tests only): every mutating operation survives a lost race and a racing gc;
+//! - `search`: file names and lines that contain a text, over decrypted content ([`Found`]);
 //! - `transaction`: the transaction driver, the one place that commits by compare-and-swap:
 //!   every mutation is a plan function handed to it;
+//! - [`ui`] (feature `ui`): `memfs ui`, the browser viewer and editor of a store;
 //! - `url`: [`Location`], a store's URL, backend options and namespace; redaction.
 
 #![forbid(unsafe_code)]
@@ -171,6 +174,7 @@ pub mod agent;
 mod browse;
 mod conflict;
 mod contention;
+mod edit;
 mod engine;
 mod error;
 mod expire;
@@ -190,12 +194,16 @@ pub mod protocol;
 mod purge;
 #[cfg(test)]
 mod races;
+mod search;
 mod transaction;
+#[cfg(feature = "ui")]
+pub mod ui;
 mod url;
 
 pub use access::FLUSH_AFTER;
 pub use browse::Listed;
 pub use conflict::{Conflict, ConflictKind};
+pub use edit::{Edited, File};
 pub use engine::{Memfs, OpenOptions};
 pub use error::{Error, ErrorKind, error_chain};
 pub use expire::Expired;
@@ -215,5 +223,6 @@ pub use memfs_store::{
     Rotation, Shred, ShredKeys, StateDir,
 };
 pub use policy::PolicyChanged;
+pub use search::{Found, FoundLine};
 pub use transaction::Stats;
 pub use url::{Location, redact};

@@ -1,0 +1,111 @@
+//! A person's edit of a whole file, safe against concurrent writers: the file is written only
+//! if it still holds the content the person started from (`memfs ui`).
+//!
+//! A person edits for minutes while agents may write the same file. The editor keeps the
+//! [`File::version`] it read (the id of the content object: it changes exactly when the
+//! content does); [`Memfs::edit`] plans against each head it tries, and writes only while the
+//! file there still has that version. Since the plan and the compare-and-swap of its commit
+//! see the same head, a write that came in between is never overwritten: the edit answers
+//! [`Edited::Changed`] and the person decides (reload, or merge and edit again against the
+//! new version).
+
+use memfs_core::{Context, MemoryPath, Node, ToolResult, rewrite_in};
+use memfs_store::Record;
+
+use crate::engine::Memfs;
+use crate::error::Error;
+use crate::transaction::{Commit, Step};
+
+/// A file as the live tree holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct File {
+    /// The path, normalised.
+    pub path: String,
+    /// The content.
+    pub text: String,
+    /// Names the content: what an edit of it sends back to [`Memfs::edit`].
+    pub version: String,
+}
+
+/// What an edit did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Edited {
+    /// The file held the version edited; the answer is the tool's (a policy refusal is an
+    /// `is_error` answer and writes nothing).
+    Answered {
+        /// The tool's answer, in the handle's dialect.
+        result: ToolResult,
+        /// The file's version after the edit.
+        version: String,
+    },
+    /// The file changed (or went) since that version: nothing was written.
+    Changed {
+        /// The file as it is now; `None` when it is no longer there.
+        now: Option<File>,
+    },
+}
+
+impl Memfs {
+    /// The file at `path` in the newest head, with its version. [`Error::NotFound`] when
+    /// no file is there.
+    pub async fn file(&self, path: &str) -> Result<File, Error> {
+        let p = MemoryPath::parse(path)?;
+        let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
+        match self.node_at(&head.tree, p.components()).await? {
+            Some(Node::File(f)) => {
+                let bytes = self.repository().blob(&f.id).await.map_err(|e| self.store_error(e))?;
+                Ok(File {
+                    path: p.normalized(),
+                    text: String::from_utf8_lossy(&bytes).into_owned(),
+                    version: f.id.to_hex(),
+                })
+            }
+            _ => Err(Error::NotFound { path: p.normalized(), rev: "HEAD".into() }),
+        }
+    }
+
+    /// Writes `text` as the whole content of the file at `path`, if it still has `version`
+    /// (see the module's documentation); a commit by the handle's actor, recorded as a
+    /// `str_replace` of the whole content, under the store's policy.
+    pub async fn edit(&self, path: &str, version: &str, text: &str) -> Result<Edited, Error> {
+        let p = MemoryPath::parse(path)?;
+        let writer = self.writer();
+        let (today, dialect) = (writer.today, self.dialect());
+        let p = &p;
+        let answered = self
+            .tx
+            .run(&writer, None, move |head, mut fetched| {
+                Box::pin(async move {
+                    let (head, fetched) = (&*head, &mut fetched);
+                    match self.node_at(&head.tree, p.components()).await? {
+                        Some(Node::File(f)) if f.id.to_hex() == version => {}
+                        _ => return Ok(Step::Done(None)),
+                    }
+                    let context = Context { dialect, policy: &head.policy, today };
+                    let outcome = fetched.resolve(|f| rewrite_in(p.as_sent(), text, &head.tree, &context, f)).await;
+                    let outcome = outcome.map_err(|e| self.store_error(e))?;
+                    let Some(mutation) = outcome.mutation else {
+                        return Ok(Step::Done(Some((outcome.result, version.to_owned()))));
+                    };
+                    let record = Record::Tool(mutation.applied.clone().expect("an edit records its str_replace"));
+                    // The content written (after redaction) is the file's one new object.
+                    let written = mutation.blobs.first().map_or_else(|| version.to_owned(), |b| b.id.to_hex());
+                    let then = Some((outcome.result, written));
+                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: true, then }))
+                })
+            })
+            .await?;
+        match answered.value {
+            // The version this commit wrote, not the file's as read again: a writer that came
+            // after must still be seen as a change by the next edit.
+            Some((result, version)) => Ok(Edited::Answered { result, version }),
+            None => match self.file(path).await {
+                Ok(now) => Ok(Edited::Changed { now: Some(now) }),
+                Err(Error::NotFound { .. }) => Ok(Edited::Changed { now: None }),
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
