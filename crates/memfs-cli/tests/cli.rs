@@ -54,3 +54,5 @@ mod serve;
 mod store_args;
 #[path = "cli/support.rs"]
 mod support;
+#[path = "cli/ui.rs"]
+mod ui;

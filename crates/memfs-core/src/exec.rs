@@ -686,6 +686,53 @@ mod tests {
         assert!(r.content.ends_with("is a file, not a directory"), "{}", r.content);
     }
 
+    /// A person's whole-file edit (`memfs ui`) goes through the policy as a tool's write does,
+    /// and is recorded as the `str_replace` of the whole content, as applied.
+    #[test]
+    fn a_rewrite_is_screened_limited_and_recorded_as_applied() {
+        let (mut tree, mut blobs) = (Tree::empty(), MapResolver::new());
+        let create = serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "one\ntwo\n"});
+        assert!(!run(&mut tree, &mut blobs, create).is_error);
+        let mut policy = Policy::default();
+        let rewrite = |policy: &Policy, text: &str| {
+            let context = Context { dialect: Dialect::Spec, policy, today: 0 };
+            rewrite_in("/memories/a.md", text, &tree, &context, &blobs).unwrap()
+        };
+        let out = rewrite(&policy, "one\n2\n");
+        assert_eq!(
+            out.result.content,
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tone\n     2\t2\n     3\t"
+        );
+        let m = out.mutation.unwrap();
+        assert_eq!(m.changes, [Change::Modified { path: "/memories/a.md".into() }]);
+        assert_eq!(
+            m.applied,
+            Some(Command::StrReplace {
+                path: "/memories/a.md".into(),
+                old_str: "one\ntwo\n".into(),
+                new_str: Some("one\n2\n".into())
+            })
+        );
+        let key = "AKIA2E3MPLZQ7WX4KT5N";
+        policy.set("sensitive", "reject").unwrap();
+        let out = rewrite(&policy, &format!("one\n{key}\n"));
+        assert!(out.result.is_error && out.mutation.is_none(), "{:?}", out.result);
+        policy.set("sensitive", "redact").unwrap();
+        let out = rewrite(&policy, &format!("one\n{key}\n"));
+        let Some(Command::StrReplace { new_str: Some(applied), .. }) = out.mutation.unwrap().applied else { panic!() };
+        assert!(!applied.contains(key), "{applied}");
+        policy.set("max-file-bytes", "4").unwrap();
+        let out = rewrite(&policy, "too long\n");
+        assert!(out.result.is_error && out.mutation.is_none(), "{:?}", out.result);
+        // Not a file.
+        let context = Context { dialect: Dialect::Spec, policy: &Policy::default(), today: 0 };
+        let out = rewrite_in("/memories/none.md", "x", &tree, &context, &blobs).unwrap();
+        assert_eq!(
+            out.result,
+            ToolResult::error("Error: The path /memories/none.md does not exist. Please provide a valid path.".into())
+        );
+    }
+
     /// A session through `typescript-sdk`: every answer exactly as `@anthropic-ai/sdk@1.12.0`'s
     /// `BetaLocalFilesystemMemoryTool` gave it through its tool runner (`runRunnableTool`, Node.js
     /// 20, a temp directory on ext4), the same inputs in the same order. `X1280` stands for 1,280

@@ -109,3 +109,55 @@ impl Memfs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dialect;
+    use serde_json::json;
+
+    async fn store(text: &str) -> Memfs {
+        let memfs = Memfs::ephemeral(Dialect::Spec).unwrap();
+        let r = memfs.call(&json!({"command": "create", "path": "/memories/a.md", "file_text": text})).await;
+        assert!(!r.is_error, "{r:?}");
+        memfs
+    }
+
+    #[tokio::test]
+    async fn writes_over_the_version_it_started_from_and_only_over_it() {
+        let memfs = store("one\ntwo\n").await;
+        let opened = memfs.file("/memories/a.md").await.unwrap();
+        assert_eq!((opened.path.as_str(), opened.text.as_str()), ("/memories/a.md", "one\ntwo\n"));
+        let Edited::Answered { result, version } =
+            memfs.edit("/memories/a.md", &opened.version, "one\n2\n").await.unwrap()
+        else {
+            panic!("not written")
+        };
+        assert_eq!(
+            result.content,
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tone\n     2\t2\n     3\t"
+        );
+        let now = memfs.file("/memories/a.md").await.unwrap();
+        assert_eq!((now.text.as_str(), now.version.as_str()), ("one\n2\n", version.as_str()));
+        // The old version again: the file changed since, nothing is written.
+        let stale = memfs.edit("/memories/a.md", &opened.version, "lost\n").await.unwrap();
+        assert_eq!(stale, Edited::Changed { now: Some(now.clone()) });
+        assert_eq!(memfs.file("/memories/a.md").await.unwrap(), now);
+        // Gone: nothing to come back to.
+        let r = memfs.call(&json!({"command": "delete", "path": "/memories/a.md"})).await;
+        assert!(!r.is_error);
+        assert_eq!(memfs.edit("/memories/a.md", &now.version, "x").await.unwrap(), Edited::Changed { now: None });
+        assert_eq!(memfs.stats().commits, 3);
+    }
+
+    #[tokio::test]
+    async fn an_empty_file_is_edited_like_any_other_and_a_bad_path_is_refused() {
+        let memfs = store("").await;
+        let opened = memfs.file("/memories/a.md").await.unwrap();
+        let edited = memfs.edit("/memories/a.md", &opened.version, "now\n").await.unwrap();
+        assert!(matches!(edited, Edited::Answered { ref result, .. } if !result.is_error), "{edited:?}");
+        assert_eq!(memfs.file("/memories/a.md").await.unwrap().text, "now\n");
+        assert!(memfs.edit("/etc/passwd", &opened.version, "x").await.is_err());
+        assert!(matches!(memfs.file("/memories/none.md").await, Err(Error::NotFound { .. })));
+    }
+}

@@ -195,6 +195,43 @@ async fn import_survives_a_gc_race_and_reruns_on_a_lost_race() {
 }
 
 #[tokio::test]
+async fn an_edit_survives_a_gc_race_reruns_on_a_lost_race_and_stops_when_the_rival_wrote_its_file() {
+    let racing = store().await;
+    let memfs = handle(&racing, 101);
+    let version = memfs.file("/memories/a.md").await.unwrap().version;
+    arm(&racing, GC);
+    let edited = memfs.edit("/memories/a.md", &version, "three\n").await.unwrap();
+    faults_fired(&racing);
+    assert!(matches!(edited, crate::Edited::Answered { ref result, .. } if !result.is_error), "{edited:?}");
+
+    // A rival wrote another file: the edit runs again on its head and is written.
+    let racing = store().await;
+    let memfs = handle(&racing, 101);
+    let version = memfs.file("/memories/a.md").await.unwrap().version;
+    arm(&racing, Race::Lost);
+    memfs.edit("/memories/a.md", &version, "three\n").await.unwrap();
+    reran(
+        &memfs,
+        &racing,
+        r#"{"command":"str_replace","path":"/memories/a.md","old_str":"two\n","new_str":"three\n"}"#,
+    )
+    .await;
+
+    // A rival wrote this file: the edit, run again on its head, finds another version and
+    // writes nothing.
+    let racing = store().await;
+    let memfs = handle(&racing, 101);
+    let version = memfs.file("/memories/a.md").await.unwrap().version;
+    *racing.rival.lock().unwrap() =
+        Some(Command::StrReplace { path: "/memories/a.md".into(), old_str: "two".into(), new_str: Some("2".into()) });
+    let edited = memfs.edit("/memories/a.md", &version, "three\n").await.unwrap();
+    let now = memfs.file("/memories/a.md").await.unwrap();
+    assert_eq!(now.text, "2\n");
+    assert_eq!(edited, crate::Edited::Changed { now: Some(now) });
+    assert_eq!(records(&memfs, 1).await[0].1, "rival");
+}
+
+#[tokio::test]
 async fn expire_survives_a_gc_race_and_reruns_on_a_lost_race() {
     let (racing, memfs) = raced(200, GC).await;
     let expired = memfs.expire(30, false).await.unwrap();
