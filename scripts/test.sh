@@ -37,7 +37,7 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # memfs's optional parts on their own: every combination of its features (mcp implies http)
 # that the default set (all of them) does not already cover.
-for features in "" http agent http,agent mcp; do
+for features in "" http agent http,agent mcp ui; do
     echo "-- memfs with --no-default-features --features '$features'"
     cargo clippy -p memfs --no-default-features --features "$features" --all-targets --locked -- -D warnings
 done
@@ -137,6 +137,9 @@ scripts/test-differential-ts.sh
 
 step "MCP server with the official Python client (stdio and streamable HTTP)"
 scripts/test-mcp.sh
+
+step "memfs ui in a real browser (Playwright driving Debian's headless Chromium)"
+scripts/test-ui.sh
 
 step "The Python package as a user installs it (wheel, fresh virtualenv, the real SDK's tool runners)"
 scripts/test-packages.sh

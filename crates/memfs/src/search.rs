@@ -30,7 +30,7 @@ pub struct FoundLine {
     pub path: String,
     /// The line's number, from 1.
     pub line: usize,
-    /// The line (at most [`LINE_CHARS`] characters of it, around the match).
+    /// The line (at most 240 characters of it, around the match).
     pub text: String,
 }
 

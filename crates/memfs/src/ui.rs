@@ -9,7 +9,7 @@
 //! # Who may talk to it
 //!
 //! The server is meant for one person on one machine, through a browser that also visits
-//! other sites. So ([`guard`]): the `Host` of every request must be the address it listens on
+//! other sites. So (`guard`): the `Host` of every request must be the address it listens on
 //! (a DNS-rebinding page names its own host: `421`); a request from another `Origin` is
 //! refused (`403`); the one-time token of the printed address is exchanged for a session
 //! cookie (`HttpOnly`, `SameSite=Strict`) and then no longer works; every request but the
