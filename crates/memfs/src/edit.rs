@@ -40,6 +40,11 @@ pub enum Edited {
         /// The file's version after the edit.
         version: String,
     },
+    /// The file holds that version and the text is its content already: nothing to write.
+    Unchanged {
+        /// The file's version.
+        version: String,
+    },
     /// The file changed (or went) since that version: nothing was written.
     Changed {
         /// The file as it is now; `None` when it is no longer there.
@@ -80,19 +85,24 @@ impl Memfs {
                 Box::pin(async move {
                     let (head, fetched) = (&*head, &mut fetched);
                     match self.node_at(&head.tree, p.components()).await? {
-                        Some(Node::File(f)) if f.id.to_hex() == version => {}
+                        // Content-addressed: the text's address is the file's id when it holds it.
+                        Some(Node::File(f)) if f.id.to_hex() == version => {
+                            if self.repository().address(text.as_bytes()) == f.id {
+                                return Ok(Step::Done(Some(None)));
+                            }
+                        }
                         _ => return Ok(Step::Done(None)),
                     }
                     let context = Context { dialect, policy: &head.policy, today };
                     let outcome = fetched.resolve(|f| rewrite_in(p.as_sent(), text, &head.tree, &context, f)).await;
                     let outcome = outcome.map_err(|e| self.store_error(e))?;
                     let Some(mutation) = outcome.mutation else {
-                        return Ok(Step::Done(Some((outcome.result, version.to_owned()))));
+                        return Ok(Step::Done(Some(Some((outcome.result, version.to_owned())))));
                     };
                     let record = Record::Tool(mutation.applied.clone().expect("an edit records its str_replace"));
                     // The content written (after redaction) is the file's one new object.
                     let written = mutation.blobs.first().map_or_else(|| version.to_owned(), |b| b.id.to_hex());
-                    let then = Some((outcome.result, written));
+                    let then = Some(Some((outcome.result, written)));
                     Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: true, then }))
                 })
             })
@@ -100,7 +110,8 @@ impl Memfs {
         match answered.value {
             // The version this commit wrote, not the file's as read again: a writer that came
             // after must still be seen as a change by the next edit.
-            Some((result, version)) => Ok(Edited::Answered { result, version }),
+            Some(Some((result, version))) => Ok(Edited::Answered { result, version }),
+            Some(None) => Ok(Edited::Unchanged { version: version.to_owned() }),
             None => match self.file(path).await {
                 Ok(now) => Ok(Edited::Changed { now: Some(now) }),
                 Err(Error::NotFound { .. }) => Ok(Edited::Changed { now: None }),
@@ -139,6 +150,9 @@ mod tests {
         );
         let now = memfs.file("/memories/a.md").await.unwrap();
         assert_eq!((now.text.as_str(), now.version.as_str()), ("one\n2\n", version.as_str()));
+        // The text it holds: nothing to write, no commit.
+        let same = memfs.edit("/memories/a.md", &version, "one\n2\n").await.unwrap();
+        assert_eq!(same, Edited::Unchanged { version: version.clone() });
         // The old version again: the file changed since, nothing is written.
         let stale = memfs.edit("/memories/a.md", &opened.version, "lost\n").await.unwrap();
         assert_eq!(stale, Edited::Changed { now: Some(now.clone()) });

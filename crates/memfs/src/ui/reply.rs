@@ -50,6 +50,8 @@ pub(super) fn refuse(status: StatusCode, message: &str) -> Refusal {
 pub(super) fn failed(e: &Error) -> Refusal {
     let status = match (e, e.kind()) {
         (Error::NotFound { .. }, _) => StatusCode::NOT_FOUND,
+        // A revision that names no commit is the request's mistake, not the store's.
+        (Error::Store { source: memfs_store::Error::UnknownRevision { .. }, .. }, _) => StatusCode::BAD_REQUEST,
         (_, ErrorKind::Store | ErrorKind::Credential | ErrorKind::NoStore) => StatusCode::INTERNAL_SERVER_ERROR,
         (_, ErrorKind::Other) => StatusCode::BAD_REQUEST,
     };

@@ -110,6 +110,9 @@ pub(super) async fn edit(State(ui): State<Arc<Ui>>, e: Sent<Edit>) -> Reply {
             value["version"] = Value::String(version);
             Ok(Json(value))
         }
+        Edited::Unchanged { version } => Ok(Json(
+            json!({"ok": true, "unchanged": true, "message": "nothing to save: the file already holds this text", "version": version}),
+        )),
         Edited::Changed { now } => {
             let (error, current, version) = match now {
                 Some(f) => ("the file changed since you opened it", Some(f.text), Some(f.version)),
