@@ -52,6 +52,10 @@ pub(super) async fn session(State(ui): State<Arc<Ui>>) -> Reply {
 pub(super) async fn tree(State(ui): State<Arc<Ui>>) -> Reply {
     let memfs = &ui.memfs;
     let generation = memfs.repository().head().await.map_err(|e| failed(&memfs.store_error(e)))?.generation;
+    // A new store has no commit yet for `HEAD` to name: its tree is empty.
+    if generation == 0 {
+        return Ok(Json(json!({"generation": 0, "entries": []})));
+    }
     let listed = memfs.list("HEAD", memfs_core::ROOT, true).await.map_err(|e| failed(&e))?;
     // Paths from the depth-first listing: the directories open above each entry.
     let mut open: Vec<String> = Vec::new();
@@ -99,7 +103,8 @@ pub(super) async fn show(State(ui): State<Arc<Ui>>, params: Params) -> Reply {
     let record = ui.memfs.resolve(rev).await.map_err(|e| failed(&e))?;
     match ui.memfs.read_at(rev, path).await.map_err(|e| failed(&e))? {
         Shown::File(bytes) => Ok(Json(json!({
-            "rev": rev, "generation": record.generation, "text": String::from_utf8_lossy(&bytes),
+            "rev": rev, "generation": record.generation, "time_ms": record.time_ms, "actor": record.actor,
+            "text": String::from_utf8_lossy(&bytes),
         }))),
         _ => Err(refuse(StatusCode::BAD_REQUEST, &format!("{path} is a directory at {rev}"))),
     }

@@ -113,7 +113,7 @@
     constructor(status, data, fallback) {
       let msg = data && typeof data.error === 'string' ? data.error : fallback;
       if (status === 401) {
-        msg = `${msg || 'Not signed in.'} Open the address that memfs ui printed (each address works once; restart memfs ui for a new one).`;
+        msg = `${data && data.error ? data.error : 'No session.'} (An address works once: to open the page again, restart memfs ui.)`;
       }
       super(msg || `The server answered ${status}.`);
       this.status = status;
@@ -161,16 +161,22 @@
   /** Shows a message: kind is 'ok', 'warn' or 'error'. An empty text clears it. */
   function say(text, kind) {
     const box = $('message');
+    const bar = $('message-bar');
     put(box);
     box.removeAttribute('data-kind');
+    bar.removeAttribute('data-kind');
+    bar.hidden = !text;
     if (!text) return;
     const k = kind || 'ok';
     box.setAttribute('data-kind', k);
+    bar.setAttribute('data-kind', k);
+    // A label says what kind of message it is (not by colour alone), unless the text says it.
     const label = { ok: 'Done', warn: 'Warning', error: 'Error' }[k];
     box.append(h('p', { class: 'message-body' },
-      h('span', { class: 'message-label' }, `${label}: `),
+      text.startsWith(label) ? null : h('span', { class: 'message-label' }, `${label}: `),
       h('span', { class: 'message-text', testid: 'message-text' }, text)));
-    box.append(button('Dismiss', { class: 'message-close link-button', testid: 'message-close', onclick: () => say('') }));
+    // The answer to what the person just did: make sure it is on screen.
+    bar.scrollIntoView({ block: 'nearest' });
   }
 
   /** The kind of a tool answer: ok, ok with the sensitive-data filter's note, or refused. */
@@ -289,9 +295,12 @@
     try {
       state.tree = await api('/api/tree');
     } catch (e) {
-      put($('tree'), h('p', { class: 'error-text' }, e.message));
+      $('tree').setAttribute('data-error', e.message);
+      put($('tree'), h('p', { class: 'error-text', testid: 'tree-error' }, e.message));
       return;
     }
+    $('tree').removeAttribute('data-error');
+    $('tree').setAttribute('data-generation', String(state.tree.generation));
     if (!state.treeSeeded) {
       state.treeSeeded = true;
       // A large tree starts closed; a small one open.
@@ -521,11 +530,13 @@
       data = fresh;
       meta.textContent = `${fmtBytes(data.size ?? data.text.length)} · ${plural(lineCount(data.text), 'line')}`;
       toolbar.hidden = true;
-      put(body, editor({
+      const form = editor({
         path, text: data.text, base: data.version,
         onSaved: () => { go(fileHref(path)); loadTree(); },
         onCancel: () => { showLines(); edit.focus(); },
-      }));
+      });
+      put(body, form);
+      form.querySelector('textarea').focus();
     }
 
     showLines();
@@ -772,7 +783,6 @@
       });
     }
 
-    setTimeout(() => area.focus(), 0);
     return form;
   }
 
@@ -784,7 +794,9 @@
     section.append(
       h('h1', { id: titleId, class: 'path-title', tabindex: '-1', testid: 'file-path' }, path),
       h('p', { class: 'banner', testid: 'past-banner' },
-        `As it was at @${gen}${data.time_ms ? ` (${fmtTime(data.time_ms)})` : ''}. This is a past version: it cannot be edited here.`),
+        `As it was at @${gen}`,
+        data.time_ms ? [' (', timeEl(data.time_ms), data.actor ? `, by ${data.actor}` : '', ')'] : null,
+        '. This is a past version: it cannot be edited here.'),
       h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Version actions' },
         button('Restore this file to here', {
           class: 'primary', testid: 'restore-file',
@@ -1388,6 +1400,10 @@
     $('new-file').addEventListener('click', () => {
       const p = currentFilePath();
       go(`#/new?${qs({ dir: p ? parentOf(p) : '/memories' })}`);
+    });
+    $('message-close').addEventListener('click', () => {
+      say('');
+      focusContent();
     });
     $('refresh').addEventListener('click', async () => {
       await loadTree();
