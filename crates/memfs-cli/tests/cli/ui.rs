@@ -298,7 +298,7 @@ fn refuses_an_address_the_page_cannot_guard() {
             "memfs: --http 192.0.2.1:0: 192.0.2.1 is not a loopback address. memfs ui has no TLS, so the session and the memories would cross the network in clear; put it behind a TLS-terminating proxy and pass --allow-remote\n",
         ),
     ] {
-        let out = run(Command::from(memfs(dir)).args(&store).args(["ui", "--http", addr]), "");
+        let out = run(memfs(dir).args(&store).args(["ui", "--http", addr]), "");
         assert_eq!(out.status.code(), Some(1), "{addr}");
         assert_text(addr, &text(&out.stderr), expected);
         assert_text("stdout", &text(&out.stdout), "");
