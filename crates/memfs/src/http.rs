@@ -77,6 +77,8 @@ pub use connections::Limits;
 pub use error::{ServeError, TokenError};
 pub use log::{Access, Log, RequestId, StoreFailure};
 pub use namespaces::Namespaces;
+#[cfg(feature = "ui")]
+pub(crate) use routes::is_json;
 pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token, new_token_line};
 
 #[cfg(doc)]

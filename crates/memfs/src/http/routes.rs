@@ -152,8 +152,8 @@ fn authenticate<'s>(server: &'s Server, headers: &HeaderMap) -> Result<&'s str, 
     server.tokens.namespace_of(token).ok_or(Refused::BadToken)
 }
 
-/// `application/json`, with any parameters (`; charset=utf-8`).
-fn is_json(headers: &HeaderMap) -> bool {
+/// `application/json`, with any parameters (`; charset=utf-8`). Also `memfs ui`'s check of a write.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return false;
     };

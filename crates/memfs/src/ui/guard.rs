@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Ui;
 use super::reply::refuse;
-use crate::http::{TokenError, new_token};
+use crate::http::{TokenError, is_json, new_token};
 
 /// The session cookie's name.
 const COOKIE: &str = "memfs_ui";
@@ -166,12 +166,6 @@ fn cookie(headers: &HeaderMap) -> Option<&str> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-}
-
-/// `application/json`, with any parameters.
-fn is_json(headers: &HeaderMap) -> bool {
-    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    value.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json")
 }
 
 /// The answer to the token's one use: the cookie, and the page without the token in its address.
