@@ -40,6 +40,8 @@ mod leak;
 mod mcp;
 #[path = "cli/migration.rs"]
 mod migration;
+#[path = "cli/missed_rotation.rs"]
+mod missed_rotation;
 #[path = "cli/policy.rs"]
 mod policy;
 #[path = "cli/policy_exec.rs"]
@@ -56,3 +58,5 @@ mod store_args;
 mod support;
 #[path = "cli/ui.rs"]
 mod ui;
+#[path = "cli/versioned.rs"]
+mod versioned;

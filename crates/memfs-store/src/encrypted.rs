@@ -293,7 +293,7 @@ impl Connection {
 }
 
 /// The head's store: in a local folder's log, where a commit's objects go in the head's
-/// locked append ([`HeadStore::swap_with`]); else a conditional object.
+/// locked append ([`HeadStore::put_with`]); else a conditional object.
 fn head_store(store: &Arc<dyn ObjectStore>, log: Option<&Arc<LogStore>>) -> Box<dyn HeadStore> {
     Box::new(match log {
         Some(log) => ConditionalHead::in_log(log.clone(), Path::from(HEAD_PATH)),

@@ -67,11 +67,28 @@ pub(crate) trait HeadStore: Send + Sync {
     async fn create(&self, bytes: Bytes) -> Result<(), Error>;
     /// Replaces the head if it is still at `expected`; `Conflict` otherwise.
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error>;
-    /// [`HeadStore::swap`] after storing `objects` (sealed, at paths that hold them or
-    /// nothing, as [`LogStore::put_new`] stores them): on a local folder's log in the same
-    /// locked append as the head, elsewhere first. The objects may be stored even when the
-    /// swap is refused, as a commit's objects always are before its swap.
-    async fn swap_with(&self, expected: &HeadVersion, bytes: Bytes, objects: Vec<(Path, Bytes)>) -> Result<(), Error>;
+    /// [`HeadStore::swap`] on `expected` (or [`HeadStore::create`] when `None`), storing
+    /// `objects` with the head (sealed, at paths that hold them or nothing, as
+    /// [`LogStore::put_new`] stores them) only if the head is still at `expected`: on a local
+    /// folder's log compared and appended under one lock, elsewhere compared by a fresh read
+    /// before they are stored. A refusal stores nothing; elsewhere a head replaced between
+    /// that read and the swap still finds the objects stored.
+    async fn put_with(
+        &self,
+        expected: Option<&HeadVersion>,
+        bytes: Bytes,
+        objects: Vec<(Path, Bytes)>,
+    ) -> Result<(), Error>;
+    /// Reads the head afresh (a conditional read: no body when it is unchanged) and answers
+    /// [`Error::Conflict`] unless it is still at `expected` (`None`: there is none yet): what
+    /// must hold before anything a writer sealed for a compare-and-swap on `expected` is
+    /// stored ahead of it.
+    async fn unmoved(&self, expected: Option<&HeadVersion>) -> Result<(), Error> {
+        match self.read().await?.map(|(_, version)| version).as_ref() == expected {
+            true => Ok(()),
+            false => Err(Error::Conflict),
+        }
+    }
 }
 
 /// What a [`ConditionalHead`] last read or wrote.
@@ -86,7 +103,7 @@ struct Known {
 /// A head object in an object store with conditional writes.
 pub(crate) struct ConditionalHead {
     store: Arc<dyn ObjectStore>,
-    /// The same store, when it is a local folder's log: [`HeadStore::swap_with`] appends a
+    /// The same store, when it is a local folder's log: [`HeadStore::put_with`] appends a
     /// commit's objects and its head under one lock (one turn of the lock and one catch-up
     /// per commit instead of two: one writer alone made 1,135–1,266 mutations/s where it made
     /// 878–1,123, and 16 writers together 621–639 where 520–625, in `fleet::fleet_local`).
@@ -210,20 +227,31 @@ impl HeadStore for ConditionalHead {
         self.after_put(bytes, put, "swap")
     }
 
-    async fn swap_with(&self, expected: &HeadVersion, bytes: Bytes, objects: Vec<(Path, Bytes)>) -> Result<(), Error> {
+    async fn put_with(
+        &self,
+        expected: Option<&HeadVersion>,
+        bytes: Bytes,
+        objects: Vec<(Path, Bytes)>,
+    ) -> Result<(), Error> {
         let Some(log) = &self.log else {
+            self.unmoved(expected).await?;
             for (path, object) in objects {
                 match self.store.put_opts(&path, object.into(), PutMode::Create.into()).await {
                     Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
                     Err(e) => return Err(Error::backend("write", &path, e)),
                 }
             }
-            return self.swap(expected, bytes).await;
+            return match expected {
+                Some(expected) => self.swap(expected, bytes).await,
+                None => self.create(bytes).await,
+            };
         };
-        let HeadVersion::Object { e_tag, version } = expected.clone();
-        let mode = PutMode::Update(UpdateVersion { e_tag, version });
+        let (mode, op) = match expected.cloned() {
+            Some(HeadVersion::Object { e_tag, version }) => (PutMode::Update(UpdateVersion { e_tag, version }), "swap"),
+            None => (PutMode::Create, "create"),
+        };
         let put = log.put_new_then(objects, self.path.clone(), bytes.clone(), mode).await;
-        self.after_put(bytes, put, "swap")
+        self.after_put(bytes, put, op)
     }
 }
 
@@ -265,11 +293,11 @@ mod tests {
         assert_eq!((bytes, plan.count(OpClass::Get)), (Bytes::from_static(b"two"), 4));
     }
 
-    /// `swap_with` stores the objects with the head: in a local folder's log in one locked
-    /// append, on another store first; refused, the swap leaves the head as it was (the
-    /// objects may stay, unreferenced) and the remembered head stale.
+    /// `put_with` stores the objects with the head: in a local folder's log in one locked
+    /// append, on another store first; refused, it stores nothing (no object, the head as it
+    /// was) and remembers the head as it is.
     #[tokio::test]
-    async fn a_swap_with_objects_stores_them_and_the_head() {
+    async fn a_put_with_objects_stores_them_and_the_head_or_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let log = Arc::new(LogStore::open(dir.path().join("store")).unwrap());
         let (plain, _) = head();
@@ -278,10 +306,14 @@ mod tests {
             let (_, version) = head.read().await.unwrap().unwrap();
             let object = |name: &str| (Path::from(format!("objects/{name}")), Bytes::from(name.to_owned()));
             let other = HeadVersion::Object { e_tag: Some("\"elsewhere\"".into()), version: None };
-            let refused = head.swap_with(&other, Bytes::from_static(b"lost"), vec![object("a")]).await;
+            let refused = head.put_with(Some(&other), Bytes::from_static(b"lost"), vec![object("a")]).await;
             assert!(matches!(refused, Err(Error::Conflict)), "{refused:?}");
-            assert!(head.state().known.as_ref().is_some_and(|k| k.at.is_none()), "stale after a refusal");
-            head.swap_with(&version, Bytes::from_static(b"two"), vec![object("a"), object("b")]).await.unwrap();
+            let created = head.put_with(None, Bytes::from_static(b"lost"), vec![object("a")]).await;
+            assert!(matches!(created, Err(Error::Conflict)), "{created:?}");
+            let kept = head.store.get(&Path::from("objects/a")).await;
+            assert!(matches!(kept, Err(object_store::Error::NotFound { .. })), "a refused put stored an object");
+            assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "one");
+            head.put_with(Some(&version), Bytes::from_static(b"two"), vec![object("a"), object("b")]).await.unwrap();
             assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "two");
             for name in ["a", "b"] {
                 let stored = head.store.get(&Path::from(format!("objects/{name}"))).await.unwrap();

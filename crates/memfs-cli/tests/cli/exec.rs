@@ -1,14 +1,9 @@
 //! The `memfs` binary: `memfs exec` over real pipes, argument errors, help.
 
 use std::io::Write;
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
 
-use crate::support::{self, assert_text, lines_of, memfs_no_home, text};
-
-/// How long one answer may take before the test gives up (instead of hanging).
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::support::{self, Session, assert_text, memfs_no_home, text};
 
 /// The binary with a clean environment, on the ephemeral `memory://` store.
 fn memfs() -> Command {
@@ -25,49 +20,6 @@ fn run(args: &[&str], stdin: &str) -> Output {
 /// [`run`] with input that need not be UTF-8.
 fn run_bytes(args: &[&str], stdin: &[u8]) -> Output {
     support::run(memfs().args(args), stdin)
-}
-
-/// A running `memfs exec` answering one line at a time.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    answers: Receiver<String>,
-}
-
-impl Session {
-    fn start(args: &[&str]) -> Self {
-        let mut child = memfs()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn memfs");
-        let answers = lines_of(child.stdout.take().expect("stdout"));
-        let stdin = child.stdin.take();
-        Session { child, stdin, answers }
-    }
-
-    /// Sends one line and waits for its answer: proves each answer is flushed on its own.
-    fn ask(&mut self, line: &str) -> String {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(format!("{line}\n").as_bytes()).expect("write a line");
-        stdin.flush().expect("flush");
-        match self.answers.recv_timeout(ANSWER_TIMEOUT) {
-            Ok(answer) => answer,
-            Err(RecvTimeoutError::Timeout) => panic!("no answer within {ANSWER_TIMEOUT:?} to {line}"),
-            Err(RecvTimeoutError::Disconnected) => panic!("memfs closed stdout before answering {line}"),
-        }
-    }
-
-    /// Closes stdin; the process must exit 0 without printing anything more.
-    fn finish(mut self) {
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait for memfs");
-        assert!(status.success(), "memfs exec exited with {status}");
-        let rest: Vec<String> = self.answers.try_iter().collect();
-        assert!(rest.is_empty(), "unexpected extra output: {rest:?}");
-    }
 }
 
 #[test]
@@ -133,7 +85,7 @@ fn exec_answers_a_line_that_is_not_utf8_and_goes_on() {
 
 #[test]
 fn exec_answers_each_line_as_it_comes() {
-    let mut s = Session::start(&["exec", "--dialect", "python-sdk"]);
+    let mut s = Session::start(memfs().args(["exec", "--dialect", "python-sdk"]));
     assert_text(
         "create",
         &s.ask(r#"{"command":"create","path":"/memories/a.txt","file_text":"one\ntwo"}"#),

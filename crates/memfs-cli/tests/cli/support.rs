@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 /// Asserts two texts are equal, printing both in full (escaped) on mismatch.
 #[track_caller]
@@ -288,6 +290,49 @@ pub(crate) fn lines_of(stdout: impl Read + Send + 'static) -> std::sync::mpsc::R
         }
     });
     lines
+}
+
+/// How long one answer of a [`Session`] may take before the test gives up (instead of hanging).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running `memfs exec` answering one line at a time: a long-running process, as an agent's
+/// session keeps one open.
+pub(crate) struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<String>,
+}
+
+impl Session {
+    /// Starts `cmd` (a `memfs … exec`) with its standard streams piped.
+    pub(crate) fn start(cmd: &mut Command) -> Self {
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn memfs");
+        let answers = lines_of(child.stdout.take().expect("stdout"));
+        let stdin = child.stdin.take();
+        Session { child, stdin, answers }
+    }
+
+    /// Sends one line and waits for its answer: proves each answer is flushed on its own.
+    pub(crate) fn ask(&mut self, line: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(format!("{line}\n").as_bytes()).expect("write a line");
+        stdin.flush().expect("flush");
+        match self.answers.recv_timeout(ANSWER_TIMEOUT) {
+            Ok(answer) => answer,
+            Err(RecvTimeoutError::Timeout) => panic!("no answer within {ANSWER_TIMEOUT:?} to {line}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("memfs closed stdout before answering {line}"),
+        }
+    }
+
+    /// Closes stdin; the process must exit 0 without printing anything more.
+    pub(crate) fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait for memfs");
+        assert!(status.success(), "memfs exec exited with {status}");
+        let rest: Vec<String> = self.answers.try_iter().collect();
+        assert!(rest.is_empty(), "unexpected extra output: {rest:?}");
+    }
 }
 
 /// The stdout of `out`, a run (`what`) that must succeed; stderr may hold notes.

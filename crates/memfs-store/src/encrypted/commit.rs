@@ -113,10 +113,21 @@ impl EncryptedRepository {
             Carry::Store => {
                 let mut all = new;
                 all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
-                match self.log.is_some() && anchor.version.is_some() {
-                    // A local folder's log: the objects go in the head's locked append (`swap_with`).
+                // Sealed under this handle's keys, checked against the head it planned on and
+                // no newer one. Whatever reaches storage stays there in every copy kept (a
+                // versioned bucket, a backup, the log until compaction): stored after a
+                // rotation committed, under an epoch it retired, the removed credential would
+                // open it. So nothing is stored unless the head is still `base` (docs/
+                // SECURITY.md, "A writer that missed a rotation").
+                match self.log.is_some() {
+                    // A local folder's log: compared under the lock, then appended with the
+                    // head (`HeadStore::put_with`); refused, nothing is appended.
                     true => with_head = Some(self.seal_for_log(all).await?),
-                    false => self.put_objects(all).await?,
+                    // Elsewhere stored first, once a fresh read finds the head unmoved.
+                    false => {
+                        self.head.unmoved(anchor.version.as_ref()).await?;
+                        self.put_objects(all).await?;
+                    }
                 }
                 (Vec::new(), false)
             }
@@ -143,9 +154,11 @@ impl EncryptedRepository {
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match (&anchor.version, &with_head) {
-                (Some(version), Some(objects)) => self.head.swap_with(version, sealed.clone(), objects.writes()).await,
+                (version, Some(objects)) => {
+                    self.head.put_with(version.as_ref(), sealed.clone(), objects.writes()).await
+                }
                 (Some(version), None) => self.head.swap(version, sealed.clone()).await,
-                (None, _) => self.head.create(sealed.clone()).await,
+                (None, None) => self.head.create(sealed.clone()).await,
             }
         };
         // A write whose answer is lost (a timeout, a dropped connection) may still land, even
@@ -161,9 +174,8 @@ impl EncryptedRepository {
                 }
             }
         }
-        // Appended with the head, whether the swap was taken or refused: the log compares the
-        // head's version after appending them.
-        if let (Ok(()) | Err(Error::Conflict), Some(objects)) = (&swapped, &with_head) {
+        // Appended with the head when the swap was taken; refused, nothing was appended.
+        if let (Ok(()), Some(objects)) = (&swapped, &with_head) {
             self.appended(objects);
         }
         match swapped {

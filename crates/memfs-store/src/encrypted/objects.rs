@@ -94,7 +94,7 @@ impl EncryptedRepository {
     /// A commit's new objects for a local folder's log: those this process stored under an
     /// older epoch are stored again at once (as [`EncryptedRepository::put_object`] replaces
     /// them); the others are sealed for one locked append ([`LogStore::put_new`], or with
-    /// the head, [`HeadStore::swap_with`]), after which [`EncryptedRepository::appended`].
+    /// the head, [`HeadStore::put_with`]), after which [`EncryptedRepository::appended`].
     pub(super) async fn seal_for_log(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<ForLog, Error> {
         let mut stale = Vec::new();
         let sealed = {

@@ -176,10 +176,12 @@ impl LogStore {
         .await
     }
 
-    /// [`LogStore::put_new`] of `items`, then a put of `payload` at `location` under `mode`,
-    /// synced, all under one lock: a commit's objects and its head in one turn of the lock
-    /// and one catch-up. The items are appended even when `mode` refuses the put (unsynced
-    /// and unreferenced, as a refused commit's objects always were).
+    /// A put of `payload` at `location` under `mode`, preceded by [`LogStore::put_new`] of
+    /// `items`, synced, all under one lock: a commit's objects and its head in one turn of the
+    /// lock and one catch-up. `mode` is checked first: when it refuses the put, nothing is
+    /// appended. A writer that planned on a head another has replaced (one that recorded a
+    /// key rotation, say) has sealed its objects under keys it had not checked against the
+    /// newest head; they must never reach the log, where every copy of the folder keeps them.
     pub async fn put_new_then(
         &self,
         items: Vec<(Path, Bytes)>,
@@ -188,8 +190,8 @@ impl LogStore {
         mode: PutMode,
     ) -> Result<PutResult> {
         write(&self.inner, move |state| {
-            state.put_new(&items)?;
             let replaced = check_mode(state, &location, &mode)?;
+            state.put_new(&items)?;
             put(state, &location, &[&payload[..]], replaced)
         })
         .await
