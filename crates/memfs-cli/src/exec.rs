@@ -32,7 +32,7 @@ pub(crate) struct ExecArgs {
         default_value = "64MiB",
         value_parser = crate::value::parse_line_bound
     )]
-    max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
 }
 
 /// What [`read_line`] read.
