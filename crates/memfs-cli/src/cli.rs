@@ -37,6 +37,11 @@ pub(crate) struct Cli {
     /// Whether `--dialect` (or MEMFS_DIALECT) was given: if not, a named store's wins.
     #[arg(skip)]
     dialect_given: bool,
+
+    /// Whether `exec --max-line-bytes` (or MEMFS_MAX_LINE_BYTES) was given: if not, a named
+    /// store's wins.
+    #[arg(skip)]
+    max_line_bytes_given: bool,
 }
 
 // The doc comments are the help text: `[REDACTED:custom:NAME]` in `policy`'s is what a
@@ -219,12 +224,16 @@ impl Cli {
     /// as unset (`MEMFS_KEY_FILE=` in a script that clears it is no key file, not an error).
     pub(crate) fn try_parse_env() -> Result<Self, clap::Error> {
         let mut matches: ArgMatches = without_empty_env(globals_once(Cli::command())).try_get_matches()?;
-        let dialect_given = matches.subcommand().is_some_and(|(_, sub)| {
-            sub.ids().any(|id| id == "dialect")
-                && sub.value_source("dialect").is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
-        });
+        let given = |id: &str| {
+            matches.subcommand().is_some_and(|(_, sub)| {
+                sub.ids().any(|i| i == id)
+                    && sub.value_source(id).is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
+            })
+        };
+        let (dialect_given, max_line_bytes_given) = (given("dialect"), given("max_line_bytes"));
         let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
         cli.dialect_given = dialect_given;
+        cli.max_line_bytes_given = max_line_bytes_given;
         Ok(cli)
     }
 
@@ -259,6 +268,15 @@ impl Cli {
                 Commands::Agent(a) => a.dialect = dialect,
                 _ => {}
             }
+        }
+        if let (false, Some(size), Commands::Exec(a)) =
+            (self.max_line_bytes_given, named.max_line_bytes, &mut self.command)
+        {
+            a.max_line_bytes = crate::value::parse_line_bound(&size).map_err(|_| {
+                anyhow::anyhow!(
+                    "store {name}: max_line_bytes {size:?}: expected a size such as 64MiB, 512MiB or 4096 (bytes)"
+                )
+            })?;
         }
         Ok(())
     }

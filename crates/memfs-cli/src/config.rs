@@ -18,7 +18,8 @@
 //! ```
 //!
 //! What the command line gives wins: a `--store-option` over the same key in `options`, any
-//! credential flag over the table's key source, `--dialect` over `dialect`.
+//! credential flag over the table's key source, `--dialect` over `dialect`, `exec
+//! --max-line-bytes` over `max_line_bytes`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,8 @@ pub(crate) struct Named {
     pub(crate) actor: Option<String>,
     /// As `--dialect` of `exec`, `mcp`, `serve` and `agent`: `spec`, `python-sdk` or `typescript-sdk`.
     pub(crate) dialect: Option<String>,
+    /// As `--max-line-bytes` of `exec`: a size such as `64MiB`.
+    pub(crate) max_line_bytes: Option<String>,
 }
 
 /// Where the named stores are kept.

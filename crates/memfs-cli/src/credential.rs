@@ -65,7 +65,9 @@ pub(crate) struct KeptArgs {
                      https://VAULT.vault.azure.net/keys/NAME[/VERSION]; the slot remembers the version. \
                      Credentials: AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a federated \
                      token), the Azure CLI's login, a managed identity, or AZURE_ACCESS_TOKEN; unlocking needs \
-                     the unwrapKey permission on the key."
+                     the unwrapKey permission on the key. A key on another host (an emulator on \
+                     http://127.0.0.1:PORT) opens the store only where MEMFS_AZURE_KEY_VAULT_ENDPOINT names \
+                     its origin."
     )]
     azure_key_vault: Option<String>,
 

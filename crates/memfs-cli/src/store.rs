@@ -20,7 +20,7 @@ pub(crate) struct StoreArgs {
     /// gs://bucket/prefix, az://container/prefix, or memory:// (ephemeral, for the life of the
     /// process), or the NAME of a [stores.NAME] table in $XDG_CONFIG_HOME/memfs/config.toml
     /// (url, options, namespace, key_file, passphrase_file, passphrase_command, actor,
-    /// dialect; the command line wins over the table). Default: the local store in
+    /// dialect, max_line_bytes; the command line wins over the table). Default: the local store in
     /// $XDG_DATA_HOME/memfs/default.
     ///
     /// Cloud stores read the usual environment variables (AWS_*, GOOGLE_*, AZURE_*); see

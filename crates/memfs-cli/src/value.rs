@@ -21,6 +21,14 @@ pub(crate) fn parse_memory(s: &str) -> Result<usize, Refused> {
         .ok_or(Refused("expected a size of at least 1MiB, such as 64MiB or 512MiB"))
 }
 
+/// A size of at least one byte, such as `64MiB` or `4096` (`exec --max-line-bytes`).
+pub(crate) fn parse_line_bound(s: &str) -> Result<usize, Refused> {
+    memfs::parse_bytes(s)
+        .filter(|&n| n >= 1)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or(Refused("expected a size such as 64MiB, 512MiB or 4096 (bytes)"))
+}
+
 /// `30s`, `500ms`, `2m` (`--max-staleness`, `serve --request-timeout`): the grammar of a cloud
 /// store's `timeout=` option, parsed by the same function so that one duration reads the same
 /// on the command line and in a `--store-option`. (`humantime` would accept more, `1h 30m`,

@@ -28,6 +28,8 @@ mod fleet;
 mod help;
 #[path = "cli/history.rs"]
 mod history;
+#[path = "cli/hostile_custody.rs"]
+mod hostile_custody;
 #[path = "cli/hostile_slots.rs"]
 mod hostile_slots;
 #[path = "cli/import_export.rs"]

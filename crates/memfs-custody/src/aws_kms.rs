@@ -27,6 +27,7 @@ use aws_sdk_kms::types::DataKeySpec;
 use memfs_crypt::{Custodian, Custody, CustodyError, CustodyKek, SlotKind};
 use zeroize::Zeroizing;
 
+use crate::endpoint::{self, SlotRefused};
 use crate::kek;
 use crate::rest::causes;
 
@@ -43,14 +44,21 @@ impl AwsKms {
     /// The KMS key `key`: a key id, key ARN, alias name (`alias/…`) or alias ARN.
     pub fn new(key: &str) -> Result<Self, CustodyError> {
         let key = key.trim();
-        if key.is_empty() || key.len() > Custody::MAX_NAME || key.chars().any(char::is_control) {
+        if !endpoint::aws_key(key) {
             return Err(CustodyError(format!("not an AWS KMS key id, ARN or alias: {key:?}")));
         }
         Ok(AwsKms { key: key.to_owned() })
     }
 
     /// The KEK of an AWS KMS slot: `Decrypt` of its ciphertext, under its key and context.
+    /// The slot's region and key are checked before any request (see the module doc).
     pub(crate) async fn open(custody: &Custody, store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
+        if let Some(region) = custody.region.as_deref().filter(|region| !endpoint::aws_region(region)) {
+            return Err(SlotRefused::AwsRegion { region: region.to_owned() }.into());
+        }
+        if !endpoint::aws_key(&custody.key) {
+            return Err(SlotRefused::AwsKey { key: custody.key.clone() }.into());
+        }
         let (client, region) = client(&custody.key, custody.region.as_deref()).await;
         let out = client
             .decrypt()

@@ -22,10 +22,13 @@
 //! identity, as the AWS chain asks instance metadata last: on a machine off Azure the metadata
 //! address often drops packets, and a login at hand should not wait on it.
 //!
-//! `http://` is accepted for a key only on a loopback host (127.0.0.1, `[::1]`, localhost: an
-//! emulator or a test stub), and a key on a loopback host never gets a token from an Azure
-//! identity, only from `AZURE_ACCESS_TOKEN`: a key URL comes from the store, and a store must
-//! not be able to send a real identity's token to a local listener. Connecting gives up after 5
+//! A slot's key URL comes from the store, and a store must not choose where a token goes: a
+//! slot is opened only if its key is on an official host (`NAME.vault.azure.net`,
+//! `NAME.managedhsm.azure.net`), or on the origin `MEMFS_AZURE_KEY_VAULT_ENDPOINT` gives (an
+//! emulator or a test stub), or on the one of the key this custodian was made with; any other
+//! is refused before a token is read (`endpoint.rs`). `http://` is accepted for a key only on
+//! a loopback host (127.0.0.1, `[::1]`, localhost), and a key on a loopback host never gets a
+//! token from an Azure identity, only from `AZURE_ACCESS_TOKEN`. Connecting gives up after 5
 //! seconds, a call after 30, getting a token after 30 (10 for the managed identity), without
 //! retries: a vault that cannot be reached fails the slot instead of hanging, and the next slot
 //! is tried.
@@ -53,6 +56,7 @@ use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+use crate::endpoint::{AZURE_ENDPOINT_VAR, SlotRefused};
 use crate::kek;
 use crate::rest::{TOKEN_TIMEOUT, is_loopback, json, post, shown};
 
@@ -106,10 +110,11 @@ impl AzureKeyVault {
     }
 
     /// The KEK of an Azure Key Vault slot: `unwrapKey` of its wrapped key with the key version
-    /// that wrapped it, with the environment's credentials. The store binding is the slot's own
-    /// (see the module doc), so `_store_id` is not sent.
+    /// that wrapped it, with the environment's credentials, if its key is on a host allowed
+    /// here. The store binding is the slot's own (see the module doc), so `_store_id` is not
+    /// sent.
     pub(crate) async fn open(custody: &Custody, _store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
-        unwrap(custody, None).await
+        unwrap(custody, None, None).await
     }
 }
 
@@ -125,7 +130,9 @@ impl Custodian for AzureKeyVault {
         custody: &Custody,
         _store_id: &[u8; 16],
     ) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
-        unwrap(custody, self.token.as_ref()).await
+        // The key this custodian was made with was given by its maker: its origin is allowed.
+        let origin = KeyUrl::parse(&self.key)?.origin;
+        unwrap(custody, self.token.as_ref(), Some(&origin)).await
     }
 
     async fn seal(&self, _store_id: &[u8; 16]) -> Result<CustodyKek, CustodyError> {
@@ -157,10 +164,19 @@ impl Custodian for AzureKeyVault {
     }
 }
 
-/// `unwrapKey` of a slot's wrapped key; with `token` if given, else the environment's.
-async fn unwrap(custody: &Custody, token: Option<&Zeroizing<String>>) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
+/// `unwrapKey` of a slot's wrapped key; with `token` if given, else the environment's. The
+/// key must be on an official host, on `MEMFS_AZURE_KEY_VAULT_ENDPOINT`'s origin, or on
+/// `given` (an origin the caller was given), or nothing is sent.
+async fn unwrap(
+    custody: &Custody,
+    token: Option<&Zeroizing<String>>,
+    given: Option<&str>,
+) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
     // The identifier comes from the store: checked before a token goes to it.
     let key = KeyUrl::parse(&custody.key)?;
+    if !key.official && Some(key.origin.as_str()) != given && key.origin != configured_origin()? {
+        return Err(SlotRefused::AzureEndpoint { endpoint: key.origin }.into());
+    }
     let id = &custody.key;
     if custody.wrapped.is_empty() {
         return Err(CustodyError(format!("Azure Key Vault key {id}: the key slot holds no wrapped key")));
@@ -180,6 +196,26 @@ async fn unwrap(custody: &Custody, token: Option<&Zeroizing<String>>) -> Result<
     kek::from_slice(&plain).ok_or_else(unreadable)
 }
 
+/// The origin `MEMFS_AZURE_KEY_VAULT_ENDPOINT` gives, as a key URL's origin is written (an
+/// empty string when it is not set: no key URL has that origin).
+fn configured_origin() -> Result<String, CustodyError> {
+    let value = std::env::var(AZURE_ENDPOINT_VAR).unwrap_or_default();
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(String::new());
+    }
+    let refused = || {
+        CustodyError(format!(
+            "{AZURE_ENDPOINT_VAR} {value:?} is refused: expected an origin such as http://127.0.0.1:8443"
+        ))
+    };
+    let url = reqwest::Url::parse(value).map_err(|_| refused())?;
+    if !matches!(url.path(), "" | "/") || url.query().is_some() || !url.username().is_empty() {
+        return Err(refused());
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
 /// A key identifier, checked: `scheme://host[:port]/keys/NAME[/VERSION]`.
 struct KeyUrl {
     /// `https://NAME.vault.azure.net`, or a loopback origin.
@@ -187,6 +223,8 @@ struct KeyUrl {
     name: String,
     version: Option<String>,
     loopback: bool,
+    /// On an official host (Key Vault's or Managed HSM's, port 443).
+    official: bool,
     scope: &'static str,
 }
 
@@ -207,9 +245,11 @@ impl KeyUrl {
             _ => return Err(refused("not an https:// URL")),
         }
         // A loopback stub takes any token; Key Vault's scope is as good as another.
-        let scope = if loopback || (vault_name(host, ".vault.azure.net") && url.port().is_none()) {
+        let vault = url.scheme() == "https" && vault_name(host, ".vault.azure.net") && url.port().is_none();
+        let hsm = url.scheme() == "https" && vault_name(host, ".managedhsm.azure.net") && url.port().is_none();
+        let scope = if vault || loopback {
             VAULT_SCOPE
-        } else if vault_name(host, ".managedhsm.azure.net") && url.port().is_none() {
+        } else if hsm {
             HSM_SCOPE
         } else {
             return Err(refused(
@@ -239,6 +279,7 @@ impl KeyUrl {
             name: name.to_owned(),
             version: version.map(str::to_owned),
             loopback,
+            official: vault || hsm,
             scope,
         })
     }

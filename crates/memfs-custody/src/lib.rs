@@ -15,13 +15,17 @@
 //!   Manager, the Secret Service on Linux).
 //!
 //! [`Unlock`] is the custodian that opens a store: it tries every custody slot of a kind it
-//! holds a way into.
+//! holds a way into. A slot is read from the store before anything can vouch for it, so what
+//! it names never chooses where a request goes: only the cloud's official hosts, or an endpoint
+//! the local configuration gives, are reached; a slot naming another is refused
+//! ([`SlotRefused`]) before any credential leaves the process.
 
 //! # Modules
 //!
 //! - `age`: slots encrypted to age recipients, opened with identity files;
 //! - `aws_kms`: slots wrapped by AWS KMS keys;
 //! - `azure_key_vault`: slots wrapped by Azure Key Vault keys;
+//! - `endpoint`: where a slot read from a store may send a request, and [`SlotRefused`];
 //! - `gcp_kms`: slots wrapped by Google Cloud KMS keys;
 //! - `kek`: a KEK as custodians hand it over;
 //! - `keychain`: slots kept in the OS keychain;
@@ -34,6 +38,7 @@
 mod age;
 mod aws_kms;
 mod azure_key_vault;
+mod endpoint;
 mod gcp_kms;
 mod kek;
 mod keychain;
@@ -43,6 +48,7 @@ mod unlock;
 pub use age::{AgeError, AgeIdentities, AgeRecipient};
 pub use aws_kms::AwsKms;
 pub use azure_key_vault::AzureKeyVault;
+pub use endpoint::SlotRefused;
 pub use gcp_kms::GcpKms;
 pub use keychain::Keychain;
 pub use unlock::Unlock;

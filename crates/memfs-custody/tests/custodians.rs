@@ -77,6 +77,17 @@ async fn unlock_opens_cloud_slots() {
         "not an Azure Key Vault key URL: \"alias/memfs\": expected https://NAME.vault.azure.net/keys/KEY or \
          https://NAME.vault.azure.net/keys/KEY/VERSION"
     );
+    // An AWS slot's region becomes part of a host name, and its key must be a key's name.
+    let custody = Custody { key: "alias/memfs".into(), region: Some("x.evil.example".into()), wrapped: vec![1] };
+    assert_eq!(
+        refused(unlock.open(SlotKind::AwsKms, &custody, &STORE).await),
+        "names the AWS region \"x.evil.example\": not a region's name (as eu-west-1); nothing was sent"
+    );
+    let custody = Custody { key: "alias/../memfs".into(), region: Some("eu-west-1".into()), wrapped: vec![1] };
+    assert_eq!(
+        refused(unlock.open(SlotKind::AwsKms, &custody, &STORE).await),
+        "names the AWS KMS key \"alias/../memfs\": not a key id, key ARN, alias name or alias ARN; nothing was sent"
+    );
 }
 
 /// `Unlock`, as memfs uses it, reads the Cloud KMS endpoint and both access tokens from the
@@ -117,6 +128,7 @@ async fn unlock_reads_endpoint_and_tokens_from_the_environment() {
         .env("MEMFS_GCP_KMS_ENDPOINT", &gcp)
         .env("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN)
         .env("AZURE_ACCESS_TOKEN", TOKEN)
+        .env("MEMFS_AZURE_KEY_VAULT_ENDPOINT", &azure)
         .env("MEMFS_TEST_GCP_WRAPPED", hex(&gcp_sealed.custody.wrapped))
         .env("MEMFS_TEST_GCP_KEK", hex(&gcp_sealed.kek[..]))
         .env("MEMFS_TEST_AZURE_KEY", &azure_sealed.custody.key)
@@ -590,22 +602,22 @@ mod azure_key_vault {
         assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
     }
 
-    /// A key URL comes from the store: a loopback one never gets an Azure identity's token.
+    /// A key URL comes from the store: one on a host that is neither Azure's nor given here
+    /// (`MEMFS_AZURE_KEY_VAULT_ENDPOINT`, or the key a custodian was made with) is refused
+    /// before a token is read, by `Unlock` and by a custodian made for another vault.
     #[tokio::test]
-    async fn a_loopback_key_gets_no_identity_token() {
-        if std::env::var_os("AZURE_ACCESS_TOKEN").is_some() {
-            return; // the environment gives a token: the rule cannot be seen
+    async fn a_key_on_a_host_not_given_is_refused() {
+        if std::env::var_os("MEMFS_AZURE_KEY_VAULT_ENDPOINT").is_some() {
+            return; // the environment gives an endpoint: the rule cannot be seen
         }
         let custody =
             Custody { key: format!("http://127.0.0.1:1/keys/kek/{VERSION}"), region: None, wrapped: vec![1; 32] };
-        assert_eq!(
-            refused(bounded(Unlock::default().open(SlotKind::AzureKeyVault, &custody, &STORE)).await),
-            format!(
-                "Azure Key Vault key {}: no access token: a key on a loopback host gets its token from \
-                 AZURE_ACCESS_TOKEN only, never from an Azure identity",
-                custody.key
-            )
-        );
+        let words = "names the endpoint http://127.0.0.1:1: not an official Azure Key Vault host \
+                     (https://NAME.vault.azure.net, https://NAME.managedhsm.azure.net) nor one given by \
+                     MEMFS_AZURE_KEY_VAULT_ENDPOINT; nothing was sent";
+        assert_eq!(refused(bounded(Unlock::default().open(SlotKind::AzureKeyVault, &custody, &STORE)).await), words);
+        let other = vault("http://127.0.0.1:2/keys/kek");
+        assert_eq!(refused(bounded(other.open(SlotKind::AzureKeyVault, &custody, &STORE)).await), words);
     }
 
     #[test]

@@ -213,3 +213,84 @@ fn missing_subcommand_fails() {
     assert_eq!(out.status.code(), Some(2), "exit status {}", out.status);
     assert!(text(&out.stderr).contains("Usage: memfs [OPTIONS] <COMMAND>"), "{}", text(&out.stderr));
 }
+
+/// `view /memories` padded with spaces (JSON whitespace) to `len` bytes, without a newline.
+fn view_of_length(len: usize) -> Vec<u8> {
+    let view = br#"{"command":"view","path":"/memories"}"#;
+    let mut line = view[..view.len() - 1].to_vec();
+    line.resize(len - 1, b' ');
+    line.push(b'}');
+    line
+}
+
+/// The answer to a line past a bound of `max` bytes.
+fn too_long(max: usize) -> String {
+    format!(
+        r#"{{"content":"Invalid JSON input line: longer than {max} bytes; raise the bound with --max-line-bytes SIZE or MEMFS_MAX_LINE_BYTES","is_error":true}}"#
+    )
+}
+
+const EMPTY_VIEW: &str = r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories","is_error":false}"#;
+
+/// The bound counts a line's bytes without its newline: a line of exactly the bound runs, one
+/// byte more is answered with the bound and how to raise it, and the next line runs; the same
+/// bound from MEMFS_MAX_LINE_BYTES.
+#[test]
+fn a_line_one_byte_past_the_bound_is_answered_and_the_stream_goes_on() {
+    let mut input = view_of_length(64);
+    input.push(b'\n');
+    input.extend(view_of_length(65));
+    input.push(b'\n');
+    input.extend(view_of_length(1000));
+    input.extend(b"\n{\"command\":\"view\",\"path\":\"/memories\"}\n");
+    // The last line, past the bound and without a newline, is answered too.
+    input.extend(view_of_length(65));
+    let expected = [EMPTY_VIEW, &too_long(64), &too_long(64), EMPTY_VIEW, &too_long(64)].join("\n") + "\n";
+    let out = run_bytes(&["exec", "--dialect", "python-sdk", "--max-line-bytes", "64"], &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_text("stdout", &text(&out.stdout), &expected);
+    let mut cmd = memfs();
+    cmd.env("MEMFS_MAX_LINE_BYTES", "64").args(["exec", "--dialect", "python-sdk"]);
+    let out = support::run(cmd, &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_text("stdout, bound from the environment", &text(&out.stdout), &expected);
+}
+
+/// Without the flag the bound is 64 MiB: a line of exactly 64 MiB runs, one byte more is
+/// answered with the bound.
+#[test]
+fn the_line_bound_is_64_mib_by_default() {
+    let mut input = view_of_length(64 << 20);
+    input.push(b'\n');
+    input.extend(view_of_length((64 << 20) + 1));
+    input.push(b'\n');
+    let out = run_bytes(&["exec", "--dialect", "python-sdk"], &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_text("stdout", &text(&out.stdout), &format!("{EMPTY_VIEW}\n{}\n", too_long(64 << 20)));
+}
+
+/// A 200 MiB line under a 1 MiB bound, streamed: answered with the bound, the next line runs,
+/// and the process's peak resident memory (VmHWM, read while it still runs) stays under 64 MiB,
+/// so the line was never held.
+#[test]
+fn a_line_past_the_bound_is_answered_and_not_held() {
+    let mut s = Session::start(&["exec", "--dialect", "python-sdk", "--max-line-bytes", "1MiB"]);
+    assert_text("first", &s.ask(r#"{"command":"view","path":"/memories"}"#), EMPTY_VIEW);
+    let stdin = s.stdin.as_mut().expect("stdin open");
+    let chunk = vec![b'x'; 1 << 20];
+    stdin.write_all(br#"{"command":"create","path":"/memories/big.md","file_text":""#).expect("write");
+    for _ in 0..200 {
+        stdin.write_all(&chunk).expect("write a chunk of the long line");
+    }
+    stdin.write_all(b"\"}").expect("write");
+    assert_text("the long line", &s.ask(""), &too_long(1 << 20));
+    assert_text("after", &s.ask(r#"{"command":"view","path":"/memories"}"#), EMPTY_VIEW);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).expect("/proc/PID/status");
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    assert!(peak_kib < 64 << 10, "peak resident memory {peak_kib} KiB: the 200 MiB line was held");
+    s.finish();
+}

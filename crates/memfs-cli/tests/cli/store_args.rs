@@ -455,3 +455,42 @@ fn a_named_store_comes_from_the_config_file() {
     assert_text("malformed", &err, &format!("memfs: {}: not a valid memfs config near line 3\n", config.display()));
     assert!(!err.contains("hunter2"));
 }
+
+/// `exec`'s line bound from `max_line_bytes` of `[stores.NAME]`; `--max-line-bytes` and
+/// MEMFS_MAX_LINE_BYTES win over it; a value that is not a size is refused naming the store.
+#[test]
+fn exec_takes_its_line_bound_from_a_named_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join("config/memfs");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("config.toml");
+    std::fs::write(
+        &config,
+        "[stores.small]\nurl = \"memory://\"\nmax_line_bytes = \"64\"\n\n[stores.bad]\nurl = \"memory://\"\nmax_line_bytes = \"lots\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A view padded with spaces to 65 bytes.
+    let line = format!("{{\"command\":\"view\",\"path\":\"/memories\"{}}}\n", " ".repeat(28));
+    assert_eq!(line.len(), 66);
+    let exec = |store: &str, args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = memfs(home.path());
+        cmd.envs(env.iter().copied()).args(["--store", store, "exec", "--dialect", "python-sdk"]).args(args);
+        run(cmd, &line)
+    };
+    let refused = r#"{"content":"Invalid JSON input line: longer than 64 bytes; raise the bound with --max-line-bytes SIZE or MEMFS_MAX_LINE_BYTES","is_error":true}"#;
+    assert_text("by the table", &ok("exec", &exec("small", &[], &[])), &format!("{refused}\n"));
+    let view = r#"{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories","is_error":false}"#;
+    assert_text("the flag wins", &ok("exec", &exec("small", &["--max-line-bytes", "65"], &[])), &format!("{view}\n"));
+    assert_text(
+        "the variable wins",
+        &ok("exec", &exec("small", &[], &[("MEMFS_MAX_LINE_BYTES", "1KiB")])),
+        &format!("{view}\n"),
+    );
+    assert_text(
+        "not a size",
+        &fails("bad", 1, &exec("bad", &[], &[])),
+        "memfs: store bad: max_line_bytes \"lots\": expected a size such as 64MiB, 512MiB or 4096 (bytes)\n",
+    );
+}
