@@ -274,18 +274,17 @@ fn the_line_bound_is_64_mib_by_default() {
 /// so the line was never held.
 #[test]
 fn a_line_past_the_bound_is_answered_and_not_held() {
-    let mut s = Session::start(&["exec", "--dialect", "python-sdk", "--max-line-bytes", "1MiB"]);
+    let mut s = Session::start(memfs().args(["exec", "--dialect", "python-sdk", "--max-line-bytes", "1MiB"]));
     assert_text("first", &s.ask(r#"{"command":"view","path":"/memories"}"#), EMPTY_VIEW);
-    let stdin = s.stdin.as_mut().expect("stdin open");
     let chunk = vec![b'x'; 1 << 20];
-    stdin.write_all(br#"{"command":"create","path":"/memories/big.md","file_text":""#).expect("write");
+    s.write(br#"{"command":"create","path":"/memories/big.md","file_text":""#);
     for _ in 0..200 {
-        stdin.write_all(&chunk).expect("write a chunk of the long line");
+        s.write(&chunk);
     }
-    stdin.write_all(b"\"}").expect("write");
+    s.write(b"\"}");
     assert_text("the long line", &s.ask(""), &too_long(1 << 20));
     assert_text("after", &s.ask(r#"{"command":"view","path":"/memories"}"#), EMPTY_VIEW);
-    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).expect("/proc/PID/status");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).expect("/proc/PID/status");
     let peak_kib: u64 = status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))

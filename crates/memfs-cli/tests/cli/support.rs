@@ -313,6 +313,16 @@ impl Session {
         Session { child, stdin, answers }
     }
 
+    /// Writes `bytes` to its input, answer or not (part of a line).
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        self.stdin.as_mut().expect("stdin open").write_all(bytes).expect("write to memfs");
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends one line and waits for its answer: proves each answer is flushed on its own.
     pub(crate) fn ask(&mut self, line: &str) -> String {
         let stdin = self.stdin.as_mut().expect("stdin open");
