@@ -261,14 +261,16 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
                 let plan =
                     RotateKeys { remove: Some(slot), own: remove.force, dry_run: true, readdress: remove.readdress };
                 let preview = async || Ok(Memfs::rotate_keys(&url, &unlock, plan).await?);
-                let render =
-                    |r: &Rotation| (format!("would remove key slot {}\n{}", remove.id, rotated(r, true, remove.readdress)), true);
+                let render = |r: &Rotation| {
+                    (format!("would remove key slot {}\n{}", remove.id, rotated(r, true, remove.readdress)), true)
+                };
                 if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, preview, render)
                     .await?
                 {
                     let done = Memfs::rotate_keys(&url, &unlock, RotateKeys { dry_run: false, ..plan }).await?;
                     crate::output::stdout(
-                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false, remove.readdress)).as_bytes(),
+                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false, remove.readdress))
+                            .as_bytes(),
                     )?;
                 }
                 return Ok(());

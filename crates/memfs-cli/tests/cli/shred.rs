@@ -184,7 +184,8 @@ fn after_a_shred_the_old_key_opens_nothing_written_from_it_on() {
     }
     assert!(earlier.iter().any(|(p, s)| open_any(&old, p, s).is_some()), "the old key opened nothing: proves nothing");
     let new: Vec<ObjectKeys> = store_keys_of(&history, &s.new_key()).into_iter().map(|k| k.objects).collect();
-    let after = since.iter().any(|(p, s)| open_any(&new, p, s).is_some_and(|plain| contains(&plain, "AFTER-SHRED-TEXT")));
+    let after =
+        since.iter().any(|(p, s)| open_any(&new, p, s).is_some_and(|plain| contains(&plain, "AFTER-SHRED-TEXT")));
     assert!(after, "the new key file does not open the text written after: the test proves nothing");
 }
 
@@ -196,7 +197,10 @@ fn bob_guesses_after(extra: &[&str]) -> (bool, bool) {
     let s = Shredded { dir: tempfile::tempdir().unwrap() };
     support::succeeds("memfs init", &run(s.memfs(&s.old_key()).arg("init"), ""));
     let bob = s.dir.path().join("bob.key");
-    support::ok("key add", &run(s.memfs(&s.old_key()).args(["key", "add", "--new-key-file", bob.to_str().unwrap()]), ""));
+    support::ok(
+        "key add",
+        &run(s.memfs(&s.old_key()).args(["key", "add", "--new-key-file", bob.to_str().unwrap()]), ""),
+    );
     s.exec(&[json!({"command": "create", "path": "/memories/before.md", "file_text": "BEFORE-ROTATION-TEXT"})]);
     s.keep();
     let before = s.history().len();

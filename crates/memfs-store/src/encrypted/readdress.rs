@@ -181,7 +181,10 @@ impl<'a> Readdress<'a> {
             files,
             bytes,
             policy,
-            replaced: chain.iter().map(|(generation, old, _)| CommitAt { generation: *generation, commit: *old }).collect(),
+            replaced: chain
+                .iter()
+                .map(|(generation, old, _)| CommitAt { generation: *generation, commit: *old })
+                .collect(),
         };
         let plain = commit.encode();
         let id = self.new.keys.tree_address.address(&plain);
@@ -480,9 +483,7 @@ impl EncryptedRepository {
             hex.map(|h| hex::decode(h).map(Bytes::from).map_err(|e| corrupt(e.to_string()))).transpose()
         };
         let (head, gc_state) = (decode(undo.head)?, decode(undo.gc_state)?);
-        for (store, path, before) in
-            [(&self.head, HEAD_PATH, head), (&self.gc_state, GC_STATE_PATH, gc_state)]
-        {
+        for (store, path, before) in [(&self.head, HEAD_PATH, head), (&self.gc_state, GC_STATE_PATH, gc_state)] {
             let Some((now, version)) = store.read().await? else { continue };
             if !self.keys.objects().misses_epoch_of(&now) {
                 continue;

@@ -114,7 +114,8 @@ impl EncryptedRepository {
         let (keyring, new_keys) = Keyring::fresh(&set.root, &set.store_id, epoch, counter)?;
         set.object.keyring = Some(keyring);
         let store_hex = set.object.store_id.clone();
-        let old = EncryptedRepository::assemble(conn.again(), Keys::new(old_keys, None, None), store_hex, options.clone())?;
+        let old =
+            EncryptedRepository::assemble(conn.again(), Keys::new(old_keys, None, None), store_hex, options.clone())?;
         let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
         let KeySet { object, root, .. } = set;
         let done = finish(&conn, &old, (object, root, new_keys), record, options, &()).await?;

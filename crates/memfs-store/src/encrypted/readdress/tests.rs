@@ -55,7 +55,9 @@ async fn files(repo: &EncryptedRepository, tree: &Tree) -> BTreeMap<String, Stri
         for (name, node) in repo.dir(&id).await.unwrap().entries() {
             let child = format!("{path}/{name}");
             match node {
-                Node::File(f) => drop(out.insert(child, String::from_utf8(repo.blob(&f.id).await.unwrap().to_vec()).unwrap())),
+                Node::File(f) => {
+                    drop(out.insert(child, String::from_utf8(repo.blob(&f.id).await.unwrap().to_vec()).unwrap()))
+                }
                 Node::Dir(d) => stack.push((child, d.id().unwrap())),
             }
         }
@@ -157,8 +159,11 @@ async fn writers_racing_a_shred_lose_no_commit() {
     let (alice, carol) = (alice_again(), key());
     let repo = team_store(store.clone(), &alice).await;
     for i in 0..60 {
-        run(&repo, json!({"command": "create", "path": format!("/memories/many/{i}.md"), "file_text": format!("file {i}")}))
-            .await;
+        run(
+            &repo,
+            json!({"command": "create", "path": format!("/memories/many/{i}.md"), "file_text": format!("file {i}")}),
+        )
+        .await;
     }
     let writer = {
         let store = store.clone();
