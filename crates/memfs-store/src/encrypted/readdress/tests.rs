@@ -106,7 +106,7 @@ async fn a_shred_renames_every_object_and_keeps_the_history() {
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!((report.commits, report.unreferenced), (before.len() as u64 + 1, 0));
     let refused = EncryptedRepository::open(Backend::ObjectStore(store), &alice, off()).await.err().unwrap();
-    assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::NoSlot { .. })), "{refused:?}");
+    assert!(matches!(refused, Error::Crypt(memfs_crypt::Error::WrongKey)), "{refused:?}");
 }
 
 /// A shred that fails at any one of its writes (before it, or after it landed) leaves a
@@ -151,8 +151,8 @@ async fn a_shred_stopped_at_any_write_finishes_when_run_again() {
     }
 }
 
-/// Writers keep committing with the old credential while a shred runs: every commit that
-/// succeeded is in the store the new credential opens, and after the swap they fail.
+/// A writer keeps committing with the old credential while a shred runs: every commit that
+/// succeeded is in the store the new credential opens, and after the swap its commits fail.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writers_racing_a_shred_lose_no_commit() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
@@ -190,6 +190,9 @@ async fn writers_racing_a_shred_lose_no_commit() {
                     break;
                 }
                 committed.push((path, format!("racing {i}")));
+                // An agent's pace, not a tight loop: a writer that commits faster than the shred
+                // catches up makes it give up (`Error::Conflict`, run it again), as a purge does.
+                tokio::time::sleep(std::time::Duration::from_millis(3)).await;
             }
             committed
         })
