@@ -363,7 +363,7 @@ impl<'a> Readdress<'a> {
 
     /// Stores `objects` of `kind` under the new keys, each once.
     async fn store_pages(&mut self, kind: ObjectKind, mut objects: Vec<(ObjectId, Vec<u8>)>) -> Result<(), Error> {
-        objects.sort_by(|a, b| a.0.cmp(&b.0));
+        objects.sort_by_key(|a| a.0);
         objects.dedup_by(|a, b| a.0 == b.0);
         objects.retain(|(id, _)| !self.written.contains(id));
         let new = self.new;

@@ -130,7 +130,7 @@ impl EncryptedRepository {
     /// slot `plan.new` opens. Then, each step safe to interrupt (run it again to finish):
     ///
     /// 1. every live object is named and sealed again under the new keys, and the head and
-    ///    gc's state are swapped to the new names ([`super::readdress`], which catches up with
+    ///    gc's state are swapped to the new names (`encrypted/readdress.rs`, which catches up with
     ///    other writers and puts a stopped shred's head back);
     /// 2. `memfs.keys` is written once, by compare-and-swap: its one slot opened by `plan.new`,
     ///    its keyring the new keys only (every older epoch key and the old address keys gone);
