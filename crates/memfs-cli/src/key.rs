@@ -35,9 +35,11 @@ pub(crate) enum KeyCommand {
     Reseal(ResealArgs),
     /// Crypto-erasure: destroy the keys of everything the store no longer holds (after `memfs
     /// purge` or `gc`), so that copies kept elsewhere (bucket versions, backups, caches) cannot
-    /// be read with the store's credentials. Rotates, reseals every object, destroys every
-    /// older key epoch, and leaves one slot, opened by a new key file or passphrase: the old
-    /// credential, with the old copies of memfs.keys, would still reach the destroyed keys.
+    /// be read with the store's credentials, nor searched for a guessed content. Names and
+    /// seals every live object again under new address keys and a new key epoch, destroys every
+    /// older key epoch and the old address keys, and leaves one slot, opened by a new key file
+    /// or passphrase: the old credential, with the old copies of memfs.keys, would still reach
+    /// the destroyed keys. Safe while others write; run it again to finish one that stopped.
     Shred(KeyShredArgs),
 }
 
@@ -95,6 +97,14 @@ pub(crate) struct KeyRotateArgs {
     /// With --reseal: every stored object, so every kept commit too.
     #[arg(long, requires = "reseal")]
     history: bool,
+
+    /// Also name and seal every live object again under new address keys and the new epoch, as
+    /// `memfs key shred` does but keeping the key slots: a removed credential can then not tell
+    /// whether a content it guesses is stored from now on (without it, it can, by computing
+    /// the name). Objects under the old keys are deleted; clients open with the old names stop
+    /// and must open the store again. Safe while others write; run it again after a failure.
+    #[arg(long, conflicts_with = "reseal")]
+    readdress: bool,
 }
 
 /// What to reseal.
@@ -144,6 +154,12 @@ pub(crate) struct KeyRemoveArgs {
     /// from now on. Without it, removing a slot revokes nobody who already copied the keys.
     #[arg(long)]
     rotate: bool,
+
+    /// With --rotate: also name and seal every live object again under new address keys (see
+    /// `memfs key rotate --readdress`), so that the removed slot's holder cannot tell whether a
+    /// content it guesses is stored from now on.
+    #[arg(long, requires = "rotate")]
+    readdress: bool,
 }
 
 /// The slot to add. The cost flags are `init`'s, said of "a new passphrase slot".
@@ -242,16 +258,19 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
             if remove.rotate {
                 let question =
                     "Remove it and rotate the keys? Its passphrase or key file will no longer unlock the store.";
-                let plan = RotateKeys { remove: Some(slot), own: remove.force, dry_run: true };
+                let plan =
+                    RotateKeys { remove: Some(slot), own: remove.force, dry_run: true, readdress: remove.readdress };
                 let preview = async || Ok(Memfs::rotate_keys(&url, &unlock, plan).await?);
-                let render =
-                    |r: &Rotation| (format!("would remove key slot {}\n{}", remove.id, rotated(r, true)), true);
+                let render = |r: &Rotation| {
+                    (format!("would remove key slot {}\n{}", remove.id, rotated(r, true, remove.readdress)), true)
+                };
                 if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, preview, render)
                     .await?
                 {
                     let done = Memfs::rotate_keys(&url, &unlock, RotateKeys { dry_run: false, ..plan }).await?;
                     crate::output::stdout(
-                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false)).as_bytes(),
+                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false, remove.readdress))
+                            .as_bytes(),
                     )?;
                 }
                 return Ok(());
@@ -267,9 +286,9 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         }
         KeyCommand::Rotate(rotate) => {
             let unlock = open(unlock()?)?;
-            let plan = RotateKeys { remove: None, own: false, dry_run: rotate.dry_run };
+            let plan = RotateKeys { remove: None, own: false, dry_run: rotate.dry_run, readdress: rotate.readdress };
             let done = Memfs::rotate_keys(&url, &unlock, plan).await?;
-            crate::output::stdout(rotated(&done, rotate.dry_run).as_bytes())?;
+            crate::output::stdout(rotated(&done, rotate.dry_run, rotate.readdress).as_bytes())?;
             if rotate.reseal {
                 reseal(args, rotate.history).await?;
             }
@@ -341,9 +360,8 @@ async fn shred(url: &memfs::Location, unlock: memfs::OpenOptions, args: KeyShred
         }
     };
     let mut out = format!(
-        "shredded: destroyed {}; {} of {} stored objects resealed under key epoch {}\n",
+        "shredded: destroyed {} and the old address keys; {} live objects named and sealed again under key epoch {}\n",
         epochs(&done.retired),
-        done.resealed.resealed,
         done.resealed.objects,
         done.epoch
     );
@@ -358,7 +376,7 @@ async fn shred(url: &memfs::Location, unlock: memfs::OpenOptions, args: KeyShred
 /// What `memfs key shred --dry-run` prints (and the question before a shred shows).
 fn shred_plan(s: &memfs::Shred) -> String {
     let mut out = format!(
-        "would reseal every stored object under a new key epoch ({}) and destroy {}\n",
+        "would name and seal every live object again under new address keys and a new key epoch ({}), and destroy {} and the old address keys\n",
         s.epoch,
         epochs(&s.retired)
     );
@@ -382,11 +400,21 @@ fn slot_list(list: &[SlotId]) -> String {
 }
 
 /// What a rotation did (or would do): `rotated the keys: key epoch 1, wrapped to key slots 1
-/// and 3`.
-fn rotated(rotation: &Rotation, dry_run: bool) -> String {
+/// and 3`, then with `readdress` what it named again.
+fn rotated(rotation: &Rotation, dry_run: bool, readdress: bool) -> String {
     let slots = slot_list(&rotation.slots);
     let verb = if dry_run { "would rotate" } else { "rotated" };
-    format!("{verb} the keys: key epoch {}, wrapped to {slots}\n", rotation.epoch)
+    let mut out = format!("{verb} the keys: key epoch {}, wrapped to {slots}\n", rotation.epoch);
+    if dry_run && readdress {
+        out.push_str("would name and seal every live object again under new address keys\n");
+    }
+    if let Some(done) = &rotation.readdressed {
+        out.push_str(&format!(
+            "{} live objects named and sealed again under new address keys and key epoch {}\n",
+            done.objects, done.epoch
+        ));
+    }
+    out
 }
 
 /// A slot's note as `key list` shows it: ` "LABEL" added TIME on HOST`, each part only when

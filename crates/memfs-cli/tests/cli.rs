@@ -54,6 +54,8 @@ mod purge;
 mod rotation;
 #[path = "cli/serve.rs"]
 mod serve;
+#[path = "cli/shred.rs"]
+mod shred;
 #[path = "cli/store_args.rs"]
 mod store_args;
 #[path = "cli/support.rs"]

@@ -13,7 +13,8 @@
 //! seals it, so a reseal rewrites objects in place and no directory or commit changes. The
 //! price (docs/SECURITY.md): a removed credential that kept the address keys can still tell
 //! whether a content it guesses is stored, by its id; it cannot read anything sealed after the
-//! rotation.
+//! rotation. A shred ends with a keyring made afresh ([`Keyring::fresh`]), once every live
+//! object is named and sealed again under it.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -87,6 +88,23 @@ impl Keyring {
     pub fn new(root: &RootKey, store_id: &[u8; 16], master: &MasterKey) -> Result<Self, Error> {
         let keys = StoreKeys::from_master(master);
         Self::wrap_all(root, store_id, 1, &keys)
+    }
+
+    /// A keyring under `root` for store `store_id` that shares nothing with any other: fresh
+    /// random address keys and one fresh random key for epoch `epoch`, with counter `counter`.
+    /// Returns it and the keys it holds. For re-addressing (`memfs key shred`): objects named
+    /// and sealed under these keys cannot be linked to, or opened with, any key of an older
+    /// keyring.
+    pub fn fresh(root: &RootKey, store_id: &[u8; 16], epoch: u32, counter: u64) -> Result<(Self, StoreKeys), Error> {
+        let (blob, tree) = (Secret32::random()?, Secret32::random()?);
+        let mut epochs = BTreeMap::new();
+        epochs.insert(epoch, Secret32::random()?);
+        let keys = StoreKeys {
+            blob_address: AddressKey::from_slice(blob.expose()),
+            tree_address: AddressKey::from_slice(tree.expose()),
+            objects: ObjectKeys::new(epochs),
+        };
+        Ok((Self::wrap_all(root, store_id, counter, &keys)?, keys))
     }
 
     /// Unwraps every key with `root` (the caller has checked `memfs.keys`' tag with it).
@@ -167,6 +185,11 @@ impl Keyring {
         };
         *self = Self::wrap_all(new_root, store_id, self.counter, &kept)?;
         Ok(())
+    }
+
+    /// Raises the counter to `counter` if it is lower.
+    pub fn raise_counter(&mut self, counter: u64) {
+        self.counter = self.counter.max(counter);
     }
 
     /// The epochs held, oldest first.
@@ -312,6 +335,27 @@ mod tests {
         assert!(matches!(left.objects.open(ObjectKind::Blob, &id, &old), Err(Error::Decrypt)));
         assert!(matches!(ring.open(&second, &store), Err(Error::Decrypt)));
         assert!(matches!(ring.clone().retire(&left, 2, &third, &store), Err(Error::Decrypt)), "none left");
+    }
+
+    /// A fresh keyring shares no key with another: other names, and nothing of one opens under
+    /// the other.
+    #[test]
+    fn a_fresh_keyring_shares_nothing() {
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let old = Keyring::new(&root, &store, &master).unwrap().open(&root, &store).unwrap();
+        let new_root = RootKey::from_bytes([5; 32]);
+        let (ring, keys) = Keyring::fresh(&new_root, &store, 4, 9).unwrap();
+        assert_eq!((ring.counter(), ring.epochs().collect::<Vec<_>>()), (9, vec![4]));
+        let opened = ring.open(&new_root, &store).unwrap();
+        assert_eq!(opened.blob_address.address(b"x"), keys.blob_address.address(b"x"));
+        assert_ne!(keys.blob_address.address(b"x"), old.blob_address.address(b"x"));
+        assert_ne!(keys.tree_address.address(b"x"), old.tree_address.address(b"x"));
+        assert_ne!(keys.blob_address.address(b"x"), keys.tree_address.address(b"x"));
+        let id = ObjectId::from_bytes([4; 32]);
+        let sealed = keys.objects.seal(ObjectKind::Blob, &id, b"new").unwrap();
+        assert_eq!(opened.objects.open(ObjectKind::Blob, &id, &sealed).unwrap(), b"new");
+        assert!(matches!(old.objects.open(ObjectKind::Blob, &id, &sealed), Err(Error::Decrypt)));
+        assert!(matches!(ring.open(&root, &store), Err(Error::Decrypt)));
     }
 
     #[test]

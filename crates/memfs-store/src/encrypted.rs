@@ -25,7 +25,8 @@
 //! (the head and what it carries), `commit` (compare-and-swap, lost answers, policy changes),
 //! `history` (`log`, revisions, past trees), `check`, `gc`, `purge`, `key_set` (`memfs.keys`
 //! read, unlocked, authenticated, followed after a rotation), `keys` (key slots), `rotate`
-//! (rotation and shred) and `reseal` (objects sealed again under the newest key epoch).
+//! (rotation and shred), `reseal` (objects sealed again under the newest key epoch) and
+//! `readdress` (every live object named and sealed again under new keys, for a shred).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -67,6 +68,7 @@ mod objects;
 mod parts;
 mod plan;
 mod purge;
+mod readdress;
 mod recut;
 mod reseal;
 mod rotate;

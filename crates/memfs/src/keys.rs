@@ -139,9 +139,9 @@ impl Memfs {
 
 impl Memfs {
     /// Crypto-erasure of everything the store at `location` no longer holds (see
-    /// [`EncryptedRepository::shred_keys`]): a rotation, every object resealed, every older
-    /// epoch key destroyed, and the one slot left opened by `plan.new`. Unlocks with
-    /// `options.credential`.
+    /// [`EncryptedRepository::shred_keys`]): every live object named and sealed again under
+    /// fresh address keys and a fresh epoch, every older key destroyed, and the one slot left
+    /// opened by `plan.new`. Unlocks with `options.credential`.
     pub async fn shred_keys(
         location: impl Into<Location>,
         options: &OpenOptions,

@@ -302,13 +302,14 @@ fn after_purge_and_shred_the_current_credential_recovers_nothing_purged() {
     assert_text(
         "dry run",
         &plan,
-        "would reseal every stored object under a new key epoch (1) and destroy key epoch 0\nwould remove key slot 2\nthe store would then open with the new credential only\n",
+        "would name and seal every live object again under new address keys and a new key epoch (1), and destroy key epoch 0 and the old address keys\nwould remove key slot 2\nthe store would then open with the new credential only\n",
     );
     assert!(!new_key.exists(), "a dry run wrote a key file");
     let said = team.ok(&["key", "shred", "--new-key-file", new_key_arg, "--remove-other-slots", "--yes"]);
     let lines: Vec<&str> = said.lines().collect();
     assert!(
-        lines[0].starts_with("shredded: destroyed key epoch 0; ") && lines[0].ends_with(" resealed under key epoch 1"),
+        lines[0].starts_with("shredded: destroyed key epoch 0 and the old address keys; ")
+            && lines[0].ends_with(" live objects named and sealed again under key epoch 1"),
         "{said}"
     );
     assert_eq!(

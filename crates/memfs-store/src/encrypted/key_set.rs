@@ -317,10 +317,12 @@ impl KeySet {
 
 /// Keys of an open store. Zeroized on drop (each key is).
 ///
-/// The address keys never change. The epoch keys change when the store is rotated (by this or
-/// another client): a client that meets an object of an epoch it does not hold, or a head that
-/// names a newer `memfs.keys`, reads `memfs.keys` again and takes the new root from its own
-/// slot with the slot's secret ([`Keys::refresh`]), without the credential.
+/// The address keys change only by a shred or a re-addressing rotation, which a client open
+/// before cannot follow ([`Error::KeysRotated`]: it opens the store again). The epoch keys
+/// change when the store is rotated (by this or another client): a client that meets an object
+/// of an epoch it does not hold, or a head that names a newer `memfs.keys`, reads `memfs.keys`
+/// again and takes the new root from its own slot with the slot's secret ([`Keys::refresh`]),
+/// without the credential.
 pub(super) struct Keys {
     pub(super) blob_address: AddressKey,
     pub(super) tree_address: AddressKey,
@@ -430,6 +432,10 @@ impl Keys {
         })?;
         keys.authenticate(&root)?;
         let opened = keyring.open(&root, &id)?;
+        // Named afresh (`key rotate --readdress`): this client's names are the old ones.
+        if opened.blob_address.address(b"") != self.blob_address.address(b"") {
+            return Err(Error::KeysRotated);
+        }
         let mut live = self.live.write().unwrap_or_else(|p| p.into_inner());
         if counter >= live.counter {
             *live = LiveKeys { objects: Arc::new(opened.objects), root: Some(root), counter };

@@ -67,7 +67,8 @@ use memfs_core::{Change, MemoryPath, Name, ObjectId, Totals};
 use memfs_crypt::ObjectKind;
 
 use self::graph::Graph;
-use self::record::{Context, follow, follow_commit_ids, rewrite_changes};
+pub(super) use self::record::follow_commit_ids;
+use self::record::{Context, follow, rewrite_changes};
 use self::rewrite::Rewrite;
 use super::{EncryptedRepository, Mark, PARALLEL, now_ms};
 use crate::error::Error;

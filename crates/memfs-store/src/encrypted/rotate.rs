@@ -1,12 +1,15 @@
 //! Rotation and crypto-erasure of a store's keys (docs/SECURITY.md, "Keys"): `memfs key
 //! rotate` (a new root and epoch, wrapped to the remaining slots by their public keys) and
-//! `memfs key shred` (every older epoch destroyed, under a new root and a new credential).
-//! Each writes `memfs.keys` by compare-and-swap and records itself in a commit.
+//! `memfs key shred` (every live object named and sealed again under keys that share nothing
+//! with the old ones, under a new root and a new credential). Each writes `memfs.keys` by
+//! compare-and-swap and records itself in a commit.
 
-use memfs_crypt::{Credential, KeySlots, RootKey, SlotId};
+use memfs_crypt::{Credential, KeySlots, Keyring, RootKey, SlotId};
 
-use super::{Backend, EncryptedRepository, KeySet, OpenOptions, connect};
+use super::readdress::finish;
+use super::{Backend, EncryptedRepository, KeySet, Keys, KeysObject, OpenOptions, connect};
 use crate::error::Error;
+use crate::record::Operation;
 
 /// How [`EncryptedRepository::rotate_keys`] rotates.
 #[derive(Debug, Clone, Copy, Default)]
@@ -17,6 +20,10 @@ pub struct RotateKeys {
     pub own: bool,
     /// Check everything and write nothing.
     pub dry_run: bool,
+    /// Name and seal every live object again under fresh address keys and the new epoch (as
+    /// a shred does, the credentials kept): the removed slot then cannot tell whether a content
+    /// it guesses is stored from now on.
+    pub readdress: bool,
 }
 
 /// What a rotation did, or (dry run) would do.
@@ -28,6 +35,9 @@ pub struct Rotation {
     pub slots: Vec<SlotId>,
     /// The slot removed first.
     pub removed: Option<SlotId>,
+    /// With [`RotateKeys::readdress`]: the live objects named and sealed again (`None` in a
+    /// dry run or without it).
+    pub readdressed: Option<crate::ResealReport>,
 }
 
 /// How [`EncryptedRepository::shred_keys`] destroys the keys of everything deleted so far.
@@ -47,13 +57,14 @@ pub struct ShredKeys<'a> {
 /// What a shred did, or (dry run) would do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shred {
-    /// The one epoch left: every object is sealed under it.
+    /// The one epoch left: every object is sealed under it (with new names).
     pub epoch: u32,
     /// The epochs whose keys were destroyed.
     pub retired: Vec<u32>,
     /// The slots removed (every slot but the one that unlocked).
     pub removed: Vec<SlotId>,
-    /// The reseal (empty in a dry run).
+    /// The live objects named and sealed again under the new keys, and their stored bytes
+    /// (empty in a dry run).
     pub resealed: crate::ResealReport,
 }
 
@@ -82,32 +93,61 @@ impl EncryptedRepository {
                 return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() }.into());
             }
         }
+        let old_keys = set.store_keys()?;
         let epoch = set.rotate()?;
-        let rotation =
-            Rotation { epoch, slots: set.object.slots.slots().map(|(id, _)| id).collect(), removed: plan.remove };
+        let mut rotation = Rotation {
+            epoch,
+            slots: set.object.slots.slots().map(|(id, _)| id).collect(),
+            removed: plan.remove,
+            readdressed: None,
+        };
         if plan.dry_run {
             return Ok(rotation);
         }
-        let record = ("rotate", plan.remove.map(SlotId::get));
-        set.commit(&conn, options, record, "the keys were rotated").await?;
+        if !plan.readdress {
+            let record = ("rotate", plan.remove.map(SlotId::get));
+            set.commit(&conn, options, record, "the keys were rotated").await?;
+            return Ok(rotation);
+        }
+        // The keyring made afresh under the new root (the slots wrapped to it as above).
+        let counter = set.keyring().counter() + 1;
+        let (keyring, new_keys) = Keyring::fresh(&set.root, &set.store_id, epoch, counter)?;
+        set.object.keyring = Some(keyring);
+        let store_hex = set.object.store_id.clone();
+        let old =
+            EncryptedRepository::assemble(conn.again(), Keys::new(old_keys, None, None), store_hex, options.clone())?;
+        let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
+        let KeySet { object, root, .. } = set;
+        let done = finish(&conn, &old, (object, root, new_keys), record, options, &()).await?;
+        rotation.readdressed =
+            Some(crate::ResealReport { epoch, objects: done.objects, resealed: done.objects, bytes: done.bytes });
         Ok(rotation)
     }
 
     /// `memfs key shred`: crypto-erasure of everything the store no longer holds (docs/
-    /// SECURITY.md, "Keys"). In three steps, each safe to interrupt (run it again to finish):
+    /// SECURITY.md, "Keys"). Unlocks with `credential` and makes, in memory only, a new root,
+    /// fresh address keys and a fresh epoch key ([`memfs_crypt::Keyring::fresh`]) and the one
+    /// slot `plan.new` opens. Then, each step safe to interrupt (run it again to finish):
     ///
-    /// 1. a rotation (a new root and epoch), with every slot but the one `credential` opens
-    ///    removed, recorded in a commit;
-    /// 2. every stored object resealed under the new epoch ([`EncryptedRepository::reseal`]
-    ///    with history), so no object the store holds needs an older epoch;
-    /// 3. `memfs.keys` rewritten under another new root, its keyring holding the new epoch
-    ///    only (every older epoch key destroyed) and its one slot opened by `plan.new`,
-    ///    recorded in a commit; a local folder's log is compacted.
+    /// 1. every live object is named and sealed again under the new keys, and the head and
+    ///    gc's state are swapped to the new names (`encrypted/readdress.rs`, which catches up with
+    ///    other writers and puts a stopped shred's head back);
+    /// 2. `memfs.keys` is written once, by compare-and-swap: its one slot opened by `plan.new`,
+    ///    its keyring the new keys only (every older epoch key and the old address keys gone);
+    ///    the head already names its change counter and a commit recording the shred;
+    /// 3. every object under the old keys is deleted and a local folder's log compacted.
     ///
-    /// Afterwards, every byte the storage ever held plus the credential `plan.new` opens only
-    /// what the store holds now: the older copies of `memfs.keys` are wrapped under the old
-    /// credentials and roots, and the retired epochs are in no copy that `plan.new` opens.
-    /// Whoever kept an old credential (or a key from before) still reads old copies.
+    /// Why no copy of `memfs.keys` gives one credential the other's keys: the shred writes
+    /// `memfs.keys` once, and that write wraps only the new keys, to the new slot only; every
+    /// copy before it wraps only the old keys (no earlier write of this shred exists to keep a
+    /// copy of). The objects written in step 1 are named by keys that exist only in this
+    /// process until step 2, and if it stops before, they stay unreachable, and a run again
+    /// starts from fresh keys. So the old credential with every copy of `memfs.keys` opens
+    /// nothing written from step 1 on (A3 in docs/SECURITY.md); and `plan.new` with every copy
+    /// reaches no key the store had before, so it can neither open an older copy of an object
+    /// nor compute the name of a guessed content in one (A2): the names of step 1 on are keyed
+    /// hashes under keys no older object was named with. Whoever kept an old credential still
+    /// reads old copies.
     pub async fn shred_keys(
         backend: Backend,
         credential: &Credential,
@@ -116,7 +156,7 @@ impl EncryptedRepository {
         progress: &dyn crate::Progress,
     ) -> Result<Shred, Error> {
         let conn = connect(backend)?;
-        let mut set = KeySet::unlock(&conn, credential).await?;
+        let set = KeySet::unlock(&conn, credential).await?;
         let removed: Vec<SlotId> = set.object.slots.slots().map(|(id, _)| id).filter(|id| *id != set.slot).collect();
         if !removed.is_empty() && !plan.remove_others {
             return Err(Error::ShredLeavesSlots { slots: removed });
@@ -127,39 +167,21 @@ impl EncryptedRepository {
         if plan.dry_run {
             return Ok(Shred { epoch, retired, removed, resealed: crate::ResealReport::default() });
         }
-        // 1. Rotate, the other slots removed.
-        for id in &removed {
-            set.object.slots.remove_slot(*id)?;
+        let note = set.object.slots.notes().find(|(id, _, _)| *id == set.slot).map(|(_, _, note)| note.clone());
+        let (store_id, counter) = (set.store_id, set.keyring().counter() + 1);
+        let (old_keys, store_hex) = set.into_keys()?;
+        let old = EncryptedRepository::assemble(conn.again(), old_keys, store_hex, options.clone())?;
+        let root = RootKey::generate()?;
+        let (keyring, new_keys) = Keyring::fresh(&root, &store_id, epoch, counter)?;
+        let mut slots = KeySlots::with_slot(&root, &store_id, plan.new, plan.params)?;
+        if let Some(note) = note {
+            slots.set_note(SlotId::new(1), note)?;
         }
-        set.rotate()?;
-        let repo = set.commit(&conn, options.clone(), ("rotate", None), "this change was made").await?;
-        // 2. Everything under the new epoch.
-        let resealed = repo.reseal(crate::ResealOptions { history: true }, progress).await?;
-        // 3. The older epochs destroyed, under a root and a credential no copy of memfs.keys had.
-        let mut set = KeySet::unlock(&conn, credential).await?;
-        let keys = set.store_keys()?;
-        let epoch = keys.objects.current_epoch();
-        let last = RootKey::generate()?;
-        let mut slots = KeySlots::with_slot(&last, &set.store_id, plan.new, plan.params)?;
-        if let Some((_, _, note)) = set.object.slots.notes().find(|(id, _, _)| *id == set.slot) {
-            slots.set_note(SlotId::new(1), note.clone())?;
-        }
-        set.object.slots = slots;
-        let store_id = set.store_id;
-        set.object
-            .keyring
-            .as_mut()
-            .expect("a key set is format 7 once unlocked")
-            .retire(&keys, epoch, &last, &store_id)?;
-        set.root = last;
-        // This client opened with the old credential: it has no secret of the new slot.
-        set.secret = None;
-        let repo = set.commit(&conn, options, ("shred", Some(1)), "this change was made").await?;
-        if let Some(log) = &repo.log {
-            progress.phase("compacting", None);
-            log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
-        }
-        Ok(Shred { epoch, retired: retired.into_iter().filter(|e| *e < epoch).collect(), removed, resealed })
+        let object = KeysObject::new(&store_id, slots, keyring, &root);
+        let record = Operation::Keys { change: "shred".into(), counter, slot: Some(1) };
+        let done = finish(&conn, &old, (object, root, new_keys), record, options, progress).await?;
+        let resealed = crate::ResealReport { epoch, objects: done.objects, resealed: done.objects, bytes: done.bytes };
+        Ok(Shred { epoch, retired, removed, resealed })
     }
 }
 
@@ -205,9 +227,9 @@ mod tests {
         b.head().await.unwrap();
         assert_eq!(a.keys.objects().current_epoch(), 0);
 
-        let plan = RotateKeys { remove: Some(two), own: false, dry_run: false };
+        let plan = RotateKeys { remove: Some(two), own: false, dry_run: false, readdress: false };
         let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), plan).await.unwrap();
-        assert_eq!(rotation, Rotation { epoch: 1, slots: vec![SlotId::new(1)], removed: Some(two) });
+        assert_eq!(rotation, Rotation { epoch: 1, slots: vec![SlotId::new(1)], removed: Some(two), readdressed: None });
 
         // The rotator's slot confirmed the new root: opening with it again writes nothing.
         let keys_path = object_store::path::Path::from("memfs.keys");

@@ -48,7 +48,7 @@ fn change_paths(change: &Change) -> Vec<&str> {
 }
 
 /// A restore or undo command names the commit it came from: point it at its rewritten id.
-pub(super) fn follow_commit_ids(command: &str, renamed: &HashMap<String, String>) -> String {
+pub(in crate::encrypted) fn follow_commit_ids(command: &str, renamed: &HashMap<String, String>) -> String {
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(command) else { return command.to_owned() };
     match map.get("commit").and_then(Value::as_str).and_then(|old| renamed.get(old).map(|new| (old, new))) {
         Some((old, new)) => command.replace(old, new),
