@@ -50,6 +50,8 @@ mod purge;
 mod rotation;
 #[path = "cli/serve.rs"]
 mod serve;
+#[path = "cli/server_limits.rs"]
+mod server_limits;
 #[path = "cli/store_args.rs"]
 mod store_args;
 #[path = "cli/support.rs"]
