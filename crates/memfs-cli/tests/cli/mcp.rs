@@ -272,7 +272,7 @@ fn start_http_after(
         cmd.env("MEMFS_PASSPHRASE", passphrase);
     }
     cmd.args(&args).args(flags);
-    let mut child = crate::server_limits::in_shell(&cmd, setup)
+    let mut child = crate::flood::in_shell(&cmd, setup)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -387,13 +387,13 @@ fn http_cuts_stalled_connections_and_still_answers_a_client_with_a_token() {
     let (addr, stop) = start_http_after(root, new_store(root), &flags, None, "bearer tokens", "ulimit -n 160");
     let started = std::time::Instant::now();
     let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {ALICE}\r\n");
-    let stalled = crate::server_limits::stall(&addr, 300, &head);
+    let stalled = crate::flood::stall(&addr, 300, &head);
 
     let bearer = format!("Authorization: Bearer {ALICE}\r\n");
     assert_eq!(status_line(&addr, &post(&addr, "/mcp", &bearer)), "HTTP/1.1 200 OK");
     assert!(started.elapsed() < Duration::from_secs(20), "answered after {:?}", started.elapsed());
     // 300 connections, 100 at a time, 1 s each: all closed well within 20 s.
-    crate::server_limits::assert_all_closed(stalled, started + Duration::from_secs(20));
+    crate::flood::assert_all_closed(stalled, started + Duration::from_secs(20));
     stop();
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::server_limits::{assert_all_closed, in_shell, stall};
+use crate::flood::{assert_all_closed, in_shell, stall};
 use crate::support::{assert_text, lines_of, memfs, run, succeeds, text};
 
 /// A store made by `memfs init` with a key file, in `dir`.
@@ -40,6 +40,15 @@ struct Ui {
     child: Child,
     addr: String,
     token: String,
+}
+
+/// A test that fails stops its server all the same.
+impl Drop for Ui {
+    fn drop(&mut self) {
+        // After `stop` the child is gone already: nothing to do.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Ui {

@@ -1,65 +1,16 @@
-//! What the long-running servers (`memfs serve`, `memfs mcp`, `memfs ui`) hold back from an
-//! attacker on the machine: no core dump of their memory, which holds the store's keys
-//! (issue 41, criterion 6); and the helpers of the connection-flood tests (A5) that `ui.rs`
-//! and `mcp.rs` run against their servers: connections that never finish their headers.
+//! The long-running servers (`memfs serve`, `memfs mcp`, `memfs ui`) hold the store's keys for
+//! as long as they run: none of them leaves a core dump of its memory (issue 41, criterion 6).
+//! Linux only: it reads `/proc`.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::flood::in_shell;
 use crate::support::{memfs, run, succeeds};
-
-/// `cmd` run by `sh` after `setup` (such as `ulimit -n 160`), as the same process (`exec`):
-/// its arguments, environment and folder kept.
-pub(crate) fn in_shell(cmd: &Command, setup: &str) -> Command {
-    let mut shell = Command::new("sh");
-    shell.arg("-c").arg(format!("{setup} && exec \"$0\" \"$@\"")).arg(cmd.get_program()).args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => shell.env(k, v),
-            None => shell.env_remove(k),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        shell.current_dir(dir);
-    }
-    shell
-}
-
-/// `count` connections to `addr`, each sending `head` (the start of a request's headers, never
-/// finished) and then nothing, as an attacker holding the server's connections does.
-pub(crate) fn stall(addr: &str, count: usize, head: &str) -> Vec<TcpStream> {
-    (0..count)
-        .map(|i| {
-            let mut socket = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connection {i}: {e}"));
-            // Written into the socket's buffer: it goes out once the server accepts.
-            socket.write_all(head.as_bytes()).expect("half a head");
-            socket
-        })
-        .collect()
-}
-
-/// Asserts that the server closed every one of `stalled` (sending nothing) by `deadline`.
-pub(crate) fn assert_all_closed(stalled: Vec<TcpStream>, deadline: Instant) {
-    let count = stalled.len();
-    let mut open = 0;
-    for mut socket in stalled {
-        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-        socket.set_read_timeout(Some(left)).expect("read timeout");
-        let mut buf = [0u8; 256];
-        match socket.read(&mut buf) {
-            Ok(0) => {}
-            Ok(n) => panic!("a stalled connection got an answer: {:?}", String::from_utf8_lossy(&buf[..n])),
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => {}
-            Err(_) => open += 1,
-        }
-    }
-    assert_eq!(open, 0, "{open} of {count} stalled connections were still open at the deadline");
-}
 
 /// A store made by `memfs init` with a key file, in `dir`: its global arguments.
 fn store(dir: &Path) -> Vec<String> {
@@ -96,7 +47,6 @@ fn ids(pid: u32) -> (u32, u32) {
 /// own ids), and killed by a signal that dumps core (SIGQUIT) it leaves no core file and the
 /// kernel reports none. As root, the server runs under another group, so that its own ids are
 /// not root's and the owner of its `/proc` files tells the two states apart.
-#[cfg(target_os = "linux")]
 #[test]
 fn the_servers_leave_no_core_dump() {
     use std::os::unix::fs::MetadataExt;
@@ -145,7 +95,9 @@ fn the_servers_leave_no_core_dump() {
             cmd = setpriv;
         }
         // stdin stays open: `memfs mcp` on stdio serves until its end.
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let mut child = Stopped(child);
+        let child = &mut child.0;
         let pid = child.id();
         let stderr = BufReader::new(child.stderr.take().expect("stderr"));
         let (tx, rx) = channel();
@@ -191,8 +143,17 @@ fn the_servers_leave_no_core_dump() {
     }
 }
 
+/// A server that a failing test stops all the same (killed; after a clean end, nothing to do).
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Whether the tests run as root (the owner of a file they create).
-#[cfg(target_os = "linux")]
 fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     let probe = tempfile::NamedTempFile::new().expect("a probe file");
