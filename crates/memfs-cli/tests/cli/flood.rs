@@ -25,11 +25,18 @@ pub(crate) fn in_shell(cmd: &Command, setup: &str) -> Command {
 }
 
 /// `count` connections to `addr`, each sending `head` (the start of a request's headers, never
-/// finished) and then nothing, as an attacker holding the server's connections does.
-pub(crate) fn stall(addr: &str, count: usize, head: &str) -> Vec<TcpStream> {
+/// finished) and then nothing, as an attacker holding the server's connections does. Each
+/// must be taken (accepted, or queued by the kernel) before `deadline`: a server that holds
+/// every connection it accepted and can accept no more fills its queue, and the next
+/// connection waits for ever.
+pub(crate) fn stall(addr: &str, count: usize, head: &str, deadline: Instant) -> Vec<TcpStream> {
+    let addr: std::net::SocketAddr = addr.parse().expect("an IP:PORT");
     (0..count)
         .map(|i| {
-            let mut socket = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connection {i}: {e}"));
+            let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+            let mut socket = TcpStream::connect_timeout(&addr, left).unwrap_or_else(|e| {
+                panic!("connection {i} of {count} was not taken in time ({e}): the server takes no more")
+            });
             // Written into the socket's buffer: it goes out once the server accepts.
             socket.write_all(head.as_bytes()).expect("half a head");
             socket

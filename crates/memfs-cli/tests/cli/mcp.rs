@@ -387,7 +387,7 @@ fn http_cuts_stalled_connections_and_still_answers_a_client_with_a_token() {
     let (addr, stop) = start_http_after(root, new_store(root), &flags, None, "bearer tokens", "ulimit -n 160");
     let started = std::time::Instant::now();
     let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {ALICE}\r\n");
-    let stalled = crate::flood::stall(&addr, 300, &head);
+    let stalled = crate::flood::stall(&addr, 300, &head, started + Duration::from_secs(20));
 
     let bearer = format!("Authorization: Bearer {ALICE}\r\n");
     assert_eq!(status_line(&addr, &post(&addr, "/mcp", &bearer)), "HTTP/1.1 200 OK");

@@ -331,7 +331,8 @@ fn stalled_connections_are_cut_and_the_page_is_still_answered() {
     let flags = ["--max-connections", "100", "--header-timeout", "1s"];
     let ui = Ui::start_with(dir, &store, &flags, "ulimit -n 160");
     let started = Instant::now();
-    let stalled = stall(&ui.addr, 300, &format!("GET /api/tree HTTP/1.1\r\nhost: {}\r\n", ui.addr));
+    let head = format!("GET /api/tree HTTP/1.1\r\nhost: {}\r\n", ui.addr);
+    let stalled = stall(&ui.addr, 300, &head, started + Duration::from_secs(20));
 
     let session = ui.open_session();
     let (status, _, body) = ui.send("GET", "/api/file?path=/memories/notes.md", &[("x-memfs-session", &session)], "");
