@@ -16,10 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::http::StatusCode;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -101,18 +97,25 @@ pub(crate) async fn serve(
 /// and counted as running meanwhile, so that a silent wait for the store is not idleness. For
 /// routers that do not time their requests themselves (the viewer's, MCP's); the JSON
 /// endpoint's route times its own, to log the request's id with the `503`.
+#[cfg(any(feature = "ui", feature = "mcp"))]
 pub(crate) fn time_limited(router: axum::Router, limit: Duration) -> axum::Router {
-    router.layer(axum::middleware::from_fn(move |request: Request, next: Next| within(limit, request, next)))
+    router.layer(axum::middleware::from_fn(move |request, next| within(limit, request, next)))
 }
 
-async fn within(limit: Duration, request: Request, next: Next) -> Response {
+#[cfg(any(feature = "ui", feature = "mcp"))]
+async fn within(
+    limit: Duration,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
     let busy = request.extensions().get::<Busy>().cloned();
     let _busy = busy.as_ref().map(Busy::enter);
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
-            let error = timed_out(limit);
-            (StatusCode::SERVICE_UNAVAILABLE, axum::Json(serde_json::json!({ "error": error }))).into_response()
+            let error = serde_json::json!({ "error": timed_out(limit) });
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response()
         }
     }
 }
