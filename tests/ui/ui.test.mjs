@@ -230,7 +230,7 @@ function uiTest(name, { setup, viewport, actor, dir } = {}, body) {
         d.dismiss().catch(() => {});
       });
       await page.goto(store.address);
-      assert.equal(page.url(), `${store.origin}/`, 'the token is traded for a cookie, then the address loses it');
+      assert.equal(page.url(), `${store.origin}/`, 'the page takes the token out of its address, then trades it for a session');
       await page.getByTestId('overview-view').waitFor();
       const tree = page.getByTestId('tree');
       await page.locator('[data-testid="tree"][data-generation], [data-testid="tree"][data-error]').waitFor({ state: 'attached' });
@@ -341,113 +341,220 @@ function request(origin, pathAndQuery, { method = 'GET', headers = {}, body } = 
   });
 }
 
-test('refusals: no cookie, a used or wrong token, another origin, another host, a write without the CSRF header', { timeout: 120000 }, async () => {
+test('refusals: no session, a used or wrong token, another origin, another host, a write without the session header', { timeout: 120000 }, async () => {
   const store = new Store('refusals');
   try {
     store.write('agent-1', { command: 'create', path: '/memories/notes.md', file_text: 'hello\n' });
     await store.startUi('alice');
     const o = store.origin;
     const host = `127.0.0.1:${store.port}`;
+    const json = { 'content-type': 'application/json' };
+    const open = (token, headers = {}) => request(o, '/api/session', { method: 'POST', body: JSON.stringify({ token }), headers: { ...json, ...headers } });
 
-    // No cookie: the API answers 401 JSON, the page 401 with a short text.
+    // No session: the API answers 401 JSON. The page and its files hold no secret and are
+    // served to anyone who names the right host (its script reads the token from its address).
     let r = await request(o, '/api/session');
     assert.equal(r.status, 401);
     assert.deepEqual(r.json, { error: 'no session: open the address memfs ui printed' });
     r = await request(o, '/api/tree');
     assert.equal(r.status, 401);
     r = await request(o, '/');
-    assert.equal(r.status, 401);
-    assert.match(r.headers['content-type'], /^text\/html/);
-    assert.match(r.body, /memfs ui/);
-    // The assets need no session (the 401 page does not use them, but the page does).
+    assert.equal(r.status, 200);
+    assert.match(r.body, /<script src="\/app\.js"/);
+    assert.match(r.headers['content-security-policy'], /^default-src 'self'/);
+    assert.equal(r.headers['set-cookie'], undefined);
     r = await request(o, '/app.js');
     assert.equal(r.status, 200);
 
-    // A wrong token: 403, and the right one still works afterwards.
-    r = await request(o, '/?token=memfs_wrong');
+    // A wrong token: 403, and the right one still works afterwards; no cookie either way.
+    r = await open('memfs_wrong');
     assert.equal(r.status, 403);
-    r = await request(o, `/?token=${store.token}`);
-    assert.equal(r.status, 303);
-    assert.equal(r.headers.location, '/');
-    const setCookie = r.headers['set-cookie'];
-    assert.equal(setCookie.length, 1);
-    assert.match(setCookie[0], /^memfs_ui=[^;]+; HttpOnly; SameSite=Strict; Path=\/$/);
-    const cookie = setCookie[0].split(';')[0];
+    r = await open(store.token, { 'content-type': 'text/plain' });
+    assert.equal(r.status, 415);
+    r = await open(store.token);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['set-cookie'], undefined);
+    const session = r.json.session;
+    assert.match(session, /^memfs_/);
+    assert.notEqual(session, store.token);
     // The token works once.
-    r = await request(o, `/?token=${store.token}`);
+    r = await open(store.token);
     assert.equal(r.status, 403);
     assert.match(r.json.error, /already used/);
+    // The token is no session.
+    r = await request(o, '/api/session', { headers: { 'x-memfs-session': store.token } });
+    assert.equal(r.status, 401);
 
-    // With the cookie: the session, and the security headers on every answer.
-    r = await request(o, '/api/session', { headers: { cookie } });
+    // With the session's header: the session, and the security headers on every answer.
+    const s = { 'x-memfs-session': session };
+    r = await request(o, '/api/session', { headers: s });
     assert.equal(r.status, 200);
     assert.equal(r.json.actor, 'alice');
     assert.equal(r.json.history, true);
-    assert.equal(typeof r.json.csrf, 'string');
+    assert.equal(r.json.csrf, undefined);
     assert.match(r.json.store, /^file:\/\//);
-    const csrf = r.json.csrf;
     assert.match(r.headers['content-security-policy'], /^default-src 'self'/);
     assert.match(r.headers['content-security-policy'], /frame-ancestors 'none'/);
     assert.equal(r.headers['x-frame-options'], 'DENY');
     assert.equal(r.headers['cache-control'], 'no-store');
     assert.equal(r.headers['referrer-policy'], 'no-referrer');
-    r = await request(o, '/', { headers: { cookie } });
-    assert.equal(r.status, 200);
-    assert.match(r.body, /<script src="\/app\.js"/);
-    assert.match(r.headers['content-security-policy'], /^default-src 'self'/);
+    // The secret as a cookie is nothing.
+    r = await request(o, '/api/session', { headers: { cookie: `memfs_ui=${session}` } });
+    assert.equal(r.status, 401);
 
     // Another origin: 403, whatever it asks; the server's own origin is fine.
-    r = await request(o, '/api/session', { headers: { cookie, origin: 'http://evil.example' } });
+    r = await request(o, '/api/session', { headers: { ...s, origin: 'http://evil.example' } });
     assert.equal(r.status, 403);
     assert.deepEqual(r.json, { error: 'requests from other sites are refused' });
-    r = await request(o, '/api/session', { headers: { cookie, origin: o } });
+    r = await request(o, '/api/session', { headers: { ...s, origin: o } });
     assert.equal(r.status, 200);
     const body = JSON.stringify({ path: '/memories/evil.md', text: 'x' });
     r = await request(o, '/api/create', {
-      method: 'POST', body, headers: { cookie, origin: 'http://evil.example', 'x-memfs-csrf': csrf, 'content-type': 'application/json' },
+      method: 'POST', body, headers: { ...s, ...json, origin: 'http://evil.example' },
     });
     assert.equal(r.status, 403);
 
     // Another host (DNS rebinding): 421.
-    r = await request(o, '/api/session', { headers: { cookie, host: `evil.example:${store.port}` } });
+    r = await request(o, '/api/session', { headers: { ...s, host: `evil.example:${store.port}` } });
     assert.equal(r.status, 421);
     r = await request(o, `/?token=${store.token}`, { headers: { host: `evil.example:${store.port}` } });
     assert.equal(r.status, 421);
     // localhost names the same loopback server.
-    r = await request(o, '/api/session', { headers: { cookie, host: `localhost:${store.port}` } });
+    r = await request(o, '/api/session', { headers: { ...s, host: `localhost:${store.port}` } });
     assert.equal(r.status, 200);
 
-    // A write without the CSRF header, or with a wrong one: 403; not JSON: 415.
-    r = await request(o, '/api/create', { method: 'POST', body, headers: { cookie, host, 'content-type': 'application/json' } });
-    assert.equal(r.status, 403);
-    assert.deepEqual(r.json, { error: "a write needs the page's x-memfs-csrf header" });
-    r = await request(o, '/api/create', { method: 'POST', body, headers: { cookie, 'content-type': 'application/json', 'x-memfs-csrf': 'nope' } });
-    assert.equal(r.status, 403);
-    r = await request(o, '/api/create', { method: 'POST', body, headers: { cookie, 'content-type': 'text/plain', 'x-memfs-csrf': csrf } });
-    assert.equal(r.status, 415);
-    // A cookie that is not the session's: 401.
-    r = await request(o, '/api/create', { method: 'POST', body, headers: { cookie: 'memfs_ui=forged', 'content-type': 'application/json', 'x-memfs-csrf': csrf } });
+    // A write without the session's header, or with a wrong one: 401; not JSON: 415.
+    r = await request(o, '/api/create', { method: 'POST', body, headers: { ...json, host } });
     assert.equal(r.status, 401);
+    assert.deepEqual(r.json, { error: 'no session: open the address memfs ui printed' });
+    r = await request(o, '/api/create', { method: 'POST', body, headers: { ...json, 'x-memfs-session': 'memfs_forged' } });
+    assert.equal(r.status, 401);
+    r = await request(o, '/api/create', { method: 'POST', body, headers: { ...s, 'content-type': 'text/plain' } });
+    assert.equal(r.status, 415);
     assert.equal(store.has('/memories/evil.md'), false, 'no refused write reached the store');
     assert.equal(store.log().length, 1);
 
     // And with everything right, the write is a commit by the session's actor.
-    r = await request(o, '/api/create', { method: 'POST', body, headers: { cookie, 'content-type': 'application/json', 'x-memfs-csrf': csrf } });
+    r = await request(o, '/api/create', { method: 'POST', body, headers: { ...s, ...json } });
     assert.equal(r.status, 200);
     assert.deepEqual(r.json, { ok: true, message: 'File created successfully at: /memories/evil.md' });
     assert.equal(store.cat('/memories/evil.md'), 'x');
     newestCommit(store, 'alice', 'create');
 
     // Unknown routes and bad input.
-    r = await request(o, '/api/nothing', { headers: { cookie } });
+    r = await request(o, '/api/nothing', { headers: s });
     assert.equal(r.status, 404);
-    r = await request(o, '/api/file?path=/memories/none.md', { headers: { cookie } });
+    r = await request(o, '/api/file?path=/memories/none.md', { headers: s });
     assert.equal(r.status, 404);
-    r = await request(o, '/api/file?path=/etc/passwd', { headers: { cookie } });
+    r = await request(o, '/api/file?path=/etc/passwd', { headers: s });
     assert.equal(r.status, 400);
   } finally {
     await store.stop();
     store.remove();
+  }
+});
+
+/** The page another program on another loopback port serves: from the browser that has the
+ * viewer open, it tries to read and write through the viewer, every way a page can, and
+ * records what each attempt saw in `window.__attack`. */
+const attackPage = (viewer) => `<!doctype html><meta charset=utf-8><title>a dev server</title><script>
+(async () => {
+  const viewer = ${JSON.stringify(viewer)};
+  const body = JSON.stringify({ path: '/memories/planted.md', text: 'from another port' });
+  const tries = [
+    ['read tree', '/api/tree', { credentials: 'include' }],
+    ['read session', '/api/session', { credentials: 'include' }],
+    ['read file', '/api/file?path=%2Fmemories%2Fnotes.md', { credentials: 'include' }],
+    ['read tree (no-cors)', '/api/tree', { credentials: 'include', mode: 'no-cors' }],
+    ['read session (no-cors)', '/api/session', { credentials: 'include', mode: 'no-cors' }],
+    ['read file (no-cors)', '/api/file?path=%2Fmemories%2Fnotes.md', { credentials: 'include', mode: 'no-cors' }],
+    ['create (json)', '/api/create', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body }],
+    ['create (no-cors)', '/api/create', { method: 'POST', credentials: 'include', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body }],
+  ];
+  const seen = [];
+  for (const [what, path, opts] of tries) {
+    try {
+      const r = await fetch(viewer + path, opts);
+      seen.push({ what, outcome: r.type === 'opaque' ? 'opaque' : 'status ' + r.status, text: r.type === 'opaque' ? '' : await r.text() });
+    } catch (e) {
+      seen.push({ what, outcome: 'refused by the browser' });
+    }
+  }
+  // Whatever this origin can see of the viewer's session.
+  seen.push({ what: 'storage', outcome: JSON.stringify({ session: sessionStorage.length, local: localStorage.length, cookie: document.cookie }) });
+  window.__attack = seen;
+})();
+</script>`;
+
+uiTest('another loopback port: a page served there, in the same browser, reads and writes nothing', {
+  setup: (store) => store.write('agent-1', { command: 'create', path: '/memories/notes.md', file_text: 'hello\n' }),
+}, async ({ store, page, context }) => {
+  // The viewer's session is open in this browser: its page shows the tree.
+  await byPath(page, 'tree-file', '/memories/notes.md').waitFor();
+  const commits = store.log().length;
+  const viewer = store.origin;
+
+  // Another program on another port of 127.0.0.1 (a dev server, any local program): it serves
+  // a page, and keeps the Cookie header of every request the browser sends it.
+  const cookies = [];
+  const other = http.createServer((req, res) => {
+    if (req.headers.cookie) cookies.push(req.headers.cookie);
+    if (req.url === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(attackPage(viewer));
+    } else {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('a dev server');
+    }
+  });
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = other.address().port;
+    assert.notEqual(port, store.port);
+    // Loaded in the same browser, after the viewer's session was opened.
+    const tab = await context.newPage();
+    const answers = [];
+    tab.on('response', (r) => {
+      if (r.url().startsWith(`${viewer}/`)) answers.push(`${r.request().method()} ${new URL(r.url()).pathname} ${r.status()}`);
+    });
+    await tab.goto(`http://127.0.0.1:${port}/hello`); // carrying whatever the browser keeps for the host
+    await tab.goto(`http://127.0.0.1:${port}/`);
+    await tab.waitForFunction(() => Array.isArray(window.__attack), null, { timeout: 20000 });
+    const seen = await tab.evaluate(() => window.__attack);
+    await tab.close();
+
+    // In the browser: every attempt the server answered was refused (401 or 403); none read
+    // anything; this origin holds nothing of the session.
+    for (const a of seen.filter((x) => x.what !== 'storage')) {
+      assert.ok(['refused by the browser', 'opaque', 'status 401', 'status 403'].includes(a.outcome), `${a.what}: ${a.outcome} ${a.text || ''}`);
+      assert.ok(!/hello|"entries"|"actor"/.test(a.text || ''), `${a.what} read nothing: ${a.text}`);
+    }
+    assert.equal(seen.find((x) => x.what === 'storage').outcome, JSON.stringify({ session: 0, local: 0, cookie: '' }));
+    assert.ok(answers.length >= 4, `the viewer answered the page's requests: ${answers.join(', ')}`);
+    for (const a of answers) assert.match(a, / (401|403)$/, `every answer to the other port's page is a refusal: ${answers.join(', ')}`);
+
+    // Outside the browser: the other program replays, as curl would (no Origin), every cookie
+    // the browser sent it.
+    const cookie = cookies.join('; ');
+    for (const p of ['/api/tree', '/api/session', '/api/file?path=/memories/notes.md']) {
+      const r = await request(viewer, p, { headers: { cookie } });
+      assert.equal(r.status, 401, `${p} with the replayed cookies: ${r.body}`);
+    }
+    const r = await request(viewer, '/api/create', {
+      method: 'POST', body: JSON.stringify({ path: '/memories/planted.md', text: 'replayed' }),
+      headers: { cookie, 'content-type': 'application/json', 'x-memfs-csrf': 'none' },
+    });
+    assert.equal(r.status, 401, `a write with the replayed cookies: ${r.body}`);
+
+    // The store is unchanged, and the viewer's own page still has its session.
+    assert.equal(store.has('/memories/planted.md'), false, 'nothing planted');
+    assert.equal(store.log().length, commits, 'no commit');
+    await page.getByTestId('refresh').click();
+    await openFile(page, '/memories/notes.md');
+    assert.deepEqual(await fileLines(page), ['hello']);
+  } finally {
+    other.closeAllConnections();
+    await new Promise((resolve) => other.close(resolve));
   }
 });
 

@@ -17,7 +17,9 @@
 //! - `advice`: what to do about an error, said with the flag that fixes it;
 //! - `parse_error`: argument errors that never show the value typed;
 //! - `output`: results to stdout, progress to stderr;
-//! - `signal`: stopping the servers cleanly.
+//! - `signal`: stopping the servers cleanly;
+//! - `limits`: the servers' connection limits, one set of flags for all three;
+//! - `core_dump`: no core dumps from the servers, which hold keys for as long as they run.
 
 #![forbid(unsafe_code)]
 
@@ -29,6 +31,7 @@ mod cli;
 mod completions;
 mod config;
 mod confirm;
+mod core_dump;
 mod credential;
 mod diff;
 mod exec;
@@ -39,6 +42,7 @@ mod import;
 mod info;
 mod init;
 mod key;
+mod limits;
 mod log;
 mod ls;
 mod man;

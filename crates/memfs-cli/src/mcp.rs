@@ -14,7 +14,7 @@ use crate::store::StoreArgs;
 
 /// Arguments of `memfs mcp`.
 #[derive(Debug, Args)]
-#[command(after_long_help = EXAMPLES)]
+#[command(after_long_help = format!("{EXAMPLES}\n\n{}", crate::limits::HELP))]
 pub(crate) struct McpArgs {
     /// Which answer strings to use: `spec` (the documentation page), `python-sdk`
     /// (byte-identical to anthropic==2.10.0's BetaLocalFilesystemMemoryTool) or
@@ -47,6 +47,10 @@ pub(crate) struct McpArgs {
     /// cross the network in clear: put it behind a TLS-terminating proxy.
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
+
+    /// The limits of --http's connections (`memfs serve`'s flags and defaults).
+    #[command(flatten)]
+    pub(crate) limits: crate::limits::LimitArgs,
 }
 
 const EXAMPLES: &str = "\
@@ -65,6 +69,8 @@ Examples (absolute paths: clients start memfs from a directory of their own):
       # clients connect to http://127.0.0.1:8765/mcp with Authorization: Bearer TOKEN";
 
 pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> {
+    // Before the store is unlocked: the keys must never reach a core file.
+    crate::core_dump::disable()?;
     // The address is checked before the store is opened (or created): a refused flag
     // changes nothing.
     let bind = args.http.as_deref().map(|addr| bind_address(addr, args.allow_remote)).transpose()?;
@@ -111,16 +117,18 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
             let local = listener.local_addr().context("reading the bound address")?;
+            let limits = args.limits.limits();
             let config =
                 if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
             match auth {
                 Some(auth) => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (bearer tokens)");
-                    mcp::serve_http(memfs.clone(), listener, config, Some(auth), crate::signal::shutdown()).await?;
+                    mcp::serve_http(memfs.clone(), listener, config, Some(auth), limits, crate::signal::shutdown())
+                        .await?;
                 }
                 None => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
-                    mcp::serve_http(memfs.clone(), listener, config, None, crate::signal::shutdown()).await?;
+                    mcp::serve_http(memfs.clone(), listener, config, None, limits, crate::signal::shutdown()).await?;
                 }
             }
         }

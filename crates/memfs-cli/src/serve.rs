@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memfs::http::{Access, Limits, Log, Namespaces, Server, StoreFailure, Tokens};
+use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
 use memfs::{Dialect, KdfParams, Memfs, OpenOptions};
 
 use crate::store::StoreArgs;
@@ -41,12 +41,6 @@ the request id; the detail, which may name the store's location, is in the log):
   TIME is RFC 3339 UTC with milliseconds; NS and CMD are - when unknown (no valid token, no
   tool command); CMD is one of the six tool commands. No content, path or token is logged.
 
-Limits: at most --max-connections connections at once (more wait to be accepted); a request's
-headers must arrive within --header-timeout of the connection's start or the previous answer
-(so an idle keep-alive connection is closed after it); a connection that moves no byte for
---idle-timeout (a body stalled half-way) is closed, unless a command is running on the store;
-a request that takes longer than --request-timeout is answered 503.
-
 Tokens (--tokens FILE and/or MEMFS_SERVE_TOKENS, same format):
   One `NAMESPACE TOKEN` pair a line; `#` starts a comment; blank lines are ignored.
       # NAMESPACE  TOKEN
@@ -77,7 +71,7 @@ Security:
 
 /// Arguments of `memfs serve`.
 #[derive(Debug, Args)]
-#[command(after_long_help = HELP)]
+#[command(after_long_help = format!("{HELP}\n\n{}", crate::limits::HELP))]
 pub(crate) struct ServeArgs {
     /// Listen on this address (IP:PORT or HOST:PORT; port 0 picks a free port). Loopback only
     /// unless --allow-remote. The address actually bound is printed on stderr as
@@ -99,25 +93,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = memfs::http::DEFAULT_MAX_BODY, value_parser = parse_max_body)]
     pub(crate) max_body: usize,
 
-    /// The most connections open at once; more wait to be accepted.
-    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_CONNECTIONS,
-          value_parser = parse_max_connections)]
-    pub(crate) max_connections: usize,
-
-    /// How long a client has to send a request's headers (from the connection's start or the
-    /// previous answer), such as 10s or 500ms.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
-    pub(crate) header_timeout: std::time::Duration,
-
-    /// Close a connection that moves no byte for this long (a body stalled half-way), unless a
-    /// command is running on the store.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
-    pub(crate) idle_timeout: std::time::Duration,
-
-    /// Answer 503 to a request not answered within this long (reading its body and running
-    /// its command).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout)]
-    pub(crate) request_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub(crate) limits: crate::limits::LimitArgs,
 
     /// At start, create the store of each namespace in the tokens that has none, unlocked by
     /// the server's credential (the passphrase or the key file, which must exist).
@@ -141,23 +118,6 @@ fn parse_max_body(s: &str) -> Result<usize, crate::parse_error::Refused> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(crate::parse_error::Refused("expected a number of bytes greater than 0, such as 1048576")),
     }
-}
-
-fn parse_max_connections(s: &str) -> Result<usize, crate::parse_error::Refused> {
-    match s.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(crate::parse_error::Refused("expected a number of connections greater than 0, such as 256")),
-    }
-}
-
-fn parse_timeout(s: &str) -> Result<std::time::Duration, crate::parse_error::Refused> {
-    crate::value::parse_duration(s).and_then(|d| {
-        if d.is_zero() {
-            Err(crate::parse_error::Refused("expected a duration greater than 0, such as 30s, 500ms or 2m"))
-        } else {
-            Ok(d)
-        }
-    })
 }
 
 /// The server's log: one line per request and per store failure, on stderr.
@@ -199,6 +159,8 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
     if let Some(namespace) = &args.new_token {
         return new_token(namespace);
     }
+    // Before any store is unlocked: the keys must never reach a core file.
+    crate::core_dump::disable()?;
     if store.namespace.is_some() {
         bail!("memfs serve takes its namespaces from the tokens, not from --namespace or MEMFS_NAMESPACE");
     }
@@ -259,12 +221,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         memory_cache_bytes: store.cache_memory,
         unwritten_bytes: None,
     };
-    let limits = Limits {
-        max_connections: args.max_connections,
-        header_timeout: args.header_timeout,
-        idle_timeout: args.idle_timeout,
-        request_timeout: args.request_timeout,
-    };
+    let limits = args.limits.limits();
     let namespaces = Namespaces::new(location, options);
     for namespace in &present {
         // Opened once, here, and kept: the first requests do not pay for the unlock again.

@@ -12,8 +12,9 @@ use crate::store::StoreArgs;
 const HELP: &str = "\
 Opening it:
   memfs ui prints one line on stdout: the address to open, with a one-time token
-  (http://127.0.0.1:PORT/?token=…). The first visit trades the token for a session cookie and
-  the token stops working: to open it elsewhere, stop memfs ui and start it again.
+  (http://127.0.0.1:PORT/?token=…). The page opened there trades the token for a session that
+  it keeps for its tab alone, and the token stops working: to open it in another tab or
+  browser, stop memfs ui and start it again.
 
 What a person can do there:
   Browse the tree and read files with line numbers; search names and contents (in memfs, over
@@ -28,9 +29,11 @@ What a person can do there:
 Security:
   Loopback only unless --allow-remote (plain HTTP: the session and the memories would cross
   the network in clear). Requests must name the address it listens on as their Host, come
-  from its own origin, carry the session cookie, and writes the page's CSRF header; anything
-  else is refused and changes nothing. The page and its script are compiled into memfs: it
-  loads nothing from elsewhere.
+  from its own origin and carry the session's secret in the x-memfs-session header, which
+  the page keeps in its tab's sessionStorage (its origin's alone, port included; no cookie is
+  set, since browsers send cookies to every port of a host); anything else is refused and
+  changes nothing. The page and its script are compiled into memfs: it loads nothing from
+  elsewhere.
 
 Examples:
   memfs ui                                      # the default local store
@@ -39,7 +42,7 @@ Examples:
 
 /// Arguments of `memfs ui`.
 #[derive(Debug, Args)]
-#[command(after_long_help = HELP)]
+#[command(after_long_help = format!("{HELP}\n\n{}", crate::limits::HELP))]
 pub(crate) struct UiArgs {
     /// Listen on this address (IP:PORT; port 0, the default, picks a free one). Loopback only
     /// unless --allow-remote.
@@ -50,9 +53,14 @@ pub(crate) struct UiArgs {
     /// is no TLS: put it behind a TLS-terminating proxy.
     #[arg(long)]
     allow_remote: bool,
+
+    #[command(flatten)]
+    limits: crate::limits::LimitArgs,
 }
 
 pub(crate) async fn run(store: &StoreArgs, args: UiArgs) -> anyhow::Result<()> {
+    // Before the store is unlocked: the keys must never reach a core file.
+    crate::core_dump::disable()?;
     let addr: std::net::SocketAddr = args
         .addr
         .parse()
@@ -77,6 +85,7 @@ pub(crate) async fn run(store: &StoreArgs, args: UiArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
     let bound = listener.local_addr().context("reading the bound address")?;
     let (ui, token) = Ui::new(Arc::new(memfs), location.clone(), bound)?;
+    let ui = ui.with_limits(args.limits.limits());
     crate::output::stdout(format!("http://{bound}/?token={token}\n").as_bytes())?;
     eprintln!(
         "memfs ui: {location} as {actor}, on http://{bound}: open the address above in a browser (it works once). Ctrl-C stops."

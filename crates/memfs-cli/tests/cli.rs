@@ -14,6 +14,9 @@ mod browse;
 mod cloud;
 #[path = "cli/concurrency.rs"]
 mod concurrency;
+#[cfg(target_os = "linux")]
+#[path = "cli/core_dump.rs"]
+mod core_dump;
 #[path = "cli/crash.rs"]
 mod crash;
 #[path = "cli/custody.rs"]
@@ -24,6 +27,8 @@ mod exec;
 mod expire;
 #[path = "cli/fleet.rs"]
 mod fleet;
+#[path = "cli/flood.rs"]
+mod flood;
 #[path = "cli/help.rs"]
 mod help;
 #[path = "cli/history.rs"]

@@ -34,7 +34,8 @@
 //!
 //! [`Server::serve`] bounds its connections ([`Limits`]): at most 256 open at once (more wait
 //! to be accepted), 10 s to send a request's headers (from the connection's start or the
-//! previous answer), 60 s of silence, 60 s per request.
+//! previous answer), 60 s of silence, 60 s per request. `memfs mcp --http` and `memfs ui` are
+//! served by the same connection loop, with the same limits.
 //!
 //! # Tokens and namespaces
 //!
@@ -74,6 +75,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use connections::Limits;
+#[cfg(any(feature = "ui", feature = "mcp"))]
+pub(crate) use connections::{serve as serve_within, time_limited};
 pub use error::{ServeError, TokenError};
 pub use log::{Access, Log, RequestId, StoreFailure};
 pub use namespaces::Namespaces;
@@ -169,21 +172,8 @@ impl Server {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let (stopping, mut stopped) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            shutdown.await;
-            let _ = stopping.send(true);
-        });
-        let serving = connections::run(listener, self.clone().router(), self.limits, stopped.clone());
-        // A client that never finishes its request must not keep the server up for ever.
-        let grace = async {
-            connections::stopped(&mut stopped).await;
-            tokio::time::sleep(self.grace).await;
-        };
-        tokio::select! {
-            served = serving => served.map_err(ServeError::Io)?,
-            () = grace => {}
-        }
+        let router = self.clone().router();
+        connections::serve(listener, router, self.limits, self.grace, shutdown).await.map_err(ServeError::Io)?;
         self.namespaces.flush().await.map_err(ServeError::Flush)?;
         Ok(())
     }

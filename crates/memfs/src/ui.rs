@@ -9,17 +9,20 @@
 //! # Who may talk to it
 //!
 //! The server is meant for one person on one machine, through a browser that also visits
-//! other sites. So (`guard`): the `Host` of every request must be the address it listens on
-//! (a DNS-rebinding page names its own host: `421`); a request from another `Origin` is
-//! refused (`403`); the one-time token of the printed address is exchanged for a session
-//! cookie (`HttpOnly`, `SameSite=Strict`) and then no longer works; every request but the
-//! assets needs that cookie (`401`); every `POST` needs the session's `x-memfs-csrf` header,
-//! which no cross-site form can send (`403`), and a JSON body (`415`).
+//! other sites and loads pages other local programs serve. So (`guard`): the `Host` of every
+//! request must be the address it listens on (a DNS-rebinding page names its own host: `421`);
+//! a request from another `Origin` is refused (`403`); the page trades the one-time token of
+//! the printed address for a session secret (`POST /api/session`; the token then no longer
+//! works) and keeps it in its `sessionStorage`, which belongs to its origin, port included;
+//! every request but the page's own files needs that secret in the `x-memfs-session` header
+//! (`401`), which no other site's form or `fetch` can send, and every `POST` a JSON body
+//! (`415`). No cookie is set: cookies go to every port of a host, so one set here would reach
+//! any program serving pages on another loopback port.
 //!
 //! # Modules
 //!
 //! - `assets`: the page, script and style sheet, compiled in;
-//! - `guard`: the checks above, and the security headers of every answer;
+//! - `guard`: the checks above, the token's exchange, and the security headers of every answer;
 //! - `read`: the reading routes (tree, file, search, history, diff, overview);
 //! - `write`: the writing routes (create, edit, rename, delete, restore, undo, purge, check);
 //! - `reply`: JSON answers and refusals.
@@ -40,7 +43,8 @@ use axum::routing::{get, post};
 use crate::engine::Memfs;
 use crate::url::Location;
 
-pub use crate::http::{ServeError, TokenError};
+use crate::http::SHUTDOWN_GRACE;
+pub use crate::http::{Limits, ServeError, TokenError};
 
 /// The viewer of one store, as one person's session.
 pub struct Ui {
@@ -51,6 +55,8 @@ pub struct Ui {
     guard: guard::Guard,
     /// The result of the last `check` run from the page.
     last_check: Mutex<Option<read::LastCheck>>,
+    /// The connection limit and timeouts (`memfs serve`'s).
+    limits: Limits,
 }
 
 impl Ui {
@@ -58,16 +64,23 @@ impl Ui {
     /// one-time token of its address (`http://ADDR/?token=TOKEN`).
     pub fn new(memfs: Arc<Memfs>, location: Location, addr: SocketAddr) -> Result<(Self, String), TokenError> {
         let (guard, token) = guard::Guard::new(addr)?;
-        Ok((Ui { memfs, location, guard, last_check: Mutex::new(None) }, token))
+        let ui = Ui { memfs, location, guard, last_check: Mutex::new(None), limits: Limits::default() };
+        Ok((ui, token))
     }
 
-    /// The routes, to serve with `axum::serve`.
+    /// Sets the connection limit and timeouts (default [`Limits::default`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The routes (without the request timeout [`Ui::serve`] adds).
     pub fn router(self: Arc<Self>) -> Router {
         Router::new()
             .route("/", get(assets::page))
             .route("/app.js", get(assets::script))
             .route("/app.css", get(assets::style))
-            .route("/api/session", get(read::session))
+            .route("/api/session", get(read::session).post(guard::open))
             .route("/api/tree", get(read::tree))
             .route("/api/file", get(read::file))
             .route("/api/search", get(read::search))
@@ -88,15 +101,18 @@ impl Ui {
             .with_state(self)
     }
 
-    /// Serves on `listener` until `shutdown` completes, then records the store's pending
-    /// last-access days.
+    /// Serves on `listener` within its [`Limits`] (by `memfs serve`'s connection loop) until
+    /// `shutdown` completes; then lets requests in flight finish (for at most
+    /// [`SHUTDOWN_GRACE`]) and records the store's pending last-access days.
     pub async fn serve(
         self: Arc<Self>,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         let memfs = self.memfs.clone();
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await.map_err(ServeError::Io)?;
+        let limits = self.limits;
+        let router = crate::http::time_limited(self.router(), limits.request_timeout);
+        crate::http::serve_within(listener, router, limits, SHUTDOWN_GRACE, shutdown).await.map_err(ServeError::Io)?;
         memfs.flush().await.map_err(ServeError::Flush)?;
         Ok(())
     }

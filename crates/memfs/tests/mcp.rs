@@ -283,7 +283,7 @@ async fn start_http(
     let shutdown = async move {
         let _ = stopped.await;
     };
-    let server = tokio::spawn(mcp::serve_http(memfs, listener, config, None, shutdown));
+    let server = tokio::spawn(mcp::serve_http(memfs, listener, config, None, memfs::http::Limits::default(), shutdown));
     (format!("http://{addr}/mcp"), stop, server)
 }
 

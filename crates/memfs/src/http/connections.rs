@@ -1,13 +1,15 @@
-//! The connection loop of [`Server::serve`](super::Server::serve): a bounded number of
-//! connections, each cut when its client is too slow to send a request's headers or stays
-//! silent too long.
+//! The connection loop of every memfs server ([`Server::serve`](super::Server::serve), `memfs
+//! mcp --http`, `memfs ui`): a bounded number of connections, each cut when its client is too
+//! slow to send a request's headers or stays silent too long, and each request bounded in time.
 //!
 //! `axum::serve` has neither bound, so a client that opens connections and sends nothing (or a
-//! header a byte a minute) would hold file descriptors and memory for ever. Here each accepted
+//! header a byte a minute) would hold file descriptors and memory for ever, and once the
+//! process ran out of them no honest client was answered. Here each accepted
 //! connection holds a permit of a semaphore taken *before* `accept`: past the limit, new
 //! connections wait in the kernel's backlog until one closes (they are not refused, so a burst
 //! of honest clients is only delayed).
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +23,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-/// The limits of [`Server::serve`](super::Server::serve)'s connections.
+/// The limits of a server's connections: [`Server::serve`](super::Server::serve)'s, and those
+/// of `memfs mcp --http` and `memfs ui` (`serve_http`, `Ui::with_limits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The most connections open at once; more wait to be accepted.
@@ -64,10 +67,71 @@ impl Default for Limits {
     }
 }
 
+/// Serves `router` on `listener` within `limits` until `shutdown` completes; then takes no
+/// new connection, lets the requests in flight finish for at most `grace` (a client that never
+/// finishes its request must not keep the server up for ever), and returns.
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: Limits,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (stopping, mut stopped_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stopping.send(true);
+    });
+    let serving = run(listener, router, limits, stopped_rx.clone());
+    let grace = async {
+        stopped(&mut stopped_rx).await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        served = serving => served,
+        () = grace => Ok(()),
+    }
+}
+
+/// `router` with each request answered within `limit` (else `503` with a JSON `{"error": …}`)
+/// and counted as running meanwhile, so that a silent wait for the store is not idleness. For
+/// routers that do not time their requests themselves (the viewer's, MCP's); the JSON
+/// endpoint's route times its own, to log the request's id with the `503`.
+#[cfg(any(feature = "ui", feature = "mcp"))]
+pub(crate) fn time_limited(router: axum::Router, limit: Duration) -> axum::Router {
+    router.layer(axum::middleware::from_fn(move |request, next| within(limit, request, next)))
+}
+
+#[cfg(any(feature = "ui", feature = "mcp"))]
+async fn within(
+    limit: Duration,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let busy = request.extensions().get::<Busy>().cloned();
+    let _busy = busy.as_ref().map(Busy::enter);
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let error = serde_json::json!({ "error": timed_out(limit) });
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response()
+        }
+    }
+}
+
+/// What a request answered `503` past the request timeout `limit` is told.
+pub(super) fn timed_out(limit: Duration) -> String {
+    format!(
+        "the request took longer than the server's limit of {} s; a command it carried may or may not have been applied",
+        limit.as_secs_f64()
+    )
+}
+
 /// Accepts connections on `listener` and serves `router` on each, until `stopping` is set;
 /// then stops accepting, asks each connection to finish its request in flight and close, and
 /// returns when all have (the caller bounds the wait).
-pub(super) async fn run(
+async fn run(
     listener: tokio::net::TcpListener,
     router: axum::Router,
     limits: Limits,
@@ -108,7 +172,7 @@ pub(super) async fn run(
 
 /// Completes once `stopping` is set; never if its sender is gone unset. The guard `wait_for`
 /// returns is dropped here, so the futures that await this stay `Send`.
-pub(super) async fn stopped(stopping: &mut watch::Receiver<bool>) {
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
     if stopping.wait_for(|stop| *stop).await.is_err() {
         std::future::pending::<()>().await;
     }

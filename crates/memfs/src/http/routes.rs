@@ -14,7 +14,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::Server;
-use super::connections::Busy;
+use super::connections::{Busy, timed_out};
 use super::log::{Access, RequestId, StoreFailure, command_of};
 use crate::protocol;
 
@@ -84,7 +84,7 @@ async fn memory(State(server): State<Arc<Server>>, request: Request) -> Response
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], answer).into_response()
         }
         Ok(Err(refused)) => refused.into_response(),
-        Err(_) => Refused::TimedOut { seconds: limit.as_secs_f64() }.into_response(),
+        Err(_) => Refused::TimedOut { limit }.into_response(),
     };
     response.extensions_mut().insert(noted);
     response
@@ -186,7 +186,7 @@ enum Refused {
     BodyRead,
     BadJson(String),
     Unavailable(RequestId),
-    TimedOut { seconds: f64 },
+    TimedOut { limit: std::time::Duration },
     NotFound,
     MethodNotAllowed,
 }
@@ -222,12 +222,7 @@ impl IntoResponse for Refused {
                     "cannot open the store of this token's namespace (request id {id}); the server's log has the detail"
                 ),
             ),
-            Refused::TimedOut { seconds } => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "the request took longer than the server's limit of {seconds} s; a command it carried may or may not have been applied"
-                ),
-            ),
+            Refused::TimedOut { limit } => (StatusCode::SERVICE_UNAVAILABLE, timed_out(limit)),
             Refused::NotFound => (StatusCode::NOT_FOUND, format!("not found: {ENDPOINTS}")),
             Refused::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, format!("method not allowed: {ENDPOINTS}")),
         };

@@ -21,7 +21,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::{MemoryServer, ServeError};
 use crate::engine::Memfs;
-use crate::http::Tokens;
+use crate::http::{Limits, SHUTDOWN_GRACE, Tokens};
 
 /// Bearer tokens for the MCP endpoint: the tokens of `tokens` bound to `namespace` (all of
 /// them when `namespace` is `None`, for a server of a store that is not a namespace).
@@ -103,22 +103,27 @@ pub fn router(memfs: Arc<Memfs>, config: StreamableHttpServerConfig) -> axum::Ro
     axum::Router::new().route_service(ENDPOINT_PATH, http_service(memfs, config))
 }
 
-/// Serves [`router`] on `listener` until `shutdown` completes; then ends every MCP session
-/// (closing their event streams), lets requests under way finish and returns.
+/// Serves [`router`] on `listener` within `limits` (the connection limit and timeouts of
+/// `memfs serve`, from the same connection loop) until `shutdown` completes; then ends every
+/// MCP session (closing their event streams), lets requests under way finish (for at most
+/// [`SHUTDOWN_GRACE`]) and returns.
 ///
 /// With `auth`, every request must carry a token it accepts (checked before the request
 /// reaches MCP, and before the `Host` and `Origin` checks); with `None`, no authentication.
+/// A request (up to its answer's head: an event stream then runs on, kept alive by MCP's
+/// pings) is bounded by `limits.request_timeout`.
 ///
 /// ```no_run
 /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
+/// use memfs::http::Limits;
 /// use memfs::{Dialect, Memfs, mcp};
 ///
 /// let memfs = Arc::new(Memfs::ephemeral(Dialect::Spec)?);
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8765").await?;
 /// // Clients connect to http://127.0.0.1:8765/mcp.
 /// let stop = async { tokio::time::sleep(std::time::Duration::from_secs(60)).await };
-/// mcp::serve_http(memfs.clone(), listener, mcp::loopback_config(), None, stop).await?;
+/// mcp::serve_http(memfs.clone(), listener, mcp::loopback_config(), None, Limits::default(), stop).await?;
 /// memfs.flush().await?;
 /// # Ok(()) }
 /// ```
@@ -127,6 +132,7 @@ pub async fn serve_http<F>(
     listener: tokio::net::TcpListener,
     config: StreamableHttpServerConfig,
     auth: Option<BearerAuth>,
+    limits: Limits,
     shutdown: F,
 ) -> Result<(), ServeError>
 where
@@ -138,27 +144,12 @@ where
         Some(auth) => app.layer(axum::middleware::from_fn_with_state(Arc::new(auth), require_token)),
         None => app,
     };
-    serve_app(app, move || sessions.cancel(), listener, shutdown).await
-}
-
-/// Serves `app` until `shutdown`, then calls `end_sessions` (to close the sessions' event
-/// streams) and lets requests under way finish.
-async fn serve_app<F>(
-    app: axum::Router,
-    end_sessions: impl FnOnce() + Send + 'static,
-    listener: tokio::net::TcpListener,
-    shutdown: F,
-) -> Result<(), ServeError>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            // Open event streams (a client's GET stream) last as long as their session:
-            // without this, graceful shutdown would wait for them forever.
-            end_sessions();
-        })
-        .await
-        .map_err(ServeError::Http)
+    let app = crate::http::time_limited(app, limits.request_timeout);
+    let shutdown = async move {
+        shutdown.await;
+        // Open event streams (a client's GET stream) last as long as their session: without
+        // this, every one would be held until the grace ran out.
+        sessions.cancel();
+    };
+    crate::http::serve_within(listener, app, limits, SHUTDOWN_GRACE, shutdown).await.map_err(ServeError::Http)
 }

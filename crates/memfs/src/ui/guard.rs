@@ -1,23 +1,31 @@
-//! Who may talk to the viewer: the bound host, the same origin, the one-time token, the
-//! session cookie and the CSRF header; and the security headers of every answer.
+//! Who may talk to the viewer: the bound host, the same origin, the one-time token traded for
+//! a session secret that the page sends in a header; and the security headers of every
+//! answer.
+//!
+//! The session is a header, not a cookie: a browser sends a host's cookies to every port of
+//! that host, and every loopback port is the same site for `SameSite`, so a cookie set by
+//! `127.0.0.1:8790` reached any other program a page of the browser loaded from
+//! `127.0.0.1:PORT`. The page keeps the secret in its `sessionStorage`, which belongs to its
+//! origin, port included; nothing the browser sends on its own (a cookie, a form) opens
+//! anything here.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
 
 use super::Ui;
-use super::reply::refuse;
+use super::reply::{Reply, Sent, body, refuse};
 use crate::http::{TokenError, is_json, new_token};
 
-/// The session cookie's name.
-const COOKIE: &str = "memfs_ui";
-
-/// The header every `POST` carries, with the session's CSRF value.
-pub(super) const CSRF_HEADER: &str = "x-memfs-csrf";
+/// The header every request but the page's own files carries, with the session's secret.
+pub(super) const SESSION_HEADER: &str = "x-memfs-session";
 
 /// What the server knows of its one person: secrets are kept as keyed hashes, compared in
 /// constant time ([`blake3::Hash`]'s `==`).
@@ -28,11 +36,8 @@ pub(super) struct Guard {
     key: [u8; 32],
     /// The one-time token's hash, until it is used.
     token: Mutex<Option<blake3::Hash>>,
-    /// The session cookie's hash, once the token was exchanged.
+    /// The session secret's hash, once the token was traded for it.
     session: Mutex<Option<blake3::Hash>>,
-    /// The value of the CSRF header: not a secret from the page, which reads it from
-    /// `/api/session` (behind the cookie), but from every other site.
-    pub(super) csrf: String,
 }
 
 impl Guard {
@@ -50,7 +55,6 @@ impl Guard {
             key,
             token: Mutex::new(Some(blake3::keyed_hash(&key, token.as_bytes()))),
             session: Mutex::new(None),
-            csrf: new_token()?,
         };
         Ok((guard, token))
     }
@@ -59,23 +63,42 @@ impl Guard {
         blake3::keyed_hash(&self.key, secret.as_bytes())
     }
 
-    /// Exchanges the one-time token for a new session's cookie value (`None`: not the token,
-    /// or already used).
+    /// Trades the one-time token for a new session's secret (`None`: not the token, or
+    /// already used).
     fn exchange(&self, token: &str) -> Option<String> {
         let mut unused = self.token.lock().expect("token");
         if *unused != Some(self.hash(token)) {
             return None;
         }
-        let cookie = new_token().ok()?;
-        *self.session.lock().expect("session") = Some(self.hash(&cookie));
+        let secret = new_token().ok()?;
+        *self.session.lock().expect("session") = Some(self.hash(&secret));
         *unused = None;
-        Some(cookie)
+        Some(secret)
     }
 
     fn in_session(&self, headers: &HeaderMap) -> bool {
-        let Some(cookie) = cookie(headers) else { return false };
+        let Some(secret) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else { return false };
         let session = *self.session.lock().expect("session");
-        session.is_some_and(|s| s == self.hash(cookie))
+        session.is_some_and(|s| s == self.hash(secret))
+    }
+}
+
+/// The body of `POST /api/session`.
+#[derive(Deserialize)]
+pub(super) struct Open {
+    token: String,
+}
+
+/// `POST /api/session {"token"}`: the one-time token of the printed address, traded once for
+/// the session's secret (`{"session": "…"}`), which the page sends as [`SESSION_HEADER`].
+pub(super) async fn open(State(ui): State<Arc<Ui>>, sent: Sent<Open>) -> Reply {
+    let Open { token } = body(sent)?;
+    match ui.guard.exchange(&token) {
+        Some(secret) => Ok(Json(json!({ "session": secret }))),
+        None => Err(refuse(
+            StatusCode::FORBIDDEN,
+            "this address was already used, or its token is wrong: stop memfs ui and start it again for a new one",
+        )),
     }
 }
 
@@ -105,85 +128,29 @@ fn admit(ui: &Ui, request: &Request) -> Option<Response> {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
     if !guard.hosts.iter().any(|h| h == host) {
-        return Some(
-            refuse(StatusCode::MISDIRECTED_REQUEST, "this server answers only at the address memfs ui printed")
-                .into_response(),
-        );
+        let message = "this server answers only at the address memfs ui printed";
+        return Some(refuse(StatusCode::MISDIRECTED_REQUEST, message).into_response());
     }
     if let Some(origin) = headers.get(header::ORIGIN)
         && origin.to_str().ok() != Some(&format!("http://{host}"))
     {
         return Some(refuse(StatusCode::FORBIDDEN, "requests from other sites are refused").into_response());
     }
-    let path = request.uri().path();
-    if matches!(path, "/app.js" | "/app.css") {
+    let (method, path) = (request.method(), request.uri().path());
+    // The page and its files hold no secret: a navigation (the printed address, a reload)
+    // cannot carry the session's header, and the page reads the token from its address.
+    if *method == Method::GET && matches!(path, "/" | "/app.js" | "/app.css") {
         return None;
     }
-    if path == "/"
-        && let Some(token) = query_token(request.uri().query())
-    {
-        return Some(match guard.exchange(&token) {
-            Some(cookie) => signed_in(&cookie),
-            None => refuse(
-                StatusCode::FORBIDDEN,
-                "this address was already used, or its token is wrong: stop memfs ui and start it again for a new one",
-            )
-            .into_response(),
-        });
+    let opening = *method == Method::POST && path == "/api/session";
+    if !opening && !guard.in_session(headers) {
+        return Some(refuse(StatusCode::UNAUTHORIZED, "no session: open the address memfs ui printed").into_response());
     }
-    if !guard.in_session(headers) {
-        return Some(match path.starts_with("/api/") {
-            true => refuse(StatusCode::UNAUTHORIZED, "no session: open the address memfs ui printed").into_response(),
-            false => signed_out(),
-        });
-    }
-    if request.method() == Method::POST {
-        let csrf = headers.get(CSRF_HEADER).map(|v| v.as_bytes());
-        if csrf != Some(guard.csrf.as_bytes()) {
-            return Some(refuse(StatusCode::FORBIDDEN, "a write needs the page's x-memfs-csrf header").into_response());
-        }
-        if !is_json(headers) {
-            let refused = refuse(StatusCode::UNSUPPORTED_MEDIA_TYPE, "a write takes a JSON body (application/json)");
-            return Some(refused.into_response());
-        }
+    if *method == Method::POST && !is_json(headers) {
+        let refused = refuse(StatusCode::UNSUPPORTED_MEDIA_TYPE, "a write takes a JSON body (application/json)");
+        return Some(refused.into_response());
     }
     None
-}
-
-/// The `token` parameter of a query string.
-fn query_token(query: Option<&str>) -> Option<String> {
-    query?.split('&').find_map(|pair| {
-        let value = pair.strip_prefix("token=")?;
-        Some(percent_encoding::percent_decode_str(value).decode_utf8_lossy().into_owned())
-    })
-}
-
-/// The session cookie's value in the request's `Cookie` headers.
-fn cookie(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-}
-
-/// The answer to the token's one use: the cookie, and the page without the token in its address.
-fn signed_in(cookie: &str) -> Response {
-    let set = format!("{COOKIE}={cookie}; HttpOnly; SameSite=Strict; Path=/");
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-    if let Ok(value) = HeaderValue::from_str(&set) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
-}
-
-/// The page asked for without a session.
-fn signed_out() -> Response {
-    let body = "<!doctype html><meta charset=utf-8><title>memfs</title>\
-        <p>No session. Open the address that <code>memfs ui</code> printed when it started \
-        (it works once); to get a new one, stop <code>memfs ui</code> and start it again.</p>";
-    (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
 #[cfg(test)]
@@ -191,24 +158,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_token_works_once_and_the_cookie_after() {
+    fn the_token_works_once_and_the_session_header_after() {
         let (guard, token) = Guard::new("127.0.0.1:9".parse().unwrap()).unwrap();
         assert_eq!(guard.hosts, ["127.0.0.1:9", "localhost:9"]);
         assert!(guard.exchange("memfs_wrong").is_none());
-        let cookie = guard.exchange(&token).expect("the token's first use");
+        let secret = guard.exchange(&token).expect("the token's first use");
         assert!(guard.exchange(&token).is_none(), "a second use");
         let mut headers = HeaderMap::new();
         assert!(!guard.in_session(&headers));
-        headers.insert(header::COOKIE, HeaderValue::from_str(&format!("a=b; {COOKIE}={cookie}")).unwrap());
+        headers.insert(header::COOKIE, HeaderValue::from_str(&format!("memfs_ui={secret}")).unwrap());
+        assert!(!guard.in_session(&headers), "a cookie is no session");
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(&secret).unwrap());
         assert!(guard.in_session(&headers));
-        headers.insert(header::COOKIE, HeaderValue::from_str(&format!("{COOKIE}={token}")).unwrap());
-        assert!(!guard.in_session(&headers));
-    }
-
-    #[test]
-    fn the_token_is_read_from_the_query() {
-        assert_eq!(query_token(Some("a=1&token=memfs_ab%63")).as_deref(), Some("memfs_abc"));
-        assert_eq!(query_token(Some("tokens=x")), None);
-        assert_eq!(query_token(None), None);
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(&token).unwrap());
+        assert!(!guard.in_session(&headers), "the token is no session");
     }
 }

@@ -43,7 +43,6 @@ pub(super) async fn session(State(ui): State<Arc<Ui>>) -> Reply {
     Ok(Json(json!({
         "store": crate::url::redact(ui.location.url()),
         "actor": ui.memfs.actor(),
-        "csrf": ui.guard.csrf,
         "version": env!("CARGO_PKG_VERSION"),
         "history": ui.memfs.history.is_some(),
     })))

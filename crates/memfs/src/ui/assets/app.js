@@ -130,13 +130,20 @@
     route: null,
   };
 
-  /** GET when body is undefined, else POST with the CSRF header and a JSON body. */
+  // The session's secret, traded once for the printed address's token. It lives in this tab's
+  // sessionStorage, which belongs to this origin (port included) alone: a cookie would go to
+  // every program serving pages on another port of 127.0.0.1.
+  const SESSION_KEY = 'memfs-session';
+  const SESSION_HEADER = 'x-memfs-session';
+
+  /** GET when body is undefined, else POST with a JSON body; both with the session's header. */
   async function api(path, body) {
-    const opts = { credentials: 'same-origin', headers: { accept: 'application/json' } };
+    const opts = { credentials: 'omit', headers: { accept: 'application/json' } };
+    const secret = sessionStorage.getItem(SESSION_KEY);
+    if (secret) opts.headers[SESSION_HEADER] = secret;
     if (body !== undefined) {
       opts.method = 'POST';
       opts.headers['content-type'] = 'application/json';
-      opts.headers['x-memfs-csrf'] = state.session ? state.session.csrf : '';
       opts.body = JSON.stringify(body);
     }
     let res;
@@ -1425,6 +1432,7 @@
     NARROW.addEventListener('change', () => setTreeOpen(NARROW.matches ? state.treeOpenNarrow : true));
 
     try {
+      await openSession();
       state.session = await api('/api/session');
     } catch (e) {
       put($('view'), errorView(e));
@@ -1439,6 +1447,22 @@
     }
     if (NARROW.matches && parseHash() && parseHash().name === 'file') setTreeOpen(false);
     await Promise.all([loadTree(), render()]);
+  }
+
+  /** The printed address's token, taken out of the address at once (so that a reload or the
+   * history does not hold it), then traded for the session's secret. */
+  async function openSession() {
+    const params = new URLSearchParams(window.location.search);
+    const token = params.get('token');
+    if (token === null) return;
+    window.history.replaceState(null, '', `/${window.location.hash}`);
+    try {
+      const opened = await api('/api/session', { token });
+      sessionStorage.setItem(SESSION_KEY, opened.session);
+    } catch (e) {
+      // The address opened again in a tab that has its session already: go on with it.
+      if (!sessionStorage.getItem(SESSION_KEY)) throw e;
+    }
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
