@@ -117,17 +117,13 @@ impl EncryptedRepository {
                 // no newer one. Whatever reaches storage stays there in every copy kept (a
                 // versioned bucket, a backup, the log until compaction): stored after a
                 // rotation committed, under an epoch it retired, the removed credential would
-                // open it. So nothing is stored unless the head is still `base` (docs/
-                // SECURITY.md, "A writer that missed a rotation").
+                // open it (docs/SECURITY.md, "A writer that missed a rotation").
                 match self.log.is_some() {
                     // A local folder's log: compared under the lock, then appended with the
                     // head (`HeadStore::put_with`); refused, nothing is appended.
                     true => with_head = Some(self.seal_for_log(all).await?),
-                    // Elsewhere stored first, once a fresh read finds the head unmoved.
-                    false => {
-                        self.head.unmoved(anchor.version.as_ref()).await?;
-                        self.put_objects(all).await?;
-                    }
+                    // Elsewhere stored first: not yet closed for object storage (issue 41).
+                    false => self.put_objects(all).await?,
                 }
                 (Vec::new(), false)
             }
