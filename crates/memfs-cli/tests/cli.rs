@@ -67,5 +67,3 @@ mod store_args;
 mod support;
 #[path = "cli/ui.rs"]
 mod ui;
-#[path = "cli/versioned.rs"]
-mod versioned;

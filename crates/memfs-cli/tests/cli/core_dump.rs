@@ -3,26 +3,13 @@
 //! Linux only: it reads `/proc`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::flood::in_shell;
-use crate::support::{memfs, run, succeeds};
-
-/// A store made by `memfs init` with a key file, in `dir`: its global arguments.
-fn store(dir: &Path) -> Vec<String> {
-    let args = vec![
-        "--store".to_owned(),
-        format!("file://{}", dir.join("store").display()),
-        "--key-file".to_owned(),
-        dir.join("key").display().to_string(),
-    ];
-    succeeds("init", &run(memfs(dir).args(&args).arg("init"), ""));
-    args
-}
+use crate::support::{key_file_store, memfs};
 
 /// The fields of a `/proc/PID/limits` line after its name, such as `["0", "0", "bytes"]`.
 fn limit(pid: u32, name: &str) -> Vec<String> {
@@ -54,7 +41,7 @@ fn the_servers_leave_no_core_dump() {
 
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "alice alice-token-0123456789abcdef0123456789\n").expect("tokens");
     std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).expect("chmod");

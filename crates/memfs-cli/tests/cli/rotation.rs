@@ -17,12 +17,12 @@ const KINDS: [ObjectKind; 5] =
     [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy];
 
 /// A store folder with the owner's key file (slot 1) and Bob's (slot 2), and a file written.
-struct Team {
+pub(crate) struct Team {
     dir: tempfile::TempDir,
 }
 
 impl Team {
-    fn new() -> Team {
+    pub(crate) fn new() -> Team {
         let team = Team { dir: tempfile::tempdir().unwrap() };
         support::succeeds("memfs init", &run(team.memfs().arg("init"), ""));
         let bob = team.bob();
@@ -32,15 +32,15 @@ impl Team {
         team
     }
 
-    fn folder(&self) -> std::path::PathBuf {
+    pub(crate) fn folder(&self) -> std::path::PathBuf {
         self.dir.path().join("store")
     }
 
-    fn bob(&self) -> std::path::PathBuf {
+    pub(crate) fn bob(&self) -> std::path::PathBuf {
         self.dir.path().join("bob.key")
     }
 
-    fn memfs(&self) -> Command {
+    pub(crate) fn memfs(&self) -> Command {
         let mut cmd = support::memfs(&self.dir.path().join("home"));
         cmd.arg("--store").arg(format!("file://{}", self.folder().display()));
         cmd.arg("--key-file").arg(self.dir.path().join("team.key"));
@@ -48,7 +48,7 @@ impl Team {
     }
 
     #[track_caller]
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         support::ok(&format!("memfs {args:?}"), &run(self.memfs().args(args), ""))
     }
 
@@ -63,7 +63,7 @@ impl Team {
 }
 
 /// Every key Bob can unwrap with his key file from any version of `memfs.keys` ever stored.
-fn bobs_keys(history: &[(String, Vec<u8>)], bob: &Path) -> Vec<ObjectKeys> {
+pub(crate) fn bobs_keys(history: &[(String, Vec<u8>)], bob: &Path) -> Vec<ObjectKeys> {
     let credential = Credential::KeyFile(KeyFile::read(bob).unwrap());
     keys_opened_by(history, &|slots, id| slots.unlock(&credential, id).ok())
 }

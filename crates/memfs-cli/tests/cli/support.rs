@@ -292,6 +292,18 @@ pub(crate) fn lines_of(stdout: impl Read + Send + 'static) -> std::sync::mpsc::R
     lines
 }
 
+/// A store made by `memfs init` with a key file, in `dir`: its global arguments.
+pub(crate) fn key_file_store(dir: &Path) -> Vec<String> {
+    let args = vec![
+        "--store".to_owned(),
+        format!("file://{}", dir.join("store").display()),
+        "--key-file".to_owned(),
+        dir.join("key").display().to_string(),
+    ];
+    succeeds("init", &run(memfs(dir).args(&args).arg("init"), ""));
+    args
+}
+
 /// How long one answer of a [`Session`] may take before the test gives up (instead of hanging).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -17,19 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::flood::{assert_all_closed, in_shell, stall};
-use crate::support::{assert_text, lines_of, memfs, run, succeeds, text};
-
-/// A store made by `memfs init` with a key file, in `dir`.
-fn store(dir: &Path) -> Vec<String> {
-    let args = vec![
-        "--store".to_owned(),
-        format!("file://{}", dir.join("store").display()),
-        "--key-file".to_owned(),
-        dir.join("key").display().to_string(),
-    ];
-    succeeds("init", &run(memfs(dir).args(&args).arg("init"), ""));
-    args
-}
+use crate::support::{assert_text, key_file_store, lines_of, memfs, run, succeeds, text};
 
 fn exec(dir: &Path, store: &[String], actor: &str, lines: &str) -> String {
     succeeds("exec", &run(memfs(dir).args(store).args(["--actor", actor, "exec"]), lines))
@@ -144,7 +132,7 @@ fn cat(dir: &Path, store: &[String], path: &str) -> String {
 fn strangers_are_refused_and_change_nothing() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     exec(
         dir,
         &store,
@@ -261,7 +249,7 @@ fn strangers_are_refused_and_change_nothing() {
 fn the_browsers_cookies_alone_open_nothing() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     exec(
         dir,
         &store,
@@ -321,7 +309,7 @@ fn the_browsers_cookies_alone_open_nothing() {
 fn stalled_connections_are_cut_and_the_page_is_still_answered() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     exec(
         dir,
         &store,
@@ -348,7 +336,7 @@ fn stalled_connections_are_cut_and_the_page_is_still_answered() {
 fn an_edit_never_overwrites_what_an_agent_wrote_meanwhile() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     exec(
         dir,
         &store,
@@ -409,7 +397,7 @@ fn an_edit_never_overwrites_what_an_agent_wrote_meanwhile() {
 fn refuses_an_address_the_page_cannot_guard() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let dir = dir.path();
-    let store = store(dir);
+    let store = key_file_store(dir);
     for (addr, expected) in [
         (
             "0.0.0.0:0",
