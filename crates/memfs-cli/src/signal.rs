@@ -1,5 +1,7 @@
 //! Stopping the servers (`memfs mcp --http`, `memfs serve`) cleanly.
 
+use std::io::Write;
+
 /// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM, and says so on stderr.
 pub(crate) async fn shutdown() {
     let interrupt = async {
@@ -21,5 +23,7 @@ pub(crate) async fn shutdown() {
         () = interrupt => {}
         () = terminate => {}
     }
-    eprintln!("memfs: stopping");
+    // `writeln!`, not `eprintln!`: with stderr gone (a closed terminal, a dead pipe reader)
+    // `eprintln!` panics, this task ends, and the server never stops.
+    let _ = writeln!(std::io::stderr(), "memfs: stopping");
 }

@@ -67,3 +67,5 @@ mod store_args;
 mod support;
 #[path = "cli/ui.rs"]
 mod ui;
+#[path = "cli/versioned.rs"]
+mod versioned;

@@ -97,6 +97,15 @@ pub trait Custodian: Send + Sync {
     /// Whether this custodian tries slots of `kind`; unlocking asks it only for those.
     fn opens(&self, kind: SlotKind) -> bool;
 
+    /// Why this custodian would send nothing for a slot of `kind` with `custody` (it names an
+    /// endpoint, region or key the local configuration does not allow), found without a
+    /// request; `None` if it would try the slot. Unlocking names such slots when the key set
+    /// they are in fails its authentication (a slot planted by whoever holds the storage).
+    fn refuses(&self, kind: SlotKind, custody: &Custody) -> Option<CustodyError> {
+        let _ = (kind, custody);
+        None
+    }
+
     /// The KEK kept for a slot of `kind` with `custody`, in store `store_id`.
     async fn open(
         &self,

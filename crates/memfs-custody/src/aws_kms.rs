@@ -50,15 +50,21 @@ impl AwsKms {
         Ok(AwsKms { key: key.to_owned() })
     }
 
+    /// Refuses a slot whose region is not a region's name or whose key is not a key's.
+    pub(crate) fn allowed(custody: &Custody) -> Result<(), SlotRefused> {
+        if let Some(region) = custody.region.as_deref().filter(|region| !endpoint::aws_region(region)) {
+            return Err(SlotRefused::AwsRegion { region: region.to_owned() });
+        }
+        if !endpoint::aws_key(&custody.key) {
+            return Err(SlotRefused::AwsKey { key: custody.key.clone() });
+        }
+        Ok(())
+    }
+
     /// The KEK of an AWS KMS slot: `Decrypt` of its ciphertext, under its key and context.
     /// The slot's region and key are checked before any request (see the module doc).
     pub(crate) async fn open(custody: &Custody, store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
-        if let Some(region) = custody.region.as_deref().filter(|region| !endpoint::aws_region(region)) {
-            return Err(SlotRefused::AwsRegion { region: region.to_owned() }.into());
-        }
-        if !endpoint::aws_key(&custody.key) {
-            return Err(SlotRefused::AwsKey { key: custody.key.clone() }.into());
-        }
+        AwsKms::allowed(custody)?;
         let (client, region) = client(&custody.key, custody.region.as_deref()).await;
         let out = client
             .decrypt()

@@ -172,11 +172,7 @@ async fn unwrap(
     token: Option<&Zeroizing<String>>,
     given: Option<&str>,
 ) -> Result<Zeroizing<[u8; 32]>, CustodyError> {
-    // The identifier comes from the store: checked before a token goes to it.
-    let key = KeyUrl::parse(&custody.key)?;
-    if !key.official && Some(key.origin.as_str()) != given && key.origin != configured_origin()? {
-        return Err(SlotRefused::AzureEndpoint { endpoint: key.origin }.into());
-    }
+    let key = checked_key(custody, given)?;
     let id = &custody.key;
     if custody.wrapped.is_empty() {
         return Err(CustodyError(format!("Azure Key Vault key {id}: the key slot holds no wrapped key")));
@@ -194,6 +190,22 @@ async fn unwrap(
     // A decoding error would quote a byte of the key: only "not a key" is said.
     let plain = Zeroizing::new(BASE64URL.decode(encoded.as_bytes()).map_err(|_| unreadable())?);
     kek::from_slice(&plain).ok_or_else(unreadable)
+}
+
+/// Refuses a slot whose key is neither on an official host nor on
+/// `MEMFS_AZURE_KEY_VAULT_ENDPOINT`'s origin.
+pub(crate) fn allowed(custody: &Custody) -> Result<(), CustodyError> {
+    checked_key(custody, None).map(drop)
+}
+
+/// A slot's key, if it is on an official host, on `MEMFS_AZURE_KEY_VAULT_ENDPOINT`'s origin
+/// or on `given`. The identifier comes from the store: checked before a token goes to it.
+fn checked_key(custody: &Custody, given: Option<&str>) -> Result<KeyUrl, CustodyError> {
+    let key = KeyUrl::parse(&custody.key)?;
+    if !key.official && Some(key.origin.as_str()) != given && key.origin != configured_origin()? {
+        return Err(SlotRefused::AzureEndpoint { endpoint: key.origin }.into());
+    }
+    Ok(key)
 }
 
 /// The origin `MEMFS_AZURE_KEY_VAULT_ENDPOINT` gives, as a key URL's origin is written (an

@@ -34,6 +34,14 @@ impl Custodian for Unlock {
         )
     }
 
+    fn refuses(&self, kind: SlotKind, custody: &Custody) -> Option<CustodyError> {
+        match kind {
+            SlotKind::AwsKms => AwsKms::allowed(custody).err().map(CustodyError::from),
+            SlotKind::AzureKeyVault => crate::azure_key_vault::allowed(custody).err(),
+            _ => None,
+        }
+    }
+
     async fn open(
         &self,
         kind: SlotKind,

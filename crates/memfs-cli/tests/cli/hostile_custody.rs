@@ -178,7 +178,8 @@ fn a_planted_azure_key_vault_slot_gets_no_token() {
 
 /// The attack on a store the victim opens with a custody slot of their own (an age identity):
 /// the planted slot, tried first, is refused and nothing connects; the victim's slot then opens
-/// the root, and the key set, whose tag the attacker could not make, is refused.
+/// the root, and the key set, whose tag the attacker could not make, is refused, naming the
+/// planted slot.
 #[test]
 fn a_planted_azure_key_vault_slot_before_the_victims_own_gets_no_token() {
     let victim = Victim::new();
@@ -204,8 +205,12 @@ fn a_planted_azure_key_vault_slot_before_the_victims_own_gets_no_token() {
         &stderr,
         &format!(
             "memfs: store {}: object memfs.keys is corrupt: the key slots fail their authentication: memfs.keys was \
-             changed by someone without the store's key\n",
-            victim.store()
+             changed by someone without the store's key; it names what this machine does not allow: key slot 3 \
+             (Azure Key Vault): names the endpoint {}: not an official Azure Key Vault host \
+             (https://NAME.vault.azure.net, https://NAME.managedhsm.azure.net) nor one given by \
+             MEMFS_AZURE_KEY_VAULT_ENDPOINT; nothing was sent\n",
+            victim.store(),
+            listener.origin
         ),
     );
     assert_eq!(listener.connections(), Vec::<String>::new(), "the attacker's listener was reached");

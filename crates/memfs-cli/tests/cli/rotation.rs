@@ -4,6 +4,7 @@
 //! ever held; the test tries every key it can unwrap from every version of `memfs.keys` on
 //! every object, and searches what opens for the text written after the rotation.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -12,18 +13,35 @@ use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, ObjectKind
 use serde_json::{Value, json};
 
 use crate::support::{self, assert_text, log_history, run, text, unhex};
+use crate::versioned::VersionedBucket;
 
 const KINDS: [ObjectKind; 5] =
     [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy];
 
-/// A store folder with the owner's key file (slot 1) and Bob's (slot 2), and a file written.
+/// A store with the owner's key file (slot 1) and Bob's (slot 2), and a file written: in a
+/// folder, or in a versioned bucket.
 pub(crate) struct Team {
     dir: tempfile::TempDir,
+    /// `None`: the folder `store` in `dir`.
+    bucket: Option<VersionedBucket>,
 }
+
+/// A store's every version of every object: path and version (a bucket's version id; for a
+/// folder, the record's place in its log) to the stored bytes.
+pub(crate) type Versions = BTreeMap<(String, String), Vec<u8>>;
 
 impl Team {
     pub(crate) fn new() -> Team {
-        let team = Team { dir: tempfile::tempdir().unwrap() };
+        Team::set_up(None)
+    }
+
+    /// The team's store under `team/` in `bucket`.
+    pub(crate) fn in_bucket(bucket: VersionedBucket) -> Team {
+        Team::set_up(Some(bucket))
+    }
+
+    fn set_up(bucket: Option<VersionedBucket>) -> Team {
+        let team = Team { dir: tempfile::tempdir().unwrap(), bucket };
         support::succeeds("memfs init", &run(team.memfs().arg("init"), ""));
         let bob = team.bob();
         let added = team.ok(&["key", "add", "--new-key-file", bob.to_str().unwrap()]);
@@ -40,9 +58,29 @@ impl Team {
         self.dir.path().join("bob.key")
     }
 
+    fn url(&self) -> String {
+        match &self.bucket {
+            Some(bucket) => bucket.url("team"),
+            None => format!("file://{}", self.folder().display()),
+        }
+    }
+
+    /// Every version of every object the store ever held, as an attacker who keeps them has it.
+    pub(crate) fn versions(&self) -> Versions {
+        match &self.bucket {
+            Some(bucket) => bucket.history("team"),
+            None => log_history(&self.folder())
+                .into_iter()
+                .enumerate()
+                .map(|(i, (path, bytes))| ((path, format!("{i:08}")), bytes))
+                .collect(),
+        }
+    }
+
     pub(crate) fn memfs(&self) -> Command {
         let mut cmd = support::memfs(&self.dir.path().join("home"));
-        cmd.arg("--store").arg(format!("file://{}", self.folder().display()));
+        cmd.envs(self.bucket.iter().flat_map(VersionedBucket::env));
+        cmd.arg("--store").arg(self.url());
         cmd.arg("--key-file").arg(self.dir.path().join("team.key"));
         cmd
     }

@@ -754,3 +754,44 @@ fn on_s3_a_store_failure_is_coarse_for_the_tenant() {
         ),
     );
 }
+
+/// A server whose stderr has gone (its terminal closed, the pipe's reader dead) still stops on
+/// SIGTERM: the words it has for stderr are dropped, not a panic in the task that waits for the
+/// signal (which would leave the server running).
+#[test]
+fn stops_on_sigterm_with_its_stderr_gone() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("file://{}", dir.path().join("store").display());
+    let tokens = tokens_file(dir.path(), &format!("alice {ALICE}\n"), 0o600);
+    let mut child = memfs()
+        .args(["--store", &url, "serve", "--http", "127.0.0.1:0", "--create-namespaces", "--tokens"])
+        .arg(&tokens)
+        .env("MEMFS_PASSPHRASE", "correct horse battery staple")
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.starts_with("memfs: serving on ") {
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).expect("read stderr"), 0, "memfs serve did not start");
+    }
+    drop(stderr);
+    let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().expect("kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("memfs serve still running 30 s after SIGTERM, its stderr closed");
+        }
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}

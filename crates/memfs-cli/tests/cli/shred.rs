@@ -1,7 +1,8 @@
 //! Issue 41, A2 and A3: what a `memfs key shred` leaves, end to end through the binary, on a
 //! local store folder whose every segment file the attacker keeps (hard links, taken before
-//! and after each command: what a backup or a versioned bucket keeps), so that every record
-//! the log ever held is theirs, the shred's own intermediate writes included.
+//! and after each command: what a backup keeps), so that every record the log ever held is
+//! theirs, the shred's own intermediate writes included; and on S3 in a bucket with
+//! versioning on, every version of every object kept.
 //!
 //! A2: with the NEW key file (the store's only credential after the shred) and every copy of
 //! `memfs.keys`, the attacker computes the keyed name of each guess `bank PIN: 0000` to `9999`
@@ -15,26 +16,36 @@ use std::process::Command;
 use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, StoreKeys, Unlocked};
 use serde_json::{Value, json};
 
-use crate::rotation::{contains, keys_opened_by, open_any};
+use crate::rotation::{Versions, contains, keys_opened_by, open_any};
 use crate::support::{self, log_history, run, text, unhex};
+use crate::versioned::VersionedBucket;
 
-/// A store folder, its key file, and the attacker's hard links to its log segments.
+/// A store and its key files; in a folder the attacker keeps hard links to its log segments,
+/// a versioned bucket keeps every version itself.
 struct Shredded {
     dir: tempfile::TempDir,
+    /// `None`: the folder `store` in `dir`.
+    bucket: Option<VersionedBucket>,
 }
 
 impl Shredded {
     /// A store with the secret and a kept file; the secret purged.
-    fn new() -> Shredded {
-        let s = Shredded { dir: tempfile::tempdir().unwrap() };
-        support::succeeds("memfs init", &run(s.memfs(&s.old_key()).arg("init"), ""));
-        s.keep();
+    fn new(bucket: Option<VersionedBucket>) -> Shredded {
+        let s = Shredded::empty(bucket);
         s.exec(&[
             json!({"command": "create", "path": "/memories/pin.md", "file_text": "bank PIN: 4821"}),
             json!({"command": "create", "path": "/memories/kept.md", "file_text": "KEPT-TEXT"}),
         ]);
         s.keep();
         support::ok("purge", &run(s.memfs(&s.old_key()).args(["purge", "/memories/pin.md", "--yes"]), ""));
+        s.keep();
+        s
+    }
+
+    /// A store just made.
+    fn empty(bucket: Option<VersionedBucket>) -> Shredded {
+        let s = Shredded { dir: tempfile::tempdir().unwrap(), bucket };
+        support::succeeds("memfs init", &run(s.memfs(&s.old_key()).arg("init"), ""));
         s.keep();
         s
     }
@@ -58,7 +69,12 @@ impl Shredded {
 
     fn memfs(&self, key: &Path) -> Command {
         let mut cmd = support::memfs(&self.dir.path().join("home"));
-        cmd.arg("--store").arg(format!("file://{}", self.folder().display())).arg("--key-file").arg(key);
+        cmd.envs(self.bucket.iter().flat_map(VersionedBucket::env));
+        let url = match &self.bucket {
+            Some(bucket) => bucket.url("shred"),
+            None => format!("file://{}", self.folder().display()),
+        };
+        cmd.arg("--store").arg(url).arg("--key-file").arg(key);
         cmd
     }
 
@@ -69,9 +85,12 @@ impl Shredded {
         assert!(!text(&out.stdout).contains("\"is_error\":true"), "{}", text(&out.stdout));
     }
 
-    /// Links every segment file of the log not linked yet: appended to later, a linked file
-    /// keeps growing; unlinked by a compaction, it stays the attacker's.
+    /// In a folder, links every segment file of the log not linked yet: appended to later, a
+    /// linked file keeps growing; unlinked by a compaction, it stays the attacker's.
     fn keep(&self) {
+        if self.bucket.is_some() {
+            return;
+        }
         let log = self.kept().join("log");
         std::fs::create_dir_all(&log).unwrap();
         for (_, file) in support::all_segments(&self.folder()) {
@@ -92,9 +111,22 @@ impl Shredded {
         said
     }
 
-    /// Every record the log ever held.
+    /// Every version of every object the store ever held (for a folder, every record its
+    /// log held, by its place in the log).
+    fn versions(&self) -> Versions {
+        match &self.bucket {
+            Some(bucket) => bucket.history("shred"),
+            None => log_history(&self.kept())
+                .into_iter()
+                .enumerate()
+                .map(|(i, (path, bytes))| ((path, format!("{i:08}")), bytes))
+                .collect(),
+        }
+    }
+
+    /// [`Shredded::versions`] by path only.
     fn history(&self) -> Vec<(String, Vec<u8>)> {
-        log_history(&self.kept())
+        self.versions().into_iter().map(|((path, _), bytes)| (path, bytes)).collect()
     }
 }
 
@@ -141,7 +173,17 @@ fn names(history: &[(String, Vec<u8>)]) -> std::collections::HashSet<String> {
 /// the store holds now (they are the store's address keys).
 #[test]
 fn after_a_shred_the_new_key_confirms_no_guess_of_a_purged_content() {
-    let s = Shredded::new();
+    the_new_key_confirms_no_guess(None);
+}
+
+#[test]
+fn after_a_shred_the_new_key_confirms_no_guess_of_a_purged_content_in_a_versioned_bucket() {
+    let Some(bucket) = VersionedBucket::new() else { return };
+    the_new_key_confirms_no_guess(Some(bucket));
+}
+
+fn the_new_key_confirms_no_guess(bucket: Option<VersionedBucket>) {
+    let s = Shredded::new(bucket);
     s.shred();
     let history = s.history();
     let names = names(&history);
@@ -160,13 +202,23 @@ fn after_a_shred_the_new_key_confirms_no_guess_of_a_purged_content() {
 }
 
 /// A3: the old key file, with every copy of `memfs.keys` the store ever held (the shred's own
-/// included), opens no record written from the shred on: not the live objects sealed again,
-/// not the head or gc's state, not a file written afterwards. It does open the records from
+/// included), opens no version written from the shred on: not the live objects sealed again,
+/// not the head or gc's state, not a file written afterwards. It does open the versions from
 /// before (the keys work), and the new key file opens what was written after.
 #[test]
 fn after_a_shred_the_old_key_opens_nothing_written_from_it_on() {
-    let s = Shredded::new();
-    let before = s.history().len();
+    the_old_key_opens_nothing_since(None);
+}
+
+#[test]
+fn after_a_shred_the_old_key_opens_nothing_written_from_it_on_in_a_versioned_bucket() {
+    let Some(bucket) = VersionedBucket::new() else { return };
+    the_old_key_opens_nothing_since(Some(bucket));
+}
+
+fn the_old_key_opens_nothing_since(bucket: Option<VersionedBucket>) {
+    let s = Shredded::new(bucket);
+    let before = s.versions();
     s.shred();
     let mut with_new = s.memfs(&s.new_key());
     let create = json!({"command": "create", "path": "/memories/after.md", "file_text": "AFTER-SHRED-TEXT"});
@@ -177,12 +229,18 @@ fn after_a_shred_the_old_key_opens_nothing_written_from_it_on() {
     let old: Vec<ObjectKeys> = keys_opened_by(&history, &|slots, id| {
         slots.unlock(&Credential::KeyFile(KeyFile::read(&s.old_key()).unwrap()), id).ok()
     });
-    let (earlier, since) = history.split_at(before);
-    let since: Vec<&(String, Vec<u8>)> = since.iter().filter(|(p, _)| p != "memfs.keys").collect();
+    let since: Vec<(String, Vec<u8>)> = s
+        .versions()
+        .into_iter()
+        .filter(|(k, _)| !before.contains_key(k) && k.0 != "memfs.keys")
+        .map(|((path, _), bytes)| (path, bytes))
+        .collect();
+    assert!(since.len() > 3, "only {} versions written from the shred on", since.len());
     for (path, sealed) in &since {
         assert!(open_any(&old, path, sealed).is_none(), "the old key file opened {path}, written from the shred on");
     }
-    assert!(earlier.iter().any(|(p, s)| open_any(&old, p, s).is_some()), "the old key opened nothing: proves nothing");
+    let earlier = before.iter().any(|((p, _), s)| open_any(&old, p, s).is_some());
+    assert!(earlier, "the old key opened nothing: proves nothing");
     let new: Vec<ObjectKeys> = store_keys_of(&history, &s.new_key()).into_iter().map(|k| k.objects).collect();
     let after =
         since.iter().any(|(p, s)| open_any(&new, p, s).is_some_and(|plain| contains(&plain, "AFTER-SHRED-TEXT")));
@@ -194,8 +252,7 @@ fn after_a_shred_the_old_key_opens_nothing_written_from_it_on() {
 /// unwraps from every copy of `memfs.keys`: whether the name of the text written after the
 /// rotation, and of the one written before, is among the objects stored from the rotation on.
 fn bob_guesses_after(extra: &[&str]) -> (bool, bool) {
-    let s = Shredded { dir: tempfile::tempdir().unwrap() };
-    support::succeeds("memfs init", &run(s.memfs(&s.old_key()).arg("init"), ""));
+    let s = Shredded::empty(None);
     let bob = s.dir.path().join("bob.key");
     support::ok(
         "key add",
@@ -203,7 +260,7 @@ fn bob_guesses_after(extra: &[&str]) -> (bool, bool) {
     );
     s.exec(&[json!({"command": "create", "path": "/memories/before.md", "file_text": "BEFORE-ROTATION-TEXT"})]);
     s.keep();
-    let before = s.history().len();
+    let before = s.versions();
     let mut args = vec!["key", "remove", "2", "--rotate", "--yes"];
     args.extend(extra);
     support::ok("key remove --rotate", &run(s.memfs(&s.old_key()).args(&args), ""));
@@ -211,7 +268,9 @@ fn bob_guesses_after(extra: &[&str]) -> (bool, bool) {
     s.exec(&[json!({"command": "create", "path": "/memories/after.md", "file_text": "AFTER-ROTATION-TEXT"})]);
     s.keep();
     let history = s.history();
-    let since = names(&history[before..]);
+    let since: Vec<(String, Vec<u8>)> =
+        s.versions().into_iter().filter(|(k, _)| !before.contains_key(k)).map(|((p, _), b)| (p, b)).collect();
+    let since = names(&since);
     let keys = store_keys_of(&history, &bob);
     assert!(!keys.is_empty(), "Bob's key file opens no copy of memfs.keys: the test proves nothing");
     let named = |text: &str| keys.iter().any(|k| since.contains(&k.blob_address.address(text.as_bytes()).to_hex()));

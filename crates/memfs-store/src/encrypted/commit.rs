@@ -1,6 +1,7 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
+use super::objects::ForLog;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
 use super::*;
@@ -18,6 +19,20 @@ pub(super) enum Carry {
     /// Past four times the budget, or a plaintext not UTF-8 (the head carries strings), or no
     /// budget: they are all stored before the head is swapped, which then carries none.
     Store,
+}
+
+/// A commit sealed by [`EncryptedRepository::stage`], its head not yet swapped in.
+pub(super) struct Staged {
+    generation: u64,
+    commit_id: ObjectId,
+    commit_plain: Vec<u8>,
+    policy: Option<ObjectId>,
+    root: ObjectId,
+    head: HeadObject,
+    /// In a local folder: the objects, appended to the log with the head.
+    with_head: Option<ForLog>,
+    /// The head carries past the budget: once it has landed, stored and taken out of it.
+    write_out: bool,
 }
 
 /// How many times [`EncryptedRepository::write_out`] tries to take what it stored out of a
@@ -68,8 +83,21 @@ impl EncryptedRepository {
         extra: Vec<(ObjectId, Vec<u8>)>,
     ) -> Result<u64, Error> {
         let Some(anchor) = &base.anchor else { return Err(Error::Conflict) };
-        // Every new object (contents, directory pages, the commit) is sealed first and written
-        // at once; only then is the head swapped.
+        let staged = self.stage(base, anchor, mutation, info, policy, &extra).await?;
+        self.land(anchor, staged).await
+    }
+
+    /// Seals a commit on `base` (whose head `anchor` names): its objects carried in its head,
+    /// or stored ahead of it (past four times the budget; in a local folder appended with it).
+    pub(super) async fn stage(
+        &self,
+        base: &Head,
+        anchor: &Anchor,
+        mutation: &Mutation,
+        info: CommitInfo,
+        policy: Option<ObjectId>,
+        extra: &[(ObjectId, Vec<u8>)],
+    ) -> Result<Staged, Error> {
         let base_root = base.tree.root().id();
         let mut inputs = PlanInputs::default();
         let (planned, root) = loop {
@@ -103,9 +131,9 @@ impl EncryptedRepository {
             .chain(extra.iter().map(|(id, plain)| (ObjectKind::Policy, *id, &plain[..])))
             .chain(std::iter::once((ObjectKind::Commit, commit_id, &commit_plain[..])));
         let new: Vec<(ObjectKind, ObjectId, &[u8])> = writes.collect();
-        // Format 8: carried unwritten in the head (one request for the whole commit); stored
-        // once the head has landed by the commit that passes the budget, and before the swap
-        // past four times it (docs/FORMAT.md, "Objects carried unwritten").
+        // Carried unwritten in the head (one request for the whole commit); stored once the
+        // head has landed by the commit that passes the budget, and before the swap past four
+        // times it (docs/FORMAT.md, "Objects carried unwritten").
         let mut with_head = None;
         let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
             Carry::Carried(carried) => (carried, false),
@@ -117,13 +145,24 @@ impl EncryptedRepository {
                 // no newer one. Whatever reaches storage stays there in every copy kept (a
                 // versioned bucket, a backup, the log until compaction): stored after a
                 // rotation committed, under an epoch it retired, the removed credential would
-                // open it (docs/SECURITY.md, "A writer that missed a rotation").
+                // open it. So nothing is stored unless the head is still `base` (docs/
+                // SECURITY.md, "A writer that missed a rotation").
                 match self.log.is_some() {
                     // A local folder's log: compared under the lock, then appended with the
                     // head (`HeadStore::put_with`); refused, nothing is appended.
-                    true => with_head = Some(self.seal_for_log(all).await?),
-                    // Elsewhere stored first: not yet closed for object storage (issue 41).
-                    false => self.put_objects(all).await?,
+                    // Those this process stored under an older epoch are replaced ahead of
+                    // it (`seal_for_log`): only once a fresh read finds the head unmoved.
+                    true => {
+                        if all.iter().any(|(_, id, _)| self.stored_stale(id)) {
+                            self.head.unmoved(anchor.version.as_ref()).await?;
+                        }
+                        with_head = Some(self.seal_for_log(all).await?);
+                    }
+                    // Elsewhere stored first, once a fresh read finds the head unmoved.
+                    false => {
+                        self.head.unmoved(anchor.version.as_ref()).await?;
+                        self.put_objects(all).await?;
+                    }
                 }
                 (Vec::new(), false)
             }
@@ -141,12 +180,19 @@ impl EncryptedRepository {
             for (id, dir) in planned.partials {
                 cache.insert_partial(id, dir);
             }
-            for (id, plain) in planned.pages.iter().chain(&extra) {
+            for (id, plain) in planned.pages.iter().chain(extra) {
                 cache.insert_plain(*id, Arc::from(&plain[..]));
             }
         }
         let recent = self.recent_after(anchor.head.as_deref());
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried, recent);
+        Ok(Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out })
+    }
+
+    /// Swaps in the head of `staged` if the head is still at `anchor`, settling a lost answer
+    /// before anything is reported; then writes out what it carries past the budget.
+    async fn land(&self, anchor: &Anchor, staged: Staged) -> Result<u64, Error> {
+        let Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out } = staged;
         let sealed = self.seal_head(&head)?;
         let write = || async {
             match (&anchor.version, &with_head) {

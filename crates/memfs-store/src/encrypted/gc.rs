@@ -514,7 +514,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::encrypted::history::tests::{mutate, run, three_commits};
+    use crate::encrypted::history::tests::{mutate, run, stopped_before_swap, three_commits};
     use crate::repository::{CommitInfo, Repository};
     use crate::{CheckOptions, Revision};
 
@@ -526,14 +526,11 @@ mod tests {
         GcOptions { grace_ms: 0, ..GcOptions::default() }
     }
 
-    /// Makes a commit that loses its race: its objects are written but never reachable.
+    /// A commit whose writer stored its objects and stopped before its head swap (a killed
+    /// process): they are stored but never reachable.
     async fn lost_race(repo: &EncryptedRepository) {
-        let stale = repo.head().await.unwrap();
         run(repo, json!({"command": "create", "path": "/memories/winner.txt", "file_text": "w"})).await;
-        let m = mutate(repo, &stale, json!({"command": "create", "path": "/memories/loser.txt", "file_text": "l"}))
-            .await
-            .unwrap();
-        assert!(matches!(repo.commit(&stale, &m, CommitInfo::default()).await, Err(Error::Conflict)));
+        stopped_before_swap(repo, json!({"command": "create", "path": "/memories/loser.txt", "file_text": "l"})).await;
     }
 
     async fn clean(repo: &EncryptedRepository) {

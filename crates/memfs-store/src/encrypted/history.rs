@@ -263,6 +263,15 @@ pub(super) mod tests {
         repo.commit(&head, &m, info).await.unwrap();
     }
 
+    /// Runs a command on the head and stores its commit's objects as a writer that stopped
+    /// before its head swap (a killed process) leaves them: stored, never reachable.
+    pub(crate) async fn stopped_before_swap(repo: &EncryptedRepository, input: serde_json::Value) {
+        let head = repo.head().await.unwrap();
+        let m = mutate(repo, &head, input).await.unwrap();
+        let anchor = head.anchor.as_ref().unwrap();
+        repo.stage(&head, anchor, &m, CommitInfo::default(), None, &[]).await.unwrap();
+    }
+
     pub(crate) async fn three_commits() -> EncryptedRepository {
         let repo = EncryptedRepository::ephemeral().unwrap();
         run(&repo, serde_json::json!({"command": "create", "path": "/memories/a.txt", "file_text": "one"})).await;

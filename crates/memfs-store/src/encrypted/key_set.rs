@@ -159,6 +159,21 @@ pub(super) struct KeySet {
     pub(super) secret: Option<SlotSecret>,
 }
 
+/// `e`, a key set refused, with the custody slots in it this machine sends nothing for named:
+/// planted by whoever holds the storage, most likely (docs/SECURITY.md, "Custody endpoints").
+fn naming_refused(e: Error, refused: &[memfs_crypt::CustodyFailure]) -> Error {
+    match e {
+        Error::Corrupt { object, reason } if !refused.is_empty() => {
+            let named: Vec<String> = refused.iter().map(ToString::to_string).collect();
+            Error::Corrupt {
+                object,
+                reason: format!("{reason}; it names what this machine does not allow: {}", named.join("; ")),
+            }
+        }
+        e => e,
+    }
+}
+
 impl KeySet {
     /// Reads `memfs.keys` and unlocks it with `credential`.
     ///
@@ -173,7 +188,8 @@ impl KeySet {
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut object = parse_keys(&bytes)?;
         let store_id = decode_store_id(&object.store_id)?;
-        let opened = super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
+        let super::unlock::SlotOpened { opened, refused } =
+            super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
         let slot = opened.slot();
         let kind = match (object.keyring.is_some(), object.slots.legacy_slots().contains(&slot)) {
             (false, _) => CarryOverKind::Migrate,
@@ -190,7 +206,7 @@ impl KeySet {
                 (Some(root), true)
             }
             Unlocked::Root(root) => {
-                object.authenticate(root)?;
+                object.authenticate(root).map_err(|e| naming_refused(e, &refused))?;
                 let carried = object.slots.carry_over(&opened, root, &store_id)?;
                 if carried {
                     object.keyring.as_mut().expect("authenticated: format 7").bump();

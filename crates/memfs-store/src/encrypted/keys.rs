@@ -71,7 +71,7 @@ impl EncryptedRepository {
         let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let keys: KeysObject = parse_keys(&bytes)?;
         let id = decode_store_id(&keys.store_id)?;
-        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.slot())
+        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.opened.slot())
     }
 
     /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots,

@@ -136,6 +136,13 @@ impl EncryptedRepository {
         self.written().get(id) == Some(&epoch)
     }
 
+    /// Whether this process stored `id` under an epoch older than the current one (before it
+    /// followed a rotation): such an object is stored again, replacing that copy.
+    pub(super) fn stored_stale(&self, id: &ObjectId) -> bool {
+        let epoch = self.keys.objects().current_epoch();
+        self.written().get(id).is_some_and(|e| *e < epoch)
+    }
+
     /// Remembers that this process stored `id` under `epoch`, up to [`WRITTEN_MEMORY`]
     /// objects (then it starts again: only objects written just before a rotation matter).
     fn remember_written(&self, id: ObjectId, epoch: u32) {

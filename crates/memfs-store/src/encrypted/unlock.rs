@@ -10,9 +10,18 @@
 //! KEK that opens its slot wins. A slot that fails (the service refused, the key is disabled,
 //! no identity for the recipient, or the KEK it gave does not open the slot) is noted and the
 //! next one tried, so one unreachable KMS does not lock out a store another slot opens; if none
-//! opens, the error names every slot tried and why.
+//! opens, the error names every slot tried and why. The custody slots it would send nothing
+//! for (an endpoint, region or key this machine does not allow) are found first and kept, to
+//! be named if the set fails its authentication (`Custodian::refuses`).
 
 use memfs_crypt::{Credential, CustodyFailure, CustodyKek, Error, KeySlots, Opened};
+
+/// The slot a credential opened, and the custody slots of the set its custodian refuses.
+pub(super) struct SlotOpened {
+    pub(super) opened: Opened,
+    /// Empty unless the credential is a custodian.
+    pub(super) refused: Vec<CustodyFailure>,
+}
 
 /// The slot `credential` opens in `slots`, and what it unlocks, for store `store_id`.
 ///
@@ -24,24 +33,31 @@ pub(super) async fn unlock_slot(
     slots: &KeySlots,
     credential: &Credential,
     store_id: [u8; 16],
-) -> Result<Opened, Error> {
+) -> Result<SlotOpened, Error> {
+    let opened = |opened| SlotOpened { opened, refused: Vec::new() };
     match credential {
-        Credential::KeyFile(_) | Credential::Kek(_) => slots.unlock(credential, &store_id),
+        Credential::KeyFile(_) | Credential::Kek(_) => slots.unlock(credential, &store_id).map(opened),
         Credential::Passphrase(passphrase) => {
             let (slots, credential) = (slots.clone(), Credential::Passphrase(passphrase.clone()));
             let task = tokio::task::spawn_blocking(move || slots.unlock(&credential, &store_id));
             // A blocking task is only cancelled when the runtime shuts down, and then no one
             // polls this future: the error can only be a panic, which goes on up.
-            task.await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            task.await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())).map(opened)
         }
         Credential::Custodian(custodian) => {
+            let refused: Vec<CustodyFailure> = slots
+                .custody_slots()
+                .filter_map(|(slot, kind, custody)| {
+                    custodian.refuses(kind, custody).map(|e| CustodyFailure { slot, kind, cause: e.0 })
+                })
+                .collect();
             let mut failures = Vec::new();
             for (slot, kind, custody) in slots.custody_slots().filter(|(_, kind, _)| custodian.opens(*kind)) {
                 let cause = match custodian.open(kind, custody, &store_id).await {
                     Ok(kek) => {
                         let kek = Credential::Kek(CustodyKek { kind, custody: custody.clone(), kek });
                         match slots.unlock(&kek, &store_id) {
-                            Ok(opened) => return Ok(opened),
+                            Ok(opened) => return Ok(SlotOpened { opened, refused }),
                             Err(Error::WrongKey) => "the key it gave does not open the slot".to_owned(),
                             Err(e) => return Err(e),
                         }

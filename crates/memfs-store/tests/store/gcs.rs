@@ -75,9 +75,18 @@ fn is_head_put(r: &Recorded, head_key: &str) -> bool {
 async fn conformance_suite_over_the_gcs_client() {
     let stub = GcsStub::start(BUCKET).await;
     let prefix = unique_prefix();
-    // Every object stored before its head: the suite's stale commit leaves its objects behind.
+    // Every object stored before its head; the suite's stale commit is refused before it
+    // stores any (the head read afresh first).
     let repo = init_storing(Backend::ObjectStore(stub.prefixed(&prefix))).await.unwrap();
     check_repository(&repo).await;
+    assert_eq!(check(&repo).await, 0, "the stale commit stored nothing");
+    // A writer that stored two objects and was killed before its head swap leaves them
+    // unreferenced (sealed bytes gc never opens).
+    let orphans = ["ab".repeat(32), "cd".repeat(32)];
+    for id in &orphans {
+        let path = Path::from(format!("objects/{}/{id}", &id[..2]));
+        stub.prefixed(&prefix).put(&path, PutPayload::from_static(b"sealed")).await.unwrap();
+    }
 
     // A new client (own connection pool, empty caches) reads it all back, with listings paged
     // three keys at a time.
@@ -86,9 +95,9 @@ async fn conformance_suite_over_the_gcs_client() {
     let snapshot = verify(&again).await.unwrap();
     assert_eq!(snapshot.generation, 2);
     assert_eq!(snapshot.paths.keys().collect::<Vec<_>>(), ["/memories/a.txt", "/memories/c.txt"]);
-    // The suite's stale commit left its objects behind, unreferenced.
+    // The killed writer's objects, unreferenced.
     let unreferenced = check(&again).await;
-    assert!(unreferenced > 0);
+    assert_eq!(unreferenced, orphans.len() as u64);
     let lists: Vec<_> = stub.requests().into_iter().filter(|r| r.key.is_none()).collect();
     assert!(lists.iter().any(|r| r.query.iter().any(|(k, _)| k == "continuation-token")), "listings were paged");
     assert!(lists.iter().all(|r| r.query.contains(&("list-type".into(), "2".into()))));
@@ -193,26 +202,34 @@ async fn head_swap_sends_the_generation_last_seen() {
         [("PUT".to_owned(), "memfs.keys".to_owned(), Some("0".to_owned()), 200)]
     );
 
-    // The first commit: no head yet (404), its objects, then the head, each create-only.
+    // The first commit: no head yet (404), and still none just before its objects are stored
+    // (a fresh read: docs/SECURITY.md, "A writer that missed a rotation"), its objects, then
+    // the head, each create-only.
     run(&repo, &create("/memories/a.md", "one\n")).await.unwrap();
     let recorded = stub.take_requests();
     let requests: Vec<_> = recorded.iter().map(|r| brief(r, &prefix)).collect();
     let objects = stub.keys().iter().filter(|k| k.starts_with(&format!("{prefix}/objects/"))).count();
     assert_eq!(objects, 3, "a content, the /memories directory, the commit");
-    assert_eq!(requests.len(), 2 + objects, "{requests:#?}");
-    assert_eq!(requests[0], ("GET".to_owned(), "head".to_owned(), None, 404));
-    for r in &requests[1..=objects] {
+    assert_eq!(requests.len(), 3 + objects, "{requests:#?}");
+    for r in &requests[..2] {
+        assert_eq!(*r, ("GET".to_owned(), "head".to_owned(), None, 404));
+    }
+    for r in &requests[2..2 + objects] {
         assert!(r.0 == "PUT" && r.1.starts_with("objects/") && r.2.as_deref() == Some("0") && r.3 == 200, "{r:?}");
     }
-    assert_eq!(requests[objects + 1], ("PUT".to_owned(), "head".to_owned(), Some("0".to_owned()), 200));
+    assert_eq!(requests[objects + 2], ("PUT".to_owned(), "head".to_owned(), Some("0".to_owned()), 200));
     let first = stub.object(&head_key).unwrap();
     assert_eq!(first.generation, FIRST_GENERATION + 1 + objects as u64, "memfs.keys, the objects, the head");
-    assert_eq!(recorded[objects + 1].response_header("x-goog-generation"), Some(first.generation.to_string().as_str()));
+    assert_eq!(recorded[objects + 2].response_header("x-goog-generation"), Some(first.generation.to_string().as_str()));
 
-    // The second commit reads the head and swaps on exactly its generation.
+    // The second commit reads the head, reads it again (unchanged: 304) before it stores its
+    // objects, and swaps on exactly its generation.
     run(&repo, &create("/memories/b.md", "two\n")).await.unwrap();
     let requests = stub.take_requests();
-    assert_eq!(requests.len(), 2 + objects, "the head read, three new objects, the head: {requests:#?}");
+    assert_eq!(requests.len(), 3 + objects, "the head read twice, three new objects, the head: {requests:#?}");
+    let fresh = &requests[1];
+    assert_eq!(brief(fresh, &prefix), ("GET".to_owned(), "head".to_owned(), None, 304));
+    assert_eq!(fresh.header("if-none-match"), Some(first.etag.as_str()));
     let read = &requests[0];
     let generation = first.generation.to_string();
     match brief(read, &prefix) {
@@ -227,12 +244,12 @@ async fn head_swap_sends_the_generation_last_seen() {
         }
         other => panic!("a read of the head first, got {other:?}"),
     }
-    for r in &requests[1..=objects] {
+    for r in &requests[2..2 + objects] {
         let (method, key, generation_match, status) = brief(r, &prefix);
         assert!(method == "PUT" && key.starts_with("objects/") && generation_match.as_deref() == Some("0"), "{r:?}");
         assert_eq!(status, 200, "{r:?}");
     }
-    let swap = &requests[objects + 1];
+    let swap = &requests[objects + 2];
     assert!(is_head_put(swap, &head_key));
     assert_eq!(swap.generation_match(), Some(first.generation.to_string().as_str()));
     assert_eq!(swap.status, 200);
