@@ -48,6 +48,9 @@ step "No module cycles in any crate"
 python3 scripts/module-cycles.py --self-test
 python3 scripts/module-cycles.py
 
+step "The fault-injecting proxy's own tests (scripts/faultproxy.py)"
+python3 scripts/test_faultproxy.py
+
 step "The declared rust-version, with --all-targets"
 # The toolchain of Cargo.toml's rust-version: the active one if it is that version (its build
 # artifacts are reused), else a rustup toolchain of that name or version.

@@ -120,15 +120,15 @@ pub(crate) async fn run(store: &StoreArgs, args: McpArgs) -> anyhow::Result<()> 
             let limits = args.limits.limits();
             let config =
                 if addr.ip().to_canonical().is_loopback() { mcp::loopback_config() } else { mcp::remote_config() };
+            let stop = crate::signal::shutdown();
             match auth {
                 Some(auth) => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (bearer tokens)");
-                    mcp::serve_http(memfs.clone(), listener, config, Some(auth), limits, crate::signal::shutdown())
-                        .await?;
+                    mcp::serve_http(memfs.clone(), listener, config, Some(auth), limits, stop).await?;
                 }
                 None => {
                     eprintln!("memfs: MCP over streamable HTTP at http://{local}{ENDPOINT_PATH} (no authentication)");
-                    mcp::serve_http(memfs.clone(), listener, config, None, limits, crate::signal::shutdown()).await?;
+                    mcp::serve_http(memfs.clone(), listener, config, None, limits, stop).await?;
                 }
             }
         }

@@ -235,8 +235,9 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let bound = listener.local_addr().context("reading the bound address")?;
+    let stop = crate::signal::shutdown();
     eprintln!("memfs: serving on http://{bound}");
-    server.serve(listener, crate::signal::shutdown()).await?;
+    server.serve(listener, stop).await?;
     Ok(())
 }
 

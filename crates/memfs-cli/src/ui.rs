@@ -86,11 +86,12 @@ pub(crate) async fn run(store: &StoreArgs, args: UiArgs) -> anyhow::Result<()> {
     let bound = listener.local_addr().context("reading the bound address")?;
     let (ui, token) = Ui::new(Arc::new(memfs), location.clone(), bound)?;
     let ui = ui.with_limits(args.limits.limits());
+    let stop = crate::signal::shutdown();
     crate::output::stdout(format!("http://{bound}/?token={token}\n").as_bytes())?;
     eprintln!(
         "memfs ui: {location} as {actor}, on http://{bound}: open the address above in a browser (it works once). Ctrl-C stops."
     );
-    Arc::new(ui).serve(listener, crate::signal::shutdown()).await?;
+    Arc::new(ui).serve(listener, stop).await?;
     Ok(())
 }
 

@@ -17,6 +17,19 @@ pub enum Error {
     /// The head moved since it was read: another writer committed first.
     #[error("the store changed since it was read (another writer committed first)")]
     Conflict,
+    /// A commit's head write failed or its answer was lost, and the store could not be read
+    /// long enough to know whether it landed. The command must not run again: `memfs log`
+    /// shows whether the commit is in.
+    #[error(
+        "the outcome is unknown: commit {commit} (@{generation}) may have landed, and the store could not be read \
+         long enough to know; `memfs log` shows whether it is in"
+    )]
+    OutcomeUnknown {
+        /// The commit's short id, as `memfs log` shows it.
+        commit: String,
+        /// Its generation.
+        generation: u64,
+    },
     /// An object the tree refers to is missing.
     #[error("object {id} is missing from the store")]
     MissingObject {
@@ -213,6 +226,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::OutcomeUnknown`] for commit `commit` at `generation`.
+    pub(crate) fn outcome_unknown(commit: &memfs_core::ObjectId, generation: u64) -> Self {
+        Error::OutcomeUnknown { commit: commit.to_hex()[..12].to_owned(), generation }
+    }
+
     /// A backend failure. A message that carries a URL's query string (where an Azure SAS
     /// token travels) is kept only as scrubbed text.
     pub(crate) fn backend(op: &'static str, path: &object_store::path::Path, source: object_store::Error) -> Self {

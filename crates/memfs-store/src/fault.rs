@@ -213,6 +213,9 @@ pub struct FaultPlan {
     /// `Fault::code`.
     fault: AtomicU8,
     injected: AtomicU64,
+    /// Faults to arm one after the other, each once the one before it has fired
+    /// ([`FaultPlan::then`]).
+    queued: std::sync::Mutex<std::collections::VecDeque<(Target, u64, Fault)>>,
     /// Puts and gets started and not finished, and the most there were at once.
     in_flight: AtomicU64,
     peak_in_flight: AtomicU64,
@@ -248,8 +251,20 @@ impl FaultPlan {
         self.target.store(code, Ordering::SeqCst);
     }
 
-    /// Cancels the armed fault, if it has not fired.
+    /// Makes the `nth` operation of `target` fault with `fault` once, counted from when the
+    /// fault armed before it has fired (from now if none is armed): a sequence of faults, as
+    /// a lost answer followed by a failed read.
+    pub fn then(&self, target: Target, nth: u64, fault: Fault) {
+        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        match self.is_armed() || !queued.is_empty() {
+            true => queued.push_back((target, nth, fault)),
+            false => self.arm(target, nth, fault),
+        }
+    }
+
+    /// Cancels the armed fault, if it has not fired, and those queued after it.
     pub fn disarm(&self) {
+        self.queued.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.target.store(TARGET_NONE, Ordering::SeqCst);
     }
 
@@ -316,6 +331,9 @@ impl FaultPlan {
         }
         let fault = Fault::from_code(self.fault.load(Ordering::SeqCst))?;
         self.injected.fetch_add(1, Ordering::SeqCst);
+        if let Some((target, nth, next)) = self.queued.lock().unwrap_or_else(|p| p.into_inner()).pop_front() {
+            self.arm(target, nth, next);
+        }
         if fault == Fault::Abort {
             std::process::abort();
         }

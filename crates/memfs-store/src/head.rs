@@ -191,12 +191,8 @@ impl HeadStore for ConditionalHead {
         if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
             options.if_none_match = Some(e_tag.to_owned());
         }
-        let current = match self.store.get_opts(&self.path, options).await {
-            Ok(r) => {
-                let version = HeadVersion::Object { e_tag: r.meta.e_tag.clone(), version: r.meta.version.clone() };
-                let bytes = r.bytes().await.map_err(|e| Error::backend("read", &self.path, e))?;
-                Some((bytes, version))
-            }
+        let current = match crate::whole_read::get_whole(&*self.store, &self.path, options).await {
+            Ok((meta, bytes)) => Some((bytes, HeadVersion::Object { e_tag: meta.e_tag, version: meta.version })),
             // Unchanged since the remembered read or write: no body was sent.
             Err(object_store::Error::NotModified { .. }) if known.is_some() => known,
             Err(object_store::Error::NotFound { .. }) => None,

@@ -35,7 +35,8 @@
 //! - `redact`: secrets (option values, URL query strings) kept out of messages (a leaf);
 //! - `repository`: the [`Repository`] trait, [`Head`] and [`CommitInfo`];
 //! - `revision`: [`Revision`], how a user names a commit;
-//! - `rollback`: rollback and fork detection, the newest commit seen per store.
+//! - `rollback`: rollback and fork detection, the newest commit seen per store;
+//! - `whole_read`: reads of a whole object, sent again from the start when the body breaks.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
@@ -63,6 +64,7 @@ mod redact;
 mod repository;
 mod revision;
 mod rollback;
+mod whole_read;
 
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{

@@ -1,6 +1,8 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
+use std::time::Instant;
+
 use super::objects::ForLog;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
@@ -42,8 +44,24 @@ const TRIM_ATTEMPTS: u32 = 8;
 /// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
 const HEAD_RESENDS: u32 = 3;
 
-/// How many commits back [`EncryptedRepository::landed`] looks for a commit whose answer was lost.
-const LANDED_WALK: u64 = 64;
+/// How many commits back [`EncryptedRepository::landed`] walks for a commit whose answer was
+/// lost; further back, its outcome is unknown.
+const LANDED_WALK: u64 = 1024;
+
+/// How long [`EncryptedRepository::landed`] reads a store that keeps failing before its
+/// answer is [`Landed::Unknown`].
+const LANDED_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Whether a commit whose head write failed or was refused is in the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Landed {
+    /// It is: the command is in.
+    Yes,
+    /// It is not (proved from the newest head): the command may run again.
+    No,
+    /// The store could not be read long enough to know.
+    Unknown,
+}
 
 impl EncryptedRepository {
     /// Makes `policy` the store's policy, in a commit of its own (the tree unchanged), if the
@@ -233,11 +251,11 @@ impl EncryptedRepository {
             // inside the client) may be the one that moved the head. Answering "conflict" or
             // "failed" then would make the caller run a command again that is already in:
             // look before answering.
-            Err(e) => {
-                if !self.landed(&commit_id, generation).await {
-                    return Err(e);
-                }
-            }
+            Err(e) => match self.landed(&commit_id, generation).await {
+                Landed::Yes => {}
+                Landed::No => return Err(e),
+                Landed::Unknown => return Err(Error::outcome_unknown(&commit_id, generation)),
+            },
         }
         if let Some(w) = &self.watermark {
             w.raise(Mark { generation, commit: Some(commit_id) })?;
@@ -378,15 +396,37 @@ impl EncryptedRepository {
         }
     }
 
-    /// Whether `commit` (at `generation`) is in the store's history: the stored head names it,
-    /// or names a later commit whose parents lead to it (another writer may have committed on
-    /// top already). False if the head cannot be read, and after [`LANDED_WALK`] commits.
-    pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> bool {
-        let Ok(Some((bytes, _))) = self.head.read().await else { return false };
-        let Ok(plain) = self.keys.objects().open(ObjectKind::Head, &head_id(), &bytes) else { return false };
-        let Ok(head) = self.decode_head(&plain) else { return false };
-        if head.generation < generation || head.generation - generation > LANDED_WALK {
-            return false;
+    /// Whether the commit `commit` at `generation`, whose head write failed or was refused,
+    /// is in the history after all: an earlier copy of the write (ours, or a retry inside the
+    /// client) may be the one that moved the head. Only a proof that it is not lets the
+    /// command run again; a store that cannot be read for [`LANDED_PATIENCE`] leaves it
+    /// [`Landed::Unknown`].
+    pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> Landed {
+        let deadline = Instant::now() + LANDED_PATIENCE;
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self.landed_once(commit, generation).await {
+                Ok(Some(true)) => return Landed::Yes,
+                Ok(Some(false)) => return Landed::No,
+                Ok(None) => return Landed::Unknown,
+                Err(_) if Instant::now() + wait < deadline => {
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(_) => return Landed::Unknown,
+            }
+        }
+    }
+
+    /// One look at the newest head (a fresh read) for `commit` at `generation`: `None` when
+    /// the head is too far ahead to walk back to it.
+    async fn landed_once(&self, commit: &ObjectId, generation: u64) -> Result<Option<bool>, Error> {
+        let Some((head, _)) = self.read_head().await? else { return Ok(Some(false)) };
+        if head.generation < generation {
+            return Ok(Some(false));
+        }
+        if head.generation - generation > LANDED_WALK {
+            return Ok(None);
         }
         // The head names the commit at that generation (format 13): whether it is ours needs
         // no walk. A purge's head names none, and the ones after it only commits from it on,
@@ -394,11 +434,11 @@ impl EncryptedRepository {
         if head.recent_fits()
             && let Some(named) = head.commit_at(generation)
         {
-            return id_eq(&named, commit);
+            return Ok(Some(id_eq(&named, commit)));
         }
         // The walk of fork detection, from the oldest commit the head names: it also knows
         // purge's and gc's records of rewritten and cut commits.
         let (at, from) = head.walk_start(generation);
-        self.descends(at, from, *commit, generation).await.unwrap_or(false)
+        self.descends(at, from, *commit, generation).await.map(Some)
     }
 }

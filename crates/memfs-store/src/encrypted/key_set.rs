@@ -17,8 +17,8 @@ use bytes::Bytes;
 use memfs_crypt::{
     AddressKey, Credential, KeySlots, Keyring, ObjectKeys, RootKey, SlotId, SlotSecret, StoreKeys, Unlocked,
 };
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 use serde::{Deserialize, Serialize};
 
 use super::mark::{CarryOver, CarryOverKind};
@@ -412,8 +412,8 @@ impl Keys {
     /// slot was removed, or it has no slot secret); [`Error::Corrupt`] if the tag fails.
     pub(super) async fn refresh(&self, store: &dyn ObjectStore, store_id: &str, why: Refresh) -> Result<(), Error> {
         let path = Path::from(KEYS_PATH);
-        let bytes = match store.get(&path).await {
-            Ok(got) => got.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+        let bytes = match crate::whole_read::get_bytes(store, &path).await {
+            Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::pages::Layout;
+use crate::whole_read::get_bytes;
 
 /// Objects sealed for a local folder's log, under the epoch `epoch`.
 pub(super) struct ForLog {
@@ -166,12 +167,12 @@ impl EncryptedRepository {
     /// are empty (it has none of its own).
     pub(super) async fn fetch_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<(Bytes, Vec<u8>), Error> {
         let path = object_path(id);
-        let sealed = match self.store.get(&path).await {
-            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+        let sealed = match get_bytes(&*self.store, &path).await {
+            Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => match self.carried_copy(kind, id).await? {
                 Some(plain) => return Ok((Bytes::new(), plain)),
-                None => match self.store.get(&path).await {
-                    Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+                None => match get_bytes(&*self.store, &path).await {
+                    Ok(bytes) => bytes,
                     Err(object_store::Error::NotFound { .. }) => {
                         return Err(Error::MissingObject { id: path.to_string() });
                     }

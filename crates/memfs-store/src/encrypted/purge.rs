@@ -375,11 +375,11 @@ impl EncryptedRepository {
             Ok(()) => {}
             // It may have landed all the same (a timeout after the write, or a retry inside the
             // client refused because the first copy landed): look before failing.
-            Err(e) => {
-                if !self.landed(&purge_id, generation).await {
-                    return Err(e.into());
-                }
-            }
+            Err(e) => match self.landed(&purge_id, generation).await {
+                super::commit::Landed::Yes => {}
+                super::commit::Landed::No => return Err(e.into()),
+                super::commit::Landed::Unknown => return Err(Error::outcome_unknown(&purge_id, generation).into()),
+            },
         }
         if let Some(w) = &self.watermark {
             w.raise(Mark { generation, commit: Some(purge_id) })?;

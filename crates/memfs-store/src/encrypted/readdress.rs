@@ -472,8 +472,8 @@ impl EncryptedRepository {
     /// `shred.undo`. Whether there was one.
     pub(super) async fn undo_stopped_shred(&self) -> Result<bool, Error> {
         let path = Path::from(UNDO_PATH);
-        let bytes = match self.store.get(&path).await {
-            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+        let bytes = match crate::whole_read::get_bytes(&*self.store, &path).await {
+            Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => return Ok(false),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };

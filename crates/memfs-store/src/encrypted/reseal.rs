@@ -87,8 +87,8 @@ impl EncryptedRepository {
     /// `None` if it was current already or is gone (deleted by gc meanwhile).
     async fn reseal_object(&self, id: &ObjectId, epoch: u32) -> Result<Option<u64>, Error> {
         let path = object_path(id);
-        let sealed = match self.store.get(&path).await {
-            Ok(r) => r.bytes().await.map_err(|e| Error::backend("read", &path, e))?,
+        let sealed = match crate::whole_read::get_bytes(&*self.store, &path).await {
+            Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(Error::backend("read", &path, e)),
         };

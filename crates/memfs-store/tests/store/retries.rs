@@ -4,10 +4,13 @@
 //! answer is lost (the client timed out, the write landed, the retry is refused) is reported
 //! as done, and applied once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_store::cloud::{self, CloudUrl};
+use memfs_store::fault::{Fault, FaultStore, OpClass, Target};
 use memfs_store::{Backend, EncryptedRepository};
+use object_store::memory::InMemory;
 use serde_json::{Value, json};
 
 use crate::gcs_stub::{GcsStub, NO_OAUTH_KEY};
@@ -91,4 +94,59 @@ async fn a_head_swap_whose_answer_is_lost_is_applied_once() {
     // The create's swap, the insert's swap timing out (answered late: 412), memfs's resend of
     // the same swap (200).
     assert_eq!(head_puts, [200, 200, 412], "{head_puts:?}");
+}
+
+/// Issue 42: the swap lands and its answer is lost, the resend is refused (the head has moved:
+/// by this very write), and the next read of the head fails once. The outcome is unknown for a
+/// moment only: the head is read again, names the commit, and the command is reported done and
+/// applied once. Taken as "not landed" (as before), the `insert` ran again and inserted twice.
+#[tokio::test]
+async fn a_lost_answer_then_a_failed_head_read_is_still_applied_once() {
+    let faulty = FaultStore::new(InMemory::new());
+    let plan = faulty.plan().clone();
+    let repo = init(Backend::ObjectStore(Arc::new(faulty)), None).await.unwrap();
+    run(&repo, &create("/memories/list.md", "a\n")).await.unwrap();
+    let generation = verify(&repo).await.unwrap().generation;
+    // The insert's one write is its head swap (its objects travel inside the head).
+    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    plan.then(Target::Class(OpClass::Get), 1, Fault::Fail);
+    let insert = json!({"command": "insert", "path": "/memories/list.md", "insert_line": 0, "insert_text": "first"});
+    let answer = run(&repo, &insert).await.expect("the insert is reported done");
+    assert!(!answer.is_error, "{}", answer.content);
+    assert_eq!(plan.injected(), 2, "the lost answer and the failed read");
+    let after = verify(&repo).await.unwrap();
+    assert_eq!(after.paths.get("/memories/list.md").map(String::as_str), Some("first\na\n"), "inserted once");
+    assert_eq!(after.generation, generation + 1, "one commit");
+}
+
+/// When the store cannot be read at all after a lost answer, the command fails with an
+/// outcome unknown, and is not run again.
+#[tokio::test]
+async fn a_lost_answer_with_the_store_unreadable_is_an_outcome_unknown() {
+    let faulty = FaultStore::new(InMemory::new());
+    let plan = faulty.plan().clone();
+    let repo = init(Backend::ObjectStore(Arc::new(faulty)), None).await.unwrap();
+    run(&repo, &create("/memories/list.md", "a\n")).await.unwrap();
+    let generation = verify(&repo).await.unwrap().generation;
+    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    // Every read fails, for longer than memfs waits (10 s).
+    for _ in 0..100 {
+        plan.then(Target::Class(OpClass::Get), 1, Fault::Fail);
+    }
+    let insert = json!({"command": "insert", "path": "/memories/list.md", "insert_line": 0, "insert_text": "first"});
+    let err = run(&repo, &insert).await.expect_err("the outcome is unknown");
+    plan.disarm();
+    assert!(plan.injected() > 3, "{}", plan.injected());
+    let newest = repo.log(Some(1), None).await.unwrap();
+    let commit = newest[0].short_id();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the outcome is unknown: commit {commit} (@{}) may have landed, and the store could not be read long \
+             enough to know; `memfs log` shows whether it is in",
+            generation + 1
+        )
+    );
+    let after = verify(&repo).await.unwrap();
+    assert_eq!(after.paths.get("/memories/list.md").map(String::as_str), Some("first\na\n"), "in, once");
 }
