@@ -10,8 +10,8 @@
 
 use serde_json::json;
 
-use crate::rotation::{Team, Versions, bobs_keys, contains, open_any};
-use crate::support::{Session, assert_text};
+use crate::rotation::{Team, bobs_keys, contains, open_any};
+use crate::support::{Session, Versions, assert_text};
 use crate::versioned::VersionedBucket;
 
 /// Written by the session after the rotation: in a small file, and in one large enough that

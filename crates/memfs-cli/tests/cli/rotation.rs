@@ -4,7 +4,6 @@
 //! ever held; the test tries every key it can unwrap from every version of `memfs.keys` on
 //! every object, and searches what opens for the text written after the rotation.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -25,10 +24,6 @@ pub(crate) struct Team {
     /// `None`: the folder `store` in `dir`.
     bucket: Option<VersionedBucket>,
 }
-
-/// A store's every version of every object: path and version (a bucket's version id; for a
-/// folder, the record's place in its log) to the stored bytes.
-pub(crate) type Versions = BTreeMap<(String, String), Vec<u8>>;
 
 impl Team {
     pub(crate) fn new() -> Team {
@@ -66,14 +61,10 @@ impl Team {
     }
 
     /// Every version of every object the store ever held, as an attacker who keeps them has it.
-    pub(crate) fn versions(&self) -> Versions {
+    pub(crate) fn versions(&self) -> support::Versions {
         match &self.bucket {
             Some(bucket) => bucket.history("team"),
-            None => log_history(&self.folder())
-                .into_iter()
-                .enumerate()
-                .map(|(i, (path, bytes))| ((path, format!("{i:08}")), bytes))
-                .collect(),
+            None => support::log_versions(&self.folder()),
         }
     }
 

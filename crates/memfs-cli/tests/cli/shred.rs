@@ -16,8 +16,8 @@ use std::process::Command;
 use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, StoreKeys, Unlocked};
 use serde_json::{Value, json};
 
-use crate::rotation::{Versions, contains, keys_opened_by, open_any};
-use crate::support::{self, log_history, run, text, unhex};
+use crate::rotation::{contains, keys_opened_by, open_any};
+use crate::support::{self, Versions, run, text, unhex};
 use crate::versioned::VersionedBucket;
 
 /// A store and its key files; in a folder the attacker keeps hard links to its log segments,
@@ -116,11 +116,7 @@ impl Shredded {
     fn versions(&self) -> Versions {
         match &self.bucket {
             Some(bucket) => bucket.history("shred"),
-            None => log_history(&self.kept())
-                .into_iter()
-                .enumerate()
-                .map(|(i, (path, bytes))| ((path, format!("{i:08}")), bytes))
-                .collect(),
+            None => support::log_versions(&self.kept()),
         }
     }
 

@@ -150,6 +150,15 @@ pub(crate) fn log_entries(store: &Path) -> BTreeMap<String, LogEntry> {
 /// Every put the log in the store folder `store` has ever held, in the order written, from
 /// every segment file still there (superseded ones included): what an attacker who kept the
 /// folder's files holds, as a versioned bucket keeps every version of every object.
+/// A store's every version of every object: path and version (a bucket's version id; for a
+/// folder, the record's place in its log) to the stored bytes.
+pub(crate) type Versions = std::collections::BTreeMap<(String, String), Vec<u8>>;
+
+/// [`log_history`] as [`Versions`], each record named by its place in the log.
+pub(crate) fn log_versions(store: &Path) -> Versions {
+    log_history(store).into_iter().enumerate().map(|(i, (path, bytes))| ((path, format!("{i:08}")), bytes)).collect()
+}
+
 pub(crate) fn log_history(store: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for (_, file) in all_segments(store) {

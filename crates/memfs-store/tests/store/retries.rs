@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_store::cloud::{self, CloudUrl};
-use memfs_store::fault::{Fault, FaultStore, OpClass, Target};
+use memfs_store::fault::{Fault, FaultPlan, FaultStore, OpClass, Target};
 use memfs_store::{Backend, EncryptedRepository};
 use object_store::memory::InMemory;
 use serde_json::{Value, json};
@@ -96,19 +96,26 @@ async fn a_head_swap_whose_answer_is_lost_is_applied_once() {
     assert_eq!(head_puts, [200, 200, 412], "{head_puts:?}");
 }
 
+/// A store over a fault store holding `/memories/list.md`, its generation, and the plan with
+/// the next write armed to land and lose its answer: the next insert's one write is its head
+/// swap (its objects travel inside the head).
+async fn next_answer_lost() -> (EncryptedRepository, Arc<FaultPlan>, u64) {
+    let faulty = FaultStore::new(InMemory::new());
+    let plan = faulty.plan().clone();
+    let repo = init(Backend::ObjectStore(Arc::new(faulty)), None).await.unwrap();
+    run(&repo, &create("/memories/list.md", "a\n")).await.unwrap();
+    let generation = verify(&repo).await.unwrap().generation;
+    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    (repo, plan, generation)
+}
+
 /// Issue 42: the swap lands and its answer is lost, the resend is refused (the head has moved:
 /// by this very write), and the next read of the head fails once. The outcome is unknown for a
 /// moment only: the head is read again, names the commit, and the command is reported done and
 /// applied once. Taken as "not landed" (as before), the `insert` ran again and inserted twice.
 #[tokio::test]
 async fn a_lost_answer_then_a_failed_head_read_is_still_applied_once() {
-    let faulty = FaultStore::new(InMemory::new());
-    let plan = faulty.plan().clone();
-    let repo = init(Backend::ObjectStore(Arc::new(faulty)), None).await.unwrap();
-    run(&repo, &create("/memories/list.md", "a\n")).await.unwrap();
-    let generation = verify(&repo).await.unwrap().generation;
-    // The insert's one write is its head swap (its objects travel inside the head).
-    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    let (repo, plan, generation) = next_answer_lost().await;
     plan.then(Target::Class(OpClass::Get), 1, Fault::Fail);
     let insert = json!({"command": "insert", "path": "/memories/list.md", "insert_line": 0, "insert_text": "first"});
     let answer = run(&repo, &insert).await.expect("the insert is reported done");
@@ -123,12 +130,7 @@ async fn a_lost_answer_then_a_failed_head_read_is_still_applied_once() {
 /// outcome unknown, and is not run again.
 #[tokio::test]
 async fn a_lost_answer_with_the_store_unreadable_is_an_outcome_unknown() {
-    let faulty = FaultStore::new(InMemory::new());
-    let plan = faulty.plan().clone();
-    let repo = init(Backend::ObjectStore(Arc::new(faulty)), None).await.unwrap();
-    run(&repo, &create("/memories/list.md", "a\n")).await.unwrap();
-    let generation = verify(&repo).await.unwrap().generation;
-    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    let (repo, plan, generation) = next_answer_lost().await;
     // Every read fails, for longer than memfs waits (10 s).
     for _ in 0..100 {
         plan.then(Target::Class(OpClass::Get), 1, Fault::Fail);
