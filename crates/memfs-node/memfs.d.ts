@@ -32,6 +32,11 @@ export declare class NoStoreError extends MemfsError {}
 export declare class CredentialError extends MemfsError {}
 /** The store could not be read or written (`code` `MEMFS_STORE`). */
 export declare class StoreError extends MemfsError {}
+/**
+ * A change whose answer was lost may have landed, and the store could not be read long enough
+ * to know: do not make it again blindly (`code` `MEMFS_OUTCOME_UNKNOWN`).
+ */
+export declare class OutcomeUnknownError extends StoreError {}
 
 /** An open store, shared by any number of tools and calls at once. */
 export declare class Store {

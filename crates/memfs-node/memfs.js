@@ -32,11 +32,17 @@ class NoStoreError extends MemfsError {}
 class CredentialError extends MemfsError {}
 /** The store could not be read or written (unreachable, damaged, refused). */
 class StoreError extends MemfsError {}
+/**
+ * A change whose answer was lost may have landed, and the store could not be read long enough
+ * to know: do not make it again blindly (the message says how to find out).
+ */
+class OutcomeUnknownError extends StoreError {}
 
 const KINDS = {
   NoStore: [NoStoreError, 'MEMFS_NO_STORE'],
   Credential: [CredentialError, 'MEMFS_CREDENTIAL'],
   Store: [StoreError, 'MEMFS_STORE'],
+  OutcomeUnknown: [OutcomeUnknownError, 'MEMFS_OUTCOME_UNKNOWN'],
   Memfs: [MemfsError, 'MEMFS'],
   Input: [TypeError, undefined],
 }
@@ -134,4 +140,4 @@ function memfsMemoryTool(store, extraProps) {
   return betaMemoryTool(handlers, extraProps)
 }
 
-module.exports = { Store, memfsMemoryTool, MemfsError, NoStoreError, CredentialError, StoreError }
+module.exports = { Store, memfsMemoryTool, MemfsError, NoStoreError, CredentialError, StoreError, OutcomeUnknownError }

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const require = createRequire(join(process.cwd(), 'index.js'));
-const { Store, memfsMemoryTool, MemfsError, NoStoreError, CredentialError, StoreError } = require('memfs-store');
+const { Store, memfsMemoryTool, MemfsError, NoStoreError, CredentialError, StoreError, OutcomeUnknownError } = require('memfs-store');
 const Anthropic = require('@anthropic-ai/sdk').default;
 const { runRunnableTool } = require('@anthropic-ai/sdk/lib/tools/BetaRunnableTool');
 
@@ -187,6 +187,8 @@ async function brokenCase() {
     }
   }
   check('errors: kinds', [NoStoreError, CredentialError, StoreError].map((K) => K.prototype instanceof MemfsError), [true, true, true]);
+  // A change whose answer was lost may have landed: a store error, told apart by its class.
+  check('errors: outcome unknown', OutcomeUnknownError.prototype instanceof StoreError, true);
   // A path from the current folder is a local store folder.
   const here = process.cwd();
   process.chdir(folder);

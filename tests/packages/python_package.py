@@ -222,6 +222,8 @@ def broken_case(work: Path) -> None:
         except Exception as e:  # noqa: BLE001 - any other kind is the failure
             check(f"unopenable: {name}", type(e).__name__, kind.__name__)
     check("exceptions: kinds", [issubclass(k, MemfsError) for k in (NoStoreError, CredentialError, memfs.StoreError)], [True] * 3)
+    # A change whose answer was lost may have landed: a store error, told apart by its class.
+    check("exceptions: outcome unknown", issubclass(memfs.OutcomeUnknownError, memfs.StoreError), True)
     # A path from the current folder is a local store folder.
     here = os.getcwd()
     os.chdir(folder)

@@ -90,6 +90,7 @@ fn rejected(e: memfs::Error) -> Error {
         memfs::ErrorKind::NoStore => "NoStore",
         memfs::ErrorKind::Credential => "Credential",
         memfs::ErrorKind::Store => "Store",
+        memfs::ErrorKind::OutcomeUnknown => "OutcomeUnknown",
         _ => "Memfs",
     };
     failed(kind, memfs::error_chain(&e))

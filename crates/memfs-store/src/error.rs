@@ -30,6 +30,15 @@ pub enum Error {
         /// Its generation.
         generation: u64,
     },
+    /// A change to the key slots whose write failed or whose answer was lost, and which may
+    /// have landed: the store could not be read long enough to know, or `memfs.keys` has
+    /// changed again since. It must not be made again blindly: `memfs key list` shows whether
+    /// it is in.
+    #[error(
+        "the outcome is unknown: the change to the key slots may have landed (its answer was lost, and the store \
+         could not be read long enough to know, or changed again since); `memfs key list` shows whether it is in"
+    )]
+    KeysOutcomeUnknown,
     /// An object the tree refers to is missing.
     #[error("object {id} is missing from the store")]
     MissingObject {

@@ -36,6 +36,7 @@
 //! - `repository`: the [`Repository`] trait, [`Head`] and [`CommitInfo`];
 //! - `revision`: [`Revision`], how a user names a commit;
 //! - `rollback`: rollback and fork detection, the newest commit seen per store;
+//! - `settle`: a compare-and-swap whose answer may have been lost, sent again and looked for;
 //! - `whole_read`: reads of a whole object, sent again from the start when the body breaks.
 
 #![forbid(unsafe_code)]
@@ -64,6 +65,7 @@ mod redact;
 mod repository;
 mod revision;
 mod rollback;
+mod settle;
 mod whole_read;
 
 pub use disk_cache::DISK_CACHE_BYTES;

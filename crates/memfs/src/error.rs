@@ -18,6 +18,11 @@ pub enum ErrorKind {
     Credential,
     /// The store could not be read or written.
     Store,
+    /// A change whose answer was lost may have landed, and the store could not be read long
+    /// enough to know: it must not be made again blindly (a kind of [`ErrorKind::Store`] that
+    /// the packages raise as a subclass of theirs). `memfs log` (or, for the key slots,
+    /// `memfs key list`) shows whether it is in.
+    OutcomeUnknown,
     /// Anything else (a bad revision, a refused history command, …).
     Other,
 }
@@ -281,6 +286,9 @@ impl Error {
                     ),
                 ..
             } => ErrorKind::Credential,
+            Error::Store {
+                source: memfs_store::Error::OutcomeUnknown { .. } | memfs_store::Error::KeysOutcomeUnknown, ..
+            } => ErrorKind::OutcomeUnknown,
             Error::Store { .. } => ErrorKind::Store,
             _ => ErrorKind::Other,
         }

@@ -8,6 +8,7 @@
 //! - `safety`: refused paths, root guards, malformed input, both dialects, tree unchanged;
 //! - `names`: format characters refused and one name per Unicode normal form, both dialects;
 //! - `protocol`: the `memfs exec` line protocol;
+//! - `outcome`: a command whose commit's answer was lost on an unreadable store: outcome unknown;
 //! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
 //! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip;
 //! - `records`: the commit records of the fixture stores (formats 5 and 6) read as typed records;
@@ -29,6 +30,8 @@ mod import_export;
 mod memory_bound;
 #[path = "integration/names.rs"]
 mod names;
+#[path = "integration/outcome.rs"]
+mod outcome;
 #[path = "integration/pagination.rs"]
 mod pagination;
 #[path = "integration/protocol.rs"]

@@ -14,10 +14,11 @@ backed by a store; give either to ``client.beta.messages.tool_runner``::
         messages=[{"role": "user", "content": "Remember that I prefer tea."}])
     print(runner.until_done())
 
-Errors: ``MemfsError`` and its kinds ``NoStoreError``, ``CredentialError`` and ``StoreError``.
+Errors: ``MemfsError`` and its kinds ``NoStoreError``, ``CredentialError`` and ``StoreError``
+(with ``OutcomeUnknownError``: a change whose answer was lost may have landed).
 """
 
-from ._memfs import CredentialError, MemfsError, NoStoreError, StoreError, __version__
+from ._memfs import CredentialError, MemfsError, NoStoreError, OutcomeUnknownError, StoreError, __version__
 from ._store import Commit, Store
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "MemfsError",
     "MemoryTool",
     "NoStoreError",
+    "OutcomeUnknownError",
     "Store",
     "StoreError",
     "__version__",

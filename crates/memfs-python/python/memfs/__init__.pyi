@@ -1,6 +1,7 @@
 from ._memfs import CredentialError as CredentialError
 from ._memfs import MemfsError as MemfsError
 from ._memfs import NoStoreError as NoStoreError
+from ._memfs import OutcomeUnknownError as OutcomeUnknownError
 from ._memfs import StoreError as StoreError
 from ._memfs import __version__ as __version__
 from ._store import Commit as Commit

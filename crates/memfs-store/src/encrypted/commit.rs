@@ -1,12 +1,11 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
-use std::time::Instant;
-
 use super::objects::ForLog;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
 use super::*;
+use crate::settle;
 
 /// What a commit does with its new objects and those its base head carried unwritten.
 pub(super) enum Carry {
@@ -41,16 +40,9 @@ pub(super) struct Staged {
 /// newer head than its own (each a read of the newest head and a swap).
 const TRIM_ATTEMPTS: u32 = 8;
 
-/// How many times a head write whose answer was lost is sent again (after 200, 400, 800 ms).
-const HEAD_RESENDS: u32 = 3;
-
 /// How many commits back [`EncryptedRepository::landed`] walks for a commit whose answer was
 /// lost; further back, its outcome is unknown.
 const LANDED_WALK: u64 = 1024;
-
-/// How long [`EncryptedRepository::landed`] reads a store that keeps failing before its
-/// answer is [`Landed::Unknown`].
-const LANDED_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Whether a commit whose head write failed or was refused is in the history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,16 +216,7 @@ impl EncryptedRepository {
         // A write whose answer is lost (a timeout, a dropped connection) may still land, even
         // later. Sending the very same conditional write again settles it: whichever copy
         // lands first wins and the other is refused, so the commit lands at most once.
-        let mut swapped = write().await;
-        for resend in 1..=HEAD_RESENDS {
-            match &swapped {
-                Ok(()) | Err(Error::Conflict) => break,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(100 << resend)).await;
-                    swapped = write().await;
-                }
-            }
-        }
+        let swapped = settle::resend(write).await;
         // Appended with the head when the swap was taken; refused, nothing was appended.
         if let (Ok(()), Some(objects)) = (&swapped, &with_head) {
             self.appended(objects);
@@ -399,22 +382,13 @@ impl EncryptedRepository {
     /// Whether the commit `commit` at `generation`, whose head write failed or was refused,
     /// is in the history after all: an earlier copy of the write (ours, or a retry inside the
     /// client) may be the one that moved the head. Only a proof that it is not lets the
-    /// command run again; a store that cannot be read for [`LANDED_PATIENCE`] leaves it
+    /// command run again; a store that cannot be read for [`settle::PATIENCE`] leaves it
     /// [`Landed::Unknown`].
     pub(super) async fn landed(&self, commit: &ObjectId, generation: u64) -> Landed {
-        let deadline = Instant::now() + LANDED_PATIENCE;
-        let mut wait = Duration::from_millis(100);
-        loop {
-            match self.landed_once(commit, generation).await {
-                Ok(Some(true)) => return Landed::Yes,
-                Ok(Some(false)) => return Landed::No,
-                Ok(None) => return Landed::Unknown,
-                Err(_) if Instant::now() + wait < deadline => {
-                    tokio::time::sleep(wait).await;
-                    wait *= 2;
-                }
-                Err(_) => return Landed::Unknown,
-            }
+        match settle::patiently(|| self.landed_once(commit, generation)).await {
+            Some(Some(true)) => Landed::Yes,
+            Some(Some(false)) => Landed::No,
+            Some(None) | None => Landed::Unknown,
         }
     }
 

@@ -50,6 +50,7 @@ use crate::error::Error;
 use crate::format::{self, CommitAt, GcStateObject, HeadObject};
 use crate::head::HeadVersion;
 use crate::progress::Progress;
+use crate::settle::{self, Swapped};
 
 /// How long an unreachable object waits before deletion unless told otherwise: one hour.
 pub const DEFAULT_GRACE_MS: u64 = 60 * 60 * 1000;
@@ -364,10 +365,15 @@ impl EncryptedRepository {
         mut remark: impl AsyncFnMut(&mut HashSet<ObjectId>) -> Result<(HeadObject, HeadVersion), Error>,
     ) -> Result<Option<HashSet<ObjectId>>, Error> {
         for _ in 0..FENCE_ATTEMPTS {
-            match self.head.swap(&version, self.seal_head(&head)?).await {
-                Ok(()) => return Ok(Some(deleted)),
-                Err(Error::Conflict) => {}
-                Err(e) => return Err(e),
+            match settle::swap_settled(&*self.head, Some(&version), self.seal_head(&head)?).await {
+                Swapped::Landed => return Ok(Some(deleted)),
+                Swapped::Not(Error::Conflict) => {}
+                // Whether the fence is in is not known: a writer that read the head before
+                // may still commit a deleted object. Nothing deleted stays deleted.
+                Swapped::Not(e) | Swapped::Unknown(e) => {
+                    self.put_back(&deleted, saved).await?;
+                    return Err(e);
+                }
             }
             self.put_back(&deleted, saved).await?;
             (head, version) = remark(marked).await?;
@@ -410,10 +416,10 @@ impl EncryptedRepository {
         marked: &mut HashSet<ObjectId>,
     ) -> Result<(HeadObject, HeadVersion), Error> {
         for _ in 0..FENCE_ATTEMPTS {
-            let swapped = match self.head.swap(&version, self.seal_head(&head)?).await {
-                Ok(()) => true,
-                Err(Error::Conflict) => false,
-                Err(e) => return Err(e),
+            let swapped = match settle::swap_settled(&*self.head, Some(&version), self.seal_head(&head)?).await {
+                Swapped::Landed => true,
+                Swapped::Not(Error::Conflict) => false,
+                Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
             };
             (head, version) = self.mark_new(horizon, marked).await?;
             if swapped {
@@ -475,14 +481,12 @@ impl EncryptedRepository {
     ) -> Result<(), Error> {
         let plain = serde_json::to_vec(state).expect("gc state serializes");
         let sealed = Bytes::from(self.keys.objects().seal(ObjectKind::Head, &gc_state_id(), &plain)?);
-        let written = match expected {
-            Some(version) => self.gc_state.swap(version, sealed).await,
-            None => self.gc_state.create(sealed).await,
-        };
-        written.map_err(|e| match e {
-            Error::Conflict => Error::ConcurrentGc,
-            e => e,
-        })
+        // Another gc's state (or ours, replaced by another gc since): another gc is running.
+        match settle::swap_settled(&*self.gc_state, expected, sealed).await {
+            Swapped::Landed => Ok(()),
+            Swapped::Not(Error::Conflict) => Err(Error::ConcurrentGc),
+            Swapped::Not(e) | Swapped::Unknown(e) => Err(e),
+        }
     }
 }
 

@@ -28,6 +28,7 @@ use super::{
 use crate::error::Error;
 use crate::head::HeadVersion;
 use crate::record::Operation;
+use crate::settle::{self, Swapped};
 
 /// The unsealed key object, `memfs.keys`.
 #[derive(Serialize, Deserialize)]
@@ -270,6 +271,33 @@ impl KeySet {
         Ok(())
     }
 
+    /// [`KeySet::write`] of a change a user asked for, settled when its answer was lost
+    /// ([`settle::swap_settled`]): its error ([`Error::Conflict`] when refused) only when the
+    /// change is proved not in (`memfs.keys` holds another change of the same counter, which
+    /// the same compare-and-swap let in instead, or an older one), and
+    /// [`Error::KeysOutcomeUnknown`] when it may be (a newer counter: a change made after one
+    /// that may have been this one; or a store that could not be read).
+    async fn write_settled(&mut self, conn: &Connection) -> Result<(), Error> {
+        self.object.seal(&self.root);
+        let e = match settle::swap_settled(&*conn.keys, Some(&self.version), self.object.to_bytes()).await {
+            Swapped::Landed => {
+                self.changed = false;
+                return Ok(());
+            }
+            Swapped::Unknown(_) => return Err(Error::KeysOutcomeUnknown),
+            Swapped::Not(e) => e,
+        };
+        let ours = self.keyring().counter();
+        let now = match conn.keys.read().await {
+            Ok(Some((bytes, _))) => parse_keys(&bytes).ok().and_then(|k| k.keyring).map(|k| k.counter()),
+            _ => None,
+        };
+        match now {
+            Some(now) if now <= ours => Err(e),
+            _ => Err(Error::KeysOutcomeUnknown),
+        }
+    }
+
     /// The keyring, to change.
     fn keyring_mut(&mut self) -> &mut Keyring {
         self.object.keyring.as_mut().expect("a key set is format 7 once unlocked")
@@ -310,7 +338,7 @@ impl KeySet {
         // with its mark and recorded before the change, as an open records it: stopped
         // between, the next open records it.
         let carried = self.object.unrecorded;
-        self.write(conn).await.map_err(|e| match e {
+        self.write_settled(conn).await.map_err(|e| match e {
             Error::Conflict => Error::Corrupt {
                 object: KEYS_PATH.into(),
                 reason: format!("the key slots changed while {during}; run it again"),

@@ -38,6 +38,7 @@ use super::purge::follow_commit_ids;
 use super::*;
 use crate::format::{CommitAt, GcStateObject};
 use crate::progress::Progress;
+use crate::settle::{self, Swapped};
 use crate::record::{Operation, Record};
 
 /// Where a shred keeps what its head swap replaced until `memfs.keys` is written.
@@ -126,20 +127,13 @@ impl<'a> Readdress<'a> {
             self.bytes += store(self.new, ObjectKind::Commit, id, &plain).await?;
             self.written.insert(id);
             self.keep_undo(base.as_ref().map(|(bytes, _)| bytes)).await?;
-            let swapped = match &base {
-                Some((_, version)) => self.old.head.swap(version, sealed.clone()).await,
-                None => self.old.head.create(sealed.clone()).await,
-            };
-            match swapped {
-                Ok(()) => return Ok(Mark { generation: head.generation, commit: Some(id) }),
-                Err(Error::Conflict) => continue,
-                // A lost answer: it may have landed all the same.
-                Err(e) => match self.old.head.read().await? {
-                    Some((now, _)) if now == sealed => {
-                        return Ok(Mark { generation: head.generation, commit: Some(id) });
-                    }
-                    _ => return Err(e),
-                },
+            let expected = base.as_ref().map(|(_, version)| version);
+            match settle::swap_settled(&*self.old.head, expected, sealed).await {
+                Swapped::Landed => return Ok(Mark { generation: head.generation, commit: Some(id) }),
+                // Not ours: another writer committed first (once it has landed, none can:
+                // the head is sealed under keys they do not hold).
+                Swapped::Not(Error::Conflict) => continue,
+                Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
             }
         }
         Err(Error::Conflict)
@@ -457,9 +451,10 @@ async fn write_keys(conn: &Connection, new: &EncryptedRepository, object: &mut K
         let now = parse_keys(&bytes)?.keyring.map_or(0, |k| k.counter());
         object.keyring.as_mut().expect("made with a keyring").raise_counter(now + 1);
         new.keys.with_root(|root| object.seal(root)).expect("made with a root");
-        match conn.keys.swap(&version, object.to_bytes()).await {
-            Err(Error::Conflict) => continue,
-            done => return done,
+        match settle::swap_settled(&*conn.keys, Some(&version), object.to_bytes()).await {
+            Swapped::Landed => return Ok(()),
+            Swapped::Not(Error::Conflict) => continue,
+            Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
         }
     }
     Err(Error::Conflict)
@@ -489,7 +484,10 @@ impl EncryptedRepository {
                 continue;
             }
             match before {
-                Some(before) => store.swap(&version, before).await?,
+                Some(before) => match settle::swap_settled(&**store, Some(&version), before).await {
+                    Swapped::Landed => {}
+                    Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
+                },
                 None => {
                     let at = Path::from(path);
                     self.store.delete(&at).await.map_err(|e| Error::backend("delete", &at, e))?;

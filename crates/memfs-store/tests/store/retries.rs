@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use memfs_crypt::KeyFile;
 use memfs_store::cloud::{self, CloudUrl};
 use memfs_store::fault::{Fault, FaultPlan, FaultStore, OpClass, Target};
 use memfs_store::{Backend, EncryptedRepository};
@@ -14,7 +15,7 @@ use object_store::memory::InMemory;
 use serde_json::{Value, json};
 
 use crate::gcs_stub::{GcsStub, NO_OAUTH_KEY};
-use crate::support::{init, run, verify};
+use crate::support::{credential, init, options, run, verify};
 
 const BUCKET: &str = "memfs-test";
 
@@ -151,4 +152,33 @@ async fn a_lost_answer_with_the_store_unreadable_is_an_outcome_unknown() {
     );
     let after = verify(&repo).await.unwrap();
     assert_eq!(after.paths.get("/memories/list.md").map(String::as_str), Some("first\na\n"), "in, once");
+}
+
+/// A key slot added into a store: the key set's write lands and its answer is lost. The change
+/// is reported done (not failed, nor "run it again", which would add a second slot), and
+/// recorded once. `memfs.keys` is the first object the change writes.
+#[tokio::test]
+async fn a_key_change_whose_answer_was_lost_is_reported_done_and_made_once() {
+    let faulty = Arc::new(FaultStore::new(InMemory::new()));
+    let repo = init(Backend::ObjectStore(faulty.clone()), None).await.unwrap();
+    let generation = verify(&repo).await.unwrap().generation;
+    let plan = faulty.plan().clone();
+    plan.arm(Target::Class(OpClass::Put), 1, Fault::FailAfter);
+    let added = EncryptedRepository::change_key_slots(
+        Backend::ObjectStore(faulty.clone()),
+        &credential(),
+        options(None),
+        |slots, root, id, _| {
+            let added = slots.add_key_file_slot(root, id, &KeyFile::from_bytes([8; 32]))?;
+            Ok((added, ("add", added)))
+        },
+    )
+    .await
+    .expect("the change is reported done");
+    assert_eq!(plan.injected(), 1, "the answer was lost");
+    assert_eq!(added.get(), 2);
+    let slots = EncryptedRepository::key_slots(Backend::ObjectStore(faulty.clone())).await.unwrap();
+    assert_eq!(slots.iter().map(|(id, ..)| id.get()).collect::<Vec<_>>(), [1, 2]);
+    let log = repo.log(None, None).await.unwrap();
+    assert_eq!(verify(&repo).await.unwrap().generation, generation + 1, "recorded once: {log:?}");
 }

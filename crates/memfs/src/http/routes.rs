@@ -127,14 +127,23 @@ async fn answer(
     })?;
     let answer = protocol::answer_reporting(&memfs, &value, |e| {
         report(e);
-        store_failed(id)
+        store_failed(id, e.kind())
     });
     Ok(answer.await.to_json())
 }
 
-/// The answer to a command that a store failure stopped.
-fn store_failed(id: &RequestId) -> String {
-    format!("memfs: the store failed while running this command (request id {id}); the server's log has the detail")
+/// The answer to a command that a store failure stopped: one whose outcome is unknown (its
+/// commit may have landed) says so, for the client not to send it again blindly.
+fn store_failed(id: &RequestId, kind: crate::ErrorKind) -> String {
+    match kind {
+        crate::ErrorKind::OutcomeUnknown => format!(
+            "memfs: the outcome of this command is unknown: it may have been applied, and the store could not be read \
+             long enough to know; do not send it again blindly (`memfs log` shows whether it is in; request id {id})"
+        ),
+        _ => format!(
+            "memfs: the store failed while running this command (request id {id}); the server's log has the detail"
+        ),
+    }
 }
 
 /// The namespace of the request's bearer token (RFC 6750 §2.1: `Authorization: Bearer TOKEN`,
@@ -231,5 +240,31 @@ impl IntoResponse for Refused {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tenant tells a command whose outcome is unknown from one that failed: it must not send
+    /// the first again blindly, and may send the second again.
+    #[test]
+    fn an_outcome_unknown_is_answered_apart_from_a_store_failure() {
+        let id = RequestId::new();
+        assert_eq!(
+            store_failed(&id, crate::ErrorKind::OutcomeUnknown),
+            format!(
+                "memfs: the outcome of this command is unknown: it may have been applied, and the store could not \
+                 be read long enough to know; do not send it again blindly (`memfs log` shows whether it is in; \
+                 request id {id})"
+            )
+        );
+        assert_eq!(
+            store_failed(&id, crate::ErrorKind::Store),
+            format!(
+                "memfs: the store failed while running this command (request id {id}); the server's log has the detail"
+            )
+        );
     }
 }

@@ -52,7 +52,10 @@ pub(super) fn failed(e: &Error) -> Refusal {
         (Error::NotFound { .. }, _) => StatusCode::NOT_FOUND,
         // A revision that names no commit is the request's mistake, not the store's.
         (Error::Store { source: memfs_store::Error::UnknownRevision { .. }, .. }, _) => StatusCode::BAD_REQUEST,
-        (_, ErrorKind::Store | ErrorKind::Credential | ErrorKind::NoStore) => StatusCode::INTERNAL_SERVER_ERROR,
+        // The text of an outcome unknown says so, and how to find out.
+        (_, ErrorKind::Store | ErrorKind::OutcomeUnknown | ErrorKind::Credential | ErrorKind::NoStore) => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
         (_, ErrorKind::Other) => StatusCode::BAD_REQUEST,
     };
     refuse(status, &error_chain(e))
