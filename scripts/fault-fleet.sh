@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writers sharing one bucket through scripts/faultproxy.py (resets before and after a request
 # took effect, cut answers, 503 and 500 from the proxy itself, seeded), then the store read
-# without the proxy: issue 42's exactly-once check, by hand. Not yet a step of scripts/test.sh.
+# without the proxy: issue 42's exactly-once check. scripts/test.sh runs it for two seeds on each
+# backend; CLOUD.md says how to run more.
 #
 #   scripts/emulators.sh run scripts/fault-fleet.sh SEED [WRITERS [ROUNDS]]
 #   BACKEND=azure scripts/emulators.sh run scripts/fault-fleet.sh SEED
@@ -9,11 +10,15 @@
 # Each of WRITERS (default 8) `memfs exec --actor wN` sessions sends ROUNDS (default 10) times:
 # a create of its own file, an insert of a line of its own at line 1 of the shared file (all
 # writers contend there), and an edit of the file it created. Afterwards, read directly:
-# - every acknowledged insert's line is in the shared file exactly once, none errored is there
-#   twice, and each writer's lines there are as many as its insert commits in `memfs log`;
-# - no writer crashed or left a command unanswered; `memfs check` finds no problems.
-# Prints the proxy's fault counts and the commands acknowledged, errored and of unknown outcome;
-# exits 1 if any check fails. MEMFS_BIN: the binary (default target/debug/memfs).
+# - every acknowledged command's effect is there once: its created file, its line in the shared
+#   file (exactly once), its edit;
+# - no command answered with an error (other than "the outcome is unknown") left its effect:
+#   no "already exists" for a file of its own, no line or edit of a command reported failed;
+# - each writer's lines in the shared file are as many as its insert commits in `memfs log`;
+# - no writer crashed or left a command unanswered (each has 10 minutes); `memfs check` finds
+#   no problems.
+# Prints the proxy's fault counts by type and the commands acknowledged, errored and of unknown
+# outcome; exits 1 if any check fails. MEMFS_BIN: the binary (default target/debug/memfs).
 set -uo pipefail
 SEED=${1:?usage: fault-fleet.sh SEED [WRITERS [ROUNDS]]}
 WRITERS=${2:-8}
@@ -65,26 +70,45 @@ PY
         echo $? > "$D/rc-$w"
     ) &
 done
+WRITER_SHELLS=$(jobs -p | grep -vx "$PROXY")
 for w in $(seq 1 "$WRITERS"); do
     for _ in $(seq 6000); do [ -s "$D/rc-$w" ] && break; sleep 0.1; done
 done
+# A writer still running after that has hung: it is stopped, and the check below says so.
+for shell in $WRITER_SHELLS; do pkill -KILL -P "$shell" 2>/dev/null; done
+wait $WRITER_SHELLS 2>/dev/null
 kill -TERM $PROXY; wait $PROXY; trap - EXIT
 
-direct cat /memories/shared.md > "$D/shared.md" 2>&1
+direct export "$D/tree" > /dev/null 2>&1 || { echo "fault-fleet: memfs export failed" >&2; exit 1; }
 direct log > "$D/log.txt" 2>&1
 direct check > "$D/check.txt" 2>&1
 echo $? > "$D/check.rc"
 
 python3 - "$D" "$WRITERS" <<'PY'
-import collections, json, re, sys
+import collections, json, os, re, sys
 d, writers = sys.argv[1], int(sys.argv[2])
-lines = collections.Counter(open(f"{d}/shared.md").read().split("\n"))
+lines = collections.Counter(open(f"{d}/tree/shared.md").read().split("\n"))
+
+def content(path):
+    """The file at /memories/PATH as exported, or None."""
+    local = os.path.join(d, "tree", path.removeprefix("/memories/"))
+    return open(local).read() if os.path.isfile(local) else None
+
+def effect(command):
+    """How many times the command's effect is in the store (0 or 1; an insert's line can be more)."""
+    if command["command"] == "insert":
+        return lines[command["insert_text"]]
+    now = content(command["path"])
+    if command["command"] == "create":
+        return int(now is not None)
+    return int(now is not None and command["new_str"] in now)
+
 inserts_in_log = collections.Counter(re.findall(r"^@\d+ \S+ \S+ (w\d+) insert ", open(f"{d}/log.txt").read(), re.M))
 failures, counts, errors = [], collections.Counter(), collections.Counter()
 for w in range(1, writers + 1):
     sent = [json.loads(l) for l in open(f"{d}/in-{w}.jsonl")]
     answers = [json.loads(l) for l in open(f"{d}/out-{w}.jsonl") if l.strip()]
-    rc = open(f"{d}/rc-{w}").read().strip() if open(f"{d}/rc-{w}").read().strip() else "none"
+    rc = open(f"{d}/rc-{w}").read().strip() if os.path.exists(f"{d}/rc-{w}") else "none"
     if len(answers) != len(sent) or rc != "0":
         failures.append(f"w{w}: {len(answers)} answers to {len(sent)} commands, exit status {rc}")
     for command, answer in zip(sent, answers):
@@ -92,13 +116,14 @@ for w in range(1, writers + 1):
         counts["unknown" if unknown else "errored" if answer["is_error"] else "acknowledged"] += 1
         if answer["is_error"] and not unknown:
             errors[answer["content"][:100]] += 1
-        if command["command"] != "insert":
-            continue
-        n = lines[command["insert_text"]]
+        n = effect(command)
+        what = f"{command['command']} {command.get('insert_text') or command['path']}"
         if n > 1:
-            failures.append(f"{command['insert_text']} is in the shared file {n} times")
+            failures.append(f"{what} is in {n} times")
         if n == 0 and not answer["is_error"]:
-            failures.append(f"{command['insert_text']} was acknowledged and is not in the shared file")
+            failures.append(f"{what} was acknowledged and is not in the store")
+        if n > 0 and answer["is_error"] and not unknown:
+            failures.append(f"{what} is in the store and was answered: {answer['content'][:100]}")
     mine = sum(n for line, n in lines.items() if line.startswith(f"line w{w}-"))
     if mine != inserts_in_log[f"w{w}"]:
         failures.append(f"w{w}: {mine} lines in the shared file, {inserts_in_log[f'w{w}']} insert commits in the log")

@@ -131,6 +131,17 @@ else
         --test-threads 1 fleet::
 fi
 
+step "8 writers through a fault-injecting proxy on S3 (moto) and Azure (Azurite): every command applied exactly once"
+# scripts/faultproxy.py between memfs and a fresh server resets connections before and after a
+# request took effect, cuts answers and answers 503/500 itself (seeded); the store is then read
+# directly. MEMFS_FAULT_SEEDS: the seeds (default two; the closing measurements used ten).
+for backend in s3 azure; do
+    for seed in ${MEMFS_FAULT_SEEDS:-1 2}; do
+        echo "-- $backend, seed $seed"
+        BACKEND=$backend scripts/emulators.sh run scripts/fault-fleet.sh "$seed"
+    done
+done
+
 step "Differential test against the real Python SDK"
 "$VENV/bin/python" tests/differential/differential.py \
     --memfs target/debug/memfs --seed "${MEMFS_DIFF_SEED:-20261121}" --sessions 20 --commands 150

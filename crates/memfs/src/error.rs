@@ -287,7 +287,8 @@ impl Error {
                 ..
             } => ErrorKind::Credential,
             Error::Store {
-                source: memfs_store::Error::OutcomeUnknown { .. } | memfs_store::Error::KeysOutcomeUnknown, ..
+                source: memfs_store::Error::OutcomeUnknown { .. } | memfs_store::Error::KeysOutcomeUnknown,
+                ..
             } => ErrorKind::OutcomeUnknown,
             Error::Store { .. } => ErrorKind::Store,
             _ => ErrorKind::Other,

@@ -38,8 +38,8 @@ use super::purge::follow_commit_ids;
 use super::*;
 use crate::format::{CommitAt, GcStateObject};
 use crate::progress::Progress;
-use crate::settle::{self, Swapped};
 use crate::record::{Operation, Record};
+use crate::settle::{self, Swapped};
 
 /// Where a shred keeps what its head swap replaced until `memfs.keys` is written.
 const UNDO_PATH: &str = "shred.undo";

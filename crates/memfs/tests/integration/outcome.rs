@@ -50,6 +50,10 @@ async fn a_lost_answer_on_an_unreadable_store_is_an_outcome_unknown_run_once() {
 
     // The swap had landed: the insert is in, once, and memfs did not run it again.
     let shown = fs.call(&json!({"command": "view", "path": "/memories/list.md"})).await;
-    check_text("view", &shown.content, "Here's the content of /memories/list.md with line numbers:\n     1\tfirst\n     2\ta\n     3\t");
+    check_text(
+        "view",
+        &shown.content,
+        "Here's the content of /memories/list.md with line numbers:\n     1\tfirst\n     2\ta\n     3\t",
+    );
     assert_eq!((fs.stats().commands, fs.stats().commits, fs.stats().conflicts), (3, 1, 0), "{:?}", fs.stats());
 }
