@@ -33,7 +33,9 @@ case $BACKEND in
     *) echo "fault-fleet: BACKEND is s3 or azure" >&2; exit 2 ;;
 esac
 
-python3 "$ROOT/scripts/faultproxy.py" --upstream "$UPSTREAM" --seed "$SEED" \
+# FAULT_RATES: the proxy's rate options (default: its own, 3.5% of each failure).
+# shellcheck disable=SC2086
+python3 "$ROOT/scripts/faultproxy.py" --upstream "$UPSTREAM" --seed "$SEED" ${FAULT_RATES:-} \
     --stats "$D/stats.json" --port-file "$D/port" > "$D/proxy.out" &
 PROXY=$!
 trap 'kill -TERM $PROXY 2>/dev/null' EXIT

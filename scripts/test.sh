@@ -134,11 +134,14 @@ fi
 step "8 writers through a fault-injecting proxy on S3 (moto) and Azure (Azurite): every command applied exactly once"
 # scripts/faultproxy.py between memfs and a fresh server resets connections before and after a
 # request took effect, cuts answers and answers 503/500 itself (seeded); the store is then read
-# directly. MEMFS_FAULT_SEEDS: the seeds (default two; the closing measurements used ten).
+# directly. Lost answers (6%) and cut ones (10%) are more frequent than the proxy's default: at
+# these rates the binary from before issue 42 applied a command twice on 2 of 4 seeds on S3.
+# MEMFS_FAULT_SEEDS: the seeds (default two per backend).
 for backend in s3 azure; do
     for seed in ${MEMFS_FAULT_SEEDS:-1 2}; do
         echo "-- $backend, seed $seed"
-        BACKEND=$backend scripts/emulators.sh run scripts/fault-fleet.sh "$seed"
+        BACKEND=$backend FAULT_RATES="--rate-reset-after 0.06 --rate-truncate 0.10" \
+            scripts/emulators.sh run scripts/fault-fleet.sh "$seed"
     done
 done
 
