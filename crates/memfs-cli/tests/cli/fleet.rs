@@ -28,8 +28,8 @@
 //! cost it about a third of its rate on the local folder), their ratio against the target (the
 //! fleet at least half of one writer), and the p99 wait for a mutation's answer in each (the
 //! fleet's over the whole run). Printed, not asserted: a rate on a shared two-core machine is a
-//! measurement, and the local folder's margin over the target is thin (README, "Cloud stores
-//! and fleets"; docs/ARCHITECTURE.md).
+//! measurement, and the local folder's margin over the target is thin (docs/BENCHMARKS.md,
+//! "Fleets").
 //!
 //! The S3 and Azure cases need `scripts/emulators.sh`; without its variables they are
 //! skipped, unless `MEMFS_TEST_CLOUD=required`. Run with `--nocapture` to see the summary
