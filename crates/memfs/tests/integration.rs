@@ -11,7 +11,6 @@
 //! - `outcome`: a command whose commit's answer was lost on an unreadable store: outcome unknown;
 //! - `tenants`: namespaces are separate stores with separate keys, checked on the raw bytes;
 //! - `import_export`: `Memfs::import` and `Memfs::export`, one commit, exact round trip;
-//! - `records`: the commit records of the fixture stores (formats 5 and 6) read as typed records;
 //! - `memory_bound`: 100,000 commands in one process stay under 256 MB.
 //!
 //! `MEMFS_TEST_BACKEND` (memory, local, s3, azure) picks the backend of the command suites.
@@ -38,8 +37,6 @@ mod pagination;
 mod protocol;
 #[path = "integration/race.rs"]
 mod race;
-#[path = "integration/records.rs"]
-mod records;
 #[path = "integration/safeguards.rs"]
 mod safeguards;
 #[path = "integration/safety.rs"]
