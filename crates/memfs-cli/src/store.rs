@@ -301,27 +301,16 @@ pub(crate) async fn open(args: &StoreArgs, dialect: memfs::Dialect, create_defau
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(carried) = memfs.carried_over() {
-        eprintln!("memfs: {}", carried_over(carried));
+    if let Some(confirmed) = memfs.confirmed() {
+        eprintln!("memfs: {}", confirmed_line(confirmed));
     }
     Ok(memfs)
 }
 
-/// What opening the store changed in its keys, in a line.
-fn carried_over(carried: &memfs::CarriedOver) -> String {
-    let memfs::CarryOver { change, slot, from, .. } = carried.change;
-    let what = match change {
-        memfs::CarryOverKind::Migrate => format!(
-            "carried this store over from format {from} to format {} (a root key and key epochs; no file changed), \
-             so memfs releases before format {0} cannot open it now",
-            memfs::FORMAT_VERSION
-        ),
-        memfs::CarryOverKind::CarryOver => format!("carried key slot {slot} over to format {}", memfs::FORMAT_VERSION),
-        memfs::CarryOverKind::Confirm => {
-            format!("key slot {slot} confirmed the root key of the last `memfs key rotate`")
-        }
-    };
-    match &carried.commit {
+/// The confirmation opening the store made in its keys, in a line.
+fn confirmed_line(confirmed: &memfs::Confirmed) -> String {
+    let what = format!("key slot {} confirmed the root key of the last `memfs key rotate`", confirmed.slot);
+    match &confirmed.commit {
         Ok(generation) => format!("{what}; recorded as @{generation} (see `memfs log`)"),
         Err(why) => format!("{what}; not recorded in the history yet ({why}): the next command that opens it will"),
     }

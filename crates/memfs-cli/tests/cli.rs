@@ -25,6 +25,8 @@ mod custody;
 mod exec;
 #[path = "cli/expire.rs"]
 mod expire;
+#[path = "cli/fixture_store.rs"]
+mod fixture_store;
 #[path = "cli/fleet.rs"]
 mod fleet;
 #[path = "cli/flood.rs"]
@@ -45,8 +47,6 @@ mod keys;
 mod leak;
 #[path = "cli/mcp.rs"]
 mod mcp;
-#[path = "cli/migration.rs"]
-mod migration;
 #[path = "cli/missed_rotation.rs"]
 mod missed_rotation;
 #[path = "cli/policy.rs"]

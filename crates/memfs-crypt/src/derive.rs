@@ -24,20 +24,14 @@ pub(crate) const ADDRESS_CONTEXT: &str = "memfs v1 2026-11-21 object address key
 /// one sealed object, and the object's kind is bound into its encryption).
 pub(crate) const TREE_ADDRESS_CONTEXT: &str = "memfs v1 2026-11-21 tree address key";
 
-/// Context for the AES-256-GCM key that seals objects.
-pub(crate) const OBJECT_CONTEXT: &str = "memfs v1 2026-11-21 object encryption key";
-
 /// Context for the key-encryption key a key file's bytes give.
 pub(crate) const KEY_FILE_CONTEXT: &str = "memfs v1 2026-11-21 key file key-encryption key";
 
-/// Context for the public check value that tells whether a master key belongs to a key-slot set.
-pub(crate) const KEY_CHECK_CONTEXT: &str = "memfs v1 2026-11-21 master key check";
-
-/// Format 7 (the key hierarchy, docs/FORMAT.md "Keys"). The data key of one sealed object:
+/// The data key of one sealed object (docs/FORMAT.md, "Keys"):
 /// `derive_key(this, epoch key || 16-byte salt)`.
 pub(crate) const DATA_CONTEXT: &str = "memfs v7 2026-11-26 object data key";
 
-/// The public check value of a root key (`key_check` of a format-7 slot set).
+/// The public check value of a root key (`key_check` of the slot set).
 pub(crate) const ROOT_CHECK_CONTEXT: &str = "memfs v7 2026-11-26 root key check";
 
 /// The key that authenticates `memfs.keys` (keyed BLAKE3 over its body).
@@ -59,10 +53,6 @@ pub(crate) const ADDRESS_WRAP_CONTEXT: &str = "memfs v7 2026-11-26 address key w
 /// The key that wraps the root to one slot: `derive_key(this, X25519 shared secret ||
 /// ephemeral public key || slot public key)`.
 pub(crate) const SLOT_ROOT_CONTEXT: &str = "memfs v7 2026-11-26 root wrapped to a slot";
-
-/// The key, derived from a format-6 master key, that wraps the root for slots made before
-/// format 7 (until each is used once and carried over).
-pub(crate) const BRIDGE_CONTEXT: &str = "memfs v7 2026-11-26 bridge from a format 6 master key";
 
 /// A 32-byte key for `context` from any number of input bytes (for inputs that are not one
 /// 32-byte key: a key and a salt, a shared secret and public keys).
@@ -86,11 +76,6 @@ pub(crate) fn subkey(context: &'static str, master: &[u8; 32]) -> Zeroizing<[u8;
 /// right here: there is nothing to stretch.
 pub(crate) fn key_file_kek(file: &[u8; 32]) -> Zeroizing<[u8; 32]> {
     subkey(KEY_FILE_CONTEXT, file)
-}
-
-/// The public check value of a master key: a PRF output, so it reveals nothing about the key.
-pub(crate) fn key_check(master: &[u8; 32]) -> blake3::Hash {
-    blake3::Hash::from(*subkey(KEY_CHECK_CONTEXT, master))
 }
 
 /// Argon2id costs for a passphrase slot. Every value of this type is within the accepted range:
@@ -266,27 +251,29 @@ pub(crate) mod tests {
         }
     }
 
-    /// Freezes format v1: these contexts name keys in every existing store.
+    /// Freezes the derivations from 32-byte keys: these contexts name keys in every store
+    /// (the "v1"/"v7" in them are part of the label, not a version anyone reads).
     #[test]
     fn contexts_are_frozen() {
         let master = [0x42; 32];
-        let got: Vec<String> =
-            [ADDRESS_CONTEXT, OBJECT_CONTEXT, KEY_FILE_CONTEXT, KEY_CHECK_CONTEXT, TREE_ADDRESS_CONTEXT]
-                .iter()
-                .map(|c| hex::encode(&subkey(c, &master)[..]))
-                .collect();
-        let distinct: std::collections::HashSet<&String> = got.iter().collect();
-        assert_eq!(distinct.len(), 5);
+        let got: Vec<String> = [ADDRESS_CONTEXT, KEY_FILE_CONTEXT, TREE_ADDRESS_CONTEXT]
+            .iter()
+            .map(|c| hex::encode(&subkey(c, &master)[..]))
+            .collect();
         assert_eq!(ADDRESS_CONTEXT, "memfs v1 2026-11-21 object address key");
         assert_eq!(got, FROZEN.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let data = hex::encode(&derive(DATA_CONTEXT, &[&master, &[0x24; 16]])[..]);
+        assert_eq!(data, FROZEN_DATA_KEY);
     }
 
-    /// `subkey(context, [0x42; 32])` for the five contexts above, in order.
-    const FROZEN: [&str; 5] = [
+    /// `subkey(context, [0x42; 32])` for the three contexts above, in order.
+    const FROZEN: [&str; 3] = [
         "4ec9ec935ac3bd254a37890b0b448ae8cee7550238a777d7afbee18222fac9e2",
-        "e8c23fef8062bd52058312d2bc2fc5dfd2ed78408fa752065b0b7bed1dc39221",
         "e50e45b4f3cfaf9f1688e05444748ee906802c42d16c83d198002378ac272935",
-        "024aa0b0b059c5b4d0296575c4afe52a7afac809fdc108af0fa8f2da234fd108",
         "3bd00bc50996930a749f2b904e6f406689a30f00b607c0a21500b95f3a8d71e2",
     ];
+
+    /// The data key of epoch key `[0x42; 32]` and salt `[0x24; 16]` (the sealed object frozen
+    /// in `seal.rs`).
+    const FROZEN_DATA_KEY: &str = "c9e35403956e6ff4b3aa021ae312c7fdea31b9da252ea88846e4dd9d40c95e7f";
 }

@@ -1,11 +1,9 @@
-//! The keys that seal and open a store's objects: one key per epoch (format 7).
+//! The keys that seal and open a store's objects: one key per epoch.
 //!
 //! A store starts in epoch 0; `memfs key rotate` starts the next. Objects are always sealed
 //! under the newest epoch, and opened under the epoch their header names, so everything
 //! written before a rotation stays readable for as long as its epoch's key is kept, and
-//! nothing written after it can be opened with the keys of earlier epochs. Envelope-version-1
-//! objects (written by formats 2 to 6) open under epoch 0's key, which is the master key of
-//! those formats.
+//! nothing written after it can be opened with the keys of earlier epochs.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,10 +11,9 @@ use std::fmt;
 use memfs_core::ObjectId;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
-use crate::derive;
 use crate::error::Error;
 use crate::key::MasterKey;
-use crate::seal::{self, Envelope, ObjectKey, ObjectKind};
+use crate::seal::{self, Envelope, ObjectKind};
 use crate::secret::Secret32;
 
 /// The epoch keys of an unlocked store: seals under the newest, opens under any it holds.
@@ -30,23 +27,18 @@ use crate::secret::Secret32;
 /// let sealed = keys.seal(ObjectKind::Blob, &id, b"hello")?;
 /// assert_eq!(keys.open(ObjectKind::Blob, &id, &sealed)?, b"hello");
 /// assert_eq!(ObjectKeys::epoch_of(&sealed), Some(0));
-/// // Objects of formats 2 to 6 (envelope version 1) open too.
-/// let old = master.object_key().seal(ObjectKind::Blob, &id, b"hello")?;
-/// assert_eq!(keys.open(ObjectKind::Blob, &id, &old)?, b"hello");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct ObjectKeys {
     epochs: BTreeMap<u32, Secret32>,
     current: u32,
-    /// Epoch 0's envelope-version-1 key, if epoch 0 is held.
-    legacy: Option<ObjectKey>,
 }
 
 // Every key it holds zeroizes itself on drop.
 impl ZeroizeOnDrop for ObjectKeys {}
 
 impl ObjectKeys {
-    /// One epoch, 0, whose key is `master`: a store of formats 2 to 6, or an ephemeral one.
+    /// One epoch, 0, whose key is `master`: a new store's first epoch, or an ephemeral store.
     pub fn from_master(master: &MasterKey) -> Self {
         let mut epochs = BTreeMap::new();
         epochs.insert(0, Secret32::new(*master.expose()));
@@ -56,8 +48,7 @@ impl ObjectKeys {
     /// The keys of `epochs` (at least one); the newest seals.
     pub(crate) fn new(epochs: BTreeMap<u32, Secret32>) -> Self {
         let current = epochs.keys().next_back().copied().unwrap_or(0);
-        let legacy = epochs.get(&0).map(|k| ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, k.expose())));
-        ObjectKeys { epochs, current, legacy }
+        ObjectKeys { epochs, current }
     }
 
     /// The epoch new objects are sealed under.
@@ -81,33 +72,26 @@ impl ObjectKeys {
         Self::epoch_of(sealed).is_some_and(|e| !self.holds(e))
     }
 
-    /// The epoch a sealed object's header names (0 for envelope version 1), or `None` if it
-    /// is not a sealed object. Public information: the header is not encrypted.
+    /// The epoch a sealed object's header names, or `None` if it is not a sealed object.
+    /// Public information: the header is not encrypted.
     pub fn epoch_of(sealed: &[u8]) -> Option<u32> {
-        match Envelope::parse(sealed).ok()? {
-            Envelope::V1 { .. } => Some(0),
-            Envelope::V2 { epoch, .. } => Some(epoch),
-        }
+        Envelope::parse(sealed).ok().map(|envelope| envelope.epoch)
     }
 
     /// Encrypts `plaintext` as object `id` of kind `kind` under the current epoch, with its
     /// own data key. Fails only if the OS RNG fails or the plaintext is over 64 GiB.
     pub fn seal(&self, kind: ObjectKind, id: &ObjectId, plaintext: &[u8]) -> Result<Vec<u8>, Error> {
         let key = self.epochs.get(&self.current).ok_or(Error::Decrypt)?;
-        seal::seal_v2(self.current, key.expose(), kind, id, plaintext)
+        seal::seal(self.current, key.expose(), kind, id, plaintext)
     }
 
     /// Decrypts and authenticates object `id` of kind `kind`, under the epoch its header
     /// names. Every failure is [`Error::Decrypt`], an object of an epoch whose key is not held
     /// (shredded) included; an unknown envelope version is [`Error::UnknownFormat`].
     pub fn open(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
-        match Envelope::parse(sealed)? {
-            Envelope::V1 { .. } => self.legacy.as_ref().ok_or(Error::Decrypt)?.open(kind, id, sealed),
-            Envelope::V2 { epoch, salt, body } => {
-                let key = self.epochs.get(&epoch).ok_or(Error::Decrypt)?;
-                seal::open_v2(key.expose(), salt, kind, id, body)
-            }
-        }
+        let Envelope { epoch, salt, body } = Envelope::parse(sealed)?;
+        let key = self.epochs.get(&epoch).ok_or(Error::Decrypt)?;
+        seal::open(key.expose(), salt, kind, id, body)
     }
 
     /// Epoch `epoch`'s key bytes, for wrapping under the root. Never leaves the crate.

@@ -7,7 +7,7 @@
 //!    under another kind, a key from another store. Unlocking fails with one
 //!    [`Error::WrongKey`]. Nothing here says which byte, tag or slot was wrong: an attacker
 //!    probing a store learns nothing from the error but "no".
-//! 2. The one distinction [`open`](crate::ObjectKey::open) makes is [`Error::UnknownFormat`]:
+//! 2. The one distinction [`open`](crate::ObjectKeys::open) makes is [`Error::UnknownFormat`]:
 //!    the magic bytes match but the format version is not one this build knows, so a store
 //!    written by a newer memfs is recognised instead of being reported as corrupt. The version
 //!    byte is public, so saying so leaks nothing.
@@ -135,23 +135,14 @@ pub enum Error {
     )]
     UntrustedRoot,
 
-    /// The operation needs every key slot to hold a public key (format 7), and these slots
-    /// were made before format 7 and have not been used since (each is carried over the first
-    /// time it unlocks the store).
-    #[error("key slots {} were made before format 7 and have not been used since", crate::slot_id::join(.slots))]
-    LegacySlots {
-        /// The slots' ids.
-        slots: Vec<SlotId>,
-    },
-
     /// A keyring holds [`Keyring::MAX_EPOCHS`](crate::Keyring::MAX_EPOCHS) epochs: no rotation
     /// is left (reseal the store and retire old epochs first).
     #[error("the keyring holds the most key epochs it can (4096): retire old ones before rotating again")]
     TooManyEpochs,
 
-    /// The master key given does not belong to this set of key slots (it would wrap a key
-    /// that cannot read the store).
-    #[error("the master key does not belong to this store's key slots")]
+    /// The root key given does not belong to this set of key slots (it would wrap a key that
+    /// cannot read the store).
+    #[error("the root key does not belong to this store's key slots")]
     KeyMismatch,
 
     /// Argon2id costs outside the accepted range, whether asked for by the caller or read from

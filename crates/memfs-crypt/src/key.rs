@@ -1,14 +1,15 @@
-//! The master key and the keys derived from it.
+//! A store's first key and the keys derived from it.
 
 use memfs_core::ObjectId;
 use zeroize::ZeroizeOnDrop;
 
 use crate::derive;
 use crate::error::Error;
-use crate::seal::ObjectKey;
 use crate::secret::Secret32;
 
-/// A store's 256-bit master key. Zeroized on drop (`ZeroizeOnDrop`, no public `zeroize`); no
+/// A store's first 256-bit key, chosen at random when it is created: epoch 0's key and the
+/// source of its address keys ([`Keyring::new`](crate::Keyring::new) wraps them under the
+/// root; nothing stores this key itself). Zeroized on drop (`ZeroizeOnDrop`, no public `zeroize`); no
 /// `Debug`, `Display`, `Clone` or `AsRef<[u8]>`.
 pub struct MasterKey(Secret32);
 
@@ -32,11 +33,6 @@ impl MasterKey {
     /// content equals a directory's serialization never shares that directory's id.
     pub fn tree_address_key(&self) -> AddressKey {
         AddressKey(*derive::subkey(derive::TREE_ADDRESS_CONTEXT, self.0.expose()))
-    }
-
-    /// The key that seals and opens objects.
-    pub fn object_key(&self) -> ObjectKey {
-        ObjectKey::new(&derive::subkey(derive::OBJECT_CONTEXT, self.0.expose()))
     }
 
     /// The key bytes, for wrapping in a key slot and for derivations. Never leaves the crate.
@@ -95,16 +91,6 @@ mod tests {
         assert_ne!(a.address(b"x"), b.address(b"x"));
         // Not the plain hash: the name does not confirm a guessed content.
         assert_ne!(a.address(b"x").to_bytes(), *blake3::hash(b"x").as_bytes());
-    }
-
-    #[test]
-    fn object_and_address_keys_differ() {
-        // Same master, different contexts: sealing under the address key would fail to open.
-        let m = MasterKey::from_bytes([3; 32]);
-        assert_ne!(
-            *derive::subkey(derive::ADDRESS_CONTEXT, m.expose()),
-            *derive::subkey(derive::OBJECT_CONTEXT, m.expose())
-        );
     }
 
     #[test]

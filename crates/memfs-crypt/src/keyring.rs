@@ -1,4 +1,4 @@
-//! The keyring of a format-7 store: what the root key unwraps (docs/FORMAT.md, "Keys").
+//! The keyring of a store: what the root key unwraps (docs/FORMAT.md, "Keys").
 //!
 //! ```text
 //! credential ──(slot)──▶ root ──▶ address keys (blob, tree): name objects, fixed for life
@@ -54,7 +54,7 @@ struct WrappedEpoch {
     key: [u8; WRAPPED_32],
 }
 
-/// The keys an unlocked format-7 store works with.
+/// The keys an unlocked store works with.
 #[derive(Debug)]
 pub struct StoreKeys {
     /// Names file contents.
@@ -66,8 +66,8 @@ pub struct StoreKeys {
 }
 
 impl StoreKeys {
-    /// The keys of a store of formats 2 to 6 (or an ephemeral one): all from `master`, which is
-    /// epoch 0's key.
+    /// Keys all from `master`, which is epoch 0's key: a new store's first keys, or an
+    /// ephemeral store's only ones.
     pub fn from_master(master: &MasterKey) -> Self {
         StoreKeys {
             blob_address: master.address_key(),
@@ -83,8 +83,7 @@ impl Keyring {
     pub const MAX_EPOCHS: usize = 4096;
 
     /// A keyring under `root` for store `store_id` whose epoch 0 and address keys are those of
-    /// `master` (a new store's random key, or the master key of a format-6 store being
-    /// migrated, whose objects then keep their ids and stay readable). Counter 1.
+    /// `master`, a new store's random key. Counter 1.
     pub fn new(root: &RootKey, store_id: &[u8; 16], master: &MasterKey) -> Result<Self, Error> {
         let keys = StoreKeys::from_master(master);
         Self::wrap_all(root, store_id, 1, &keys)
@@ -280,12 +279,12 @@ mod tests {
         let ring: Keyring = serde_json::from_str(&json).unwrap();
         assert_eq!(ring.counter(), 1);
         let keys = ring.open(&root, &store).unwrap();
-        // Same names and same epoch-0 key as the master key's: a migrated store reads as before.
+        // The names and epoch 0 come from the first epoch key.
         assert_eq!(keys.blob_address.address(b"x"), master.address_key().address(b"x"));
         assert_eq!(keys.tree_address.address(b"x"), master.tree_address_key().address(b"x"));
         let id = ObjectId::from_bytes([4; 32]);
-        let old = master.object_key().seal(ObjectKind::Blob, &id, b"v1").unwrap();
-        assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &old).unwrap(), b"v1");
+        let sealed = StoreKeys::from_master(&master).objects.seal(ObjectKind::Blob, &id, b"v").unwrap();
+        assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &sealed).unwrap(), b"v");
         assert!(matches!(ring.open(&RootKey::from_bytes([9; 32]), &store), Err(Error::Decrypt)));
         assert!(matches!(ring.open(&root, &[4; 16]), Err(Error::Decrypt)));
     }

@@ -1,4 +1,4 @@
-//! Cryptography for memfs: the key hierarchy of format 7 (docs/FORMAT.md, "Keys").
+//! Cryptography for memfs: the key hierarchy (docs/FORMAT.md, "Keys").
 //!
 //! ```text
 //! credential ─▶ slot (X25519 key pair) ─▶ RootKey ─▶ address keys (name objects)
@@ -15,10 +15,9 @@
 //! - [`AddressKey`]: names objects by a keyed BLAKE3 hash of their plaintext (one key for
 //!   blobs, another for directories and commits);
 //! - [`ObjectKeys`]: seals each object under its own data key, derived from the newest epoch
-//!   key and a fresh salt (envelope version 2: [`MAGIC`], [`FORMAT_VERSION`], epoch, salt,
+//!   key and a fresh salt (the envelope: [`MAGIC`], [`ENVELOPE_VERSION`], epoch, salt,
 //!   ciphertext, tag), binding it to its [`ObjectKind`] and [`ObjectId`](memfs_core::ObjectId),
-//!   and opens objects of every epoch it holds, and those of formats 2 to 6 ([`ObjectKey`],
-//!   envelope version 1, under epoch 0: the [`MasterKey`] of those formats);
+//!   and opens objects of every epoch it holds;
 //! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
 //!
 //! ```
@@ -38,7 +37,7 @@
 //!
 //! // Opening the store again and reading it back.
 //! let opened = slots.unlock(&Credential::Passphrase("correct horse".into()), &store)?;
-//! let keys = keyring.open(opened.root().expect("a format-7 set"), &store)?;
+//! let keys = keyring.open(opened.root(), &store)?;
 //! assert_eq!(keys.objects.open(ObjectKind::Blob, &id, &sealed)?, b"# notes\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -55,19 +54,19 @@
 //! - `epoch`: [`ObjectKeys`], the epoch keys that seal and open objects;
 //! - `error`: [`Error`] and the crate's error rules (coarse where a secret is involved);
 //! - `hex`: lower-case hex for key-slot JSON, and a constant-time decoder;
-//! - `key`: [`MasterKey`] (formats 2 to 6, and epoch 0) and [`AddressKey`];
+//! - `key`: [`MasterKey`] (a new store's first key: epoch 0 and the address keys) and
+//!   [`AddressKey`];
 //! - `keyfile`: [`KeyFile`], 32 random bytes in a file (raw or hex);
 //! - `keyring`: [`Keyring`] and [`StoreKeys`], what the root unwraps;
 //! - `root`: [`RootKey`], and the tag that authenticates `memfs.keys`;
-//! - `seal`: the sealed-object envelope ([`ObjectKind`], [`MAGIC`]), and [`ObjectKey`], the
-//!   key of envelope version 1;
+//! - `seal`: the sealed-object envelope ([`ObjectKind`], [`MAGIC`]);
 //! - `secret`: 32 secret bytes zeroized on drop, the body of every key;
-//! - `slot`: [`KeySlots`], one X25519 key pair per credential, bounded work, and the carrying
-//!   over of sets of formats 2 to 6 ([`Opened`], [`Unlocked`]);
+//! - `slot`: [`KeySlots`], one X25519 key pair per credential, bounded work, the chain of
+//!   roots each slot confirms ([`Opened`], [`SlotSecret`]);
 //! - `slot_id`: [`SlotId`] and [`SlotKind`], a slot's name (a leaf: errors and credentials
 //!   name slots without depending on the slot set);
 //! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people
-//!   (authenticated with the rest of `memfs.keys` in format 7);
+//!   (authenticated with the rest of `memfs.keys`);
 //! - `wrap`: a key wrapped under another, with associated data.
 
 #![forbid(unsafe_code)]
@@ -100,8 +99,8 @@ pub use key::{AddressKey, MasterKey};
 pub use keyfile::KeyFile;
 pub use keyring::{Keyring, StoreKeys};
 pub use root::RootKey;
-pub use seal::{FORMAT_VERSION, HEADER_LEN, MAGIC, OVERHEAD, OVERHEAD_V1, ObjectKey, ObjectKind};
+pub use seal::{ENVELOPE_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKind};
 pub use secrecy::SecretString;
-pub use slot::{KeySlots, Opened, SlotSecret, Unlocked};
+pub use slot::{KeySlots, Opened, SlotSecret};
 pub use slot_id::{SlotId, SlotKind, join as join_ids};
 pub use slot_note::SlotNote;

@@ -1,4 +1,4 @@
-//! The root key of a format-7 store: what every key slot unwraps, and what wraps the store's
+//! The root key of a store: what every key slot unwraps, and what wraps the store's
 //! epoch keys and address keys and authenticates `memfs.keys` (docs/FORMAT.md, "Keys").
 //!
 //! A new root comes with every rotation (`memfs key rotate`): a credential whose slot was

@@ -1,6 +1,6 @@
 //! Key slots: every way to unlock a store, one slot per credential.
 //!
-//! Format 7 (a slot set of version 2): each slot holds an X25519 key pair. Its secret key is
+//! Each slot holds an X25519 key pair. Its secret key is
 //! encrypted with AES-256-GCM under a key-encryption key (KEK): Argon2id of a passphrase (see
 //! `derive.rs`), or a BLAKE3 derivation of a key file's 32 random bytes. Its public key is
 //! stored in the clear, and the store's root key is wrapped to it (an ephemeral X25519 key,
@@ -10,18 +10,10 @@
 //! root its holder confirmed (`tag`) or one that a chain of signatures, each root signing the
 //! next (`roots`), leads to from one it confirmed.
 //!
-//! Formats 2 to 6 (a set of version 1): each slot wraps the store's master key directly under
-//! its KEK. Such a set is carried over to version 2 by the first unlock of a format-7 memfs
-//! ([`KeySlots::carry_over`]): the slot that unlocked becomes a version-2 slot, and the others
-//! (whose credentials are not at hand) stay as they were, reaching the root through a *bridge*,
-//! the root wrapped under a key derived from the old master key, until each is used once. The
-//! bridge gives nothing that a format-6 credential did not already give (the master key is
-//! epoch 0's key), and it is gone when the last such slot is carried over or removed.
-//!
 //! The associated data of a slot, never stored, binds it to its store and its place:
 //!
 //! ```text
-//! "memfs keyslot v2" (16 bytes; "memfs keyslot v1" for a slot of formats 2 to 6)
+//! "memfs keyslot v2" (16 bytes)
 //!     || store id (16) || slot kind (1: passphrase 1, key file 2) || slot id (4, big-endian)
 //! ```
 //!
@@ -45,13 +37,12 @@
 //! ```
 //!
 //! `m_cost` is in KiB; Argon2id is version 0x13 with a 32-byte output. Nothing in the JSON is
-//! secret. In a format-7 store the whole of `memfs.keys` is authenticated under the root (see
+//! secret. The whole of `memfs.keys` is authenticated under the root (see
 //! `root.rs`), but only after a slot has unlocked it, so what a slot asks of the machine is
 //! bounded before that: [`KdfParams::new`] bounds each slot's costs before Argon2 runs, a set
 //! holds at most [`KeySlots::MAX_SLOTS`] slots, and at most [`KeySlots::MAX_UNLOCK_WORK_KIB`]
 //! of Argon2id work (memory × passes) is summed over the passphrase slots one unlock may try,
-//! checked before the first Argon2 run. `key_check` is a public PRF output of the root (of the
-//! master key in a version-1 set): it tells whether a key given to `add_*` or
+//! checked before the first Argon2 run. `key_check` is a public PRF output of the root: it tells whether a key given to `add_*` or
 //! `change_passphrase` belongs to this set, so a slot can never wrap a stranger's key.
 
 use std::collections::HashSet;
@@ -68,23 +59,18 @@ use crate::custody::{Custody, CustodyKek};
 use crate::derive::{self, KdfParams};
 use crate::error::Error;
 use crate::hex;
-use crate::key::MasterKey;
 use crate::keyfile::KeyFile;
 use crate::root::RootKey;
 use crate::slot_id::{SlotId, SlotKind};
 use crate::slot_note::SlotNote;
 use crate::wrap::{self, WRAPPED_32};
 
-/// Domain label that starts the associated data of a slot of formats 2 to 6.
-const AAD_LABEL_V1: &[u8; 16] = b"memfs keyslot v1";
-/// Domain label that starts the associated data of a format-7 slot.
-const AAD_LABEL_V2: &[u8; 16] = b"memfs keyslot v2";
+/// Domain label that starts the associated data of a slot (the "v2" is part of the label).
+const AAD_LABEL: &[u8; 16] = b"memfs keyslot v2";
 /// Domain label of the root wrapped to a slot.
 const ROOT_AAD: &[u8; 10] = b"memfs root";
-/// Domain label of the bridge.
-const BRIDGE_AAD: &[u8; 12] = b"memfs bridge";
 
-/// A wrapped 32-byte secret (master key, or a slot's X25519 secret): ciphertext and tag.
+/// A slot's wrapped X25519 secret: ciphertext and tag.
 const WRAPPED_LEN: usize = 32 + TAG_LEN;
 /// The longest chain of roots a set holds (one per rotation, as many as the keyring's epochs).
 const MAX_ROOTS: usize = 4096;
@@ -131,19 +117,19 @@ struct Slot {
     source: KekSource,
     #[serde(with = "hex::array")]
     nonce: [u8; NONCE_LEN],
-    /// Format 7: the slot's X25519 secret key; before: the master key.
+    /// The slot's X25519 secret key.
     #[serde(with = "hex::array")]
     wrapped: [u8; WRAPPED_LEN],
-    /// Format 7: the slot's X25519 public key; absent in a slot of formats 2 to 6.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
-    public: Option<[u8; 32]>,
-    /// Format 7: the root, wrapped to `public`.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
-    root: Option<[u8; SLOT_ROOT_LEN]>,
-    /// Format 7: the slot holder's confirmation of a root of the chain (see
-    /// [`KeySlots::unlock`]): a keyed hash of its public key under a key from the slot's secret.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
-    tag: Option<[u8; 32]>,
+    /// The slot's X25519 public key.
+    #[serde(with = "hex::array")]
+    public: [u8; 32],
+    /// The root, wrapped to `public`.
+    #[serde(with = "hex::array")]
+    root: [u8; SLOT_ROOT_LEN],
+    /// The slot holder's confirmation of a root of the chain (see [`KeySlots::unlock`]): a
+    /// keyed hash of its public key under a key from the slot's secret.
+    #[serde(with = "hex::array")]
+    tag: [u8; 32],
     /// Shown to people (see [`SlotNote`]); absent in slots made before notes.
     #[serde(flatten)]
     note: SlotNote,
@@ -192,32 +178,15 @@ impl Slot {
         self.source.kind()
     }
 
-    /// Whether this slot was made before format 7 (it wraps the master key).
-    fn is_legacy(&self) -> bool {
-        self.public.is_none()
-    }
-
-    /// A format-7 slot `id` under `kek`: a fresh X25519 key pair, its secret wrapped under
+    /// A slot `id` under `kek`: a fresh X25519 key pair, its secret wrapped under
     /// `kek`, and `root` wrapped to its public key.
     fn new(id: SlotId, source: KekSource, kek: &[u8; 32], root: &RootKey, store_id: &[u8; 16]) -> Result<Self, Error> {
         let secret = random_secret()?;
         let public = PublicKey::from(&secret).to_bytes();
-        let (nonce, wrapped) = seal_under_kek(kek, AAD_LABEL_V2, store_id, source.kind(), id, secret.as_bytes())?;
-        let tag = Some(slot_tag(&Zeroizing::new(secret.to_bytes()), store_id, id, &root.public()));
-        let root = Some(wrap_root(&public, root, store_id, id)?);
-        Ok(Slot { id, source, nonce, wrapped, public: Some(public), root, tag, note: SlotNote::default() })
-    }
-
-    /// A slot of formats 2 to 6, wrapping `master` (tests build such sets).
-    fn legacy(
-        id: SlotId,
-        source: KekSource,
-        kek: &[u8; 32],
-        master: &MasterKey,
-        store_id: &[u8; 16],
-    ) -> Result<Self, Error> {
-        let (nonce, wrapped) = seal_under_kek(kek, AAD_LABEL_V1, store_id, source.kind(), id, master.expose())?;
-        Ok(Slot { id, source, nonce, wrapped, public: None, root: None, tag: None, note: SlotNote::default() })
+        let (nonce, wrapped) = seal_under_kek(kek, store_id, source.kind(), id, secret.as_bytes())?;
+        let tag = slot_tag(&Zeroizing::new(secret.to_bytes()), store_id, id, &root.public());
+        let root = wrap_root(&public, root, store_id, id)?;
+        Ok(Slot { id, source, nonce, wrapped, public, root, tag, note: SlotNote::default() })
     }
 
     /// This slot's KEK from `credential`, if the kinds match. Runs Argon2 (once) for a
@@ -237,12 +206,10 @@ impl Slot {
         }
     }
 
-    /// The 32 bytes this slot wraps under `kek`: the X25519 secret of a format-7 slot, the
-    /// master key of an older one.
+    /// The X25519 secret this slot wraps under `kek`.
     fn unwrap(&self, kek: &[u8; 32], store_id: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>, Error> {
-        let label = if self.is_legacy() { AAD_LABEL_V1 } else { AAD_LABEL_V2 };
         let mut buf = Zeroizing::new(self.wrapped);
-        let aad = associated_data(label, store_id, self.kind(), self.id);
+        let aad = associated_data(store_id, self.kind(), self.id);
         let len = aead::open_in_place(&Cipher::new(kek), &self.nonce, &aad, &mut buf[..])?;
         let mut out = Zeroizing::new([0u8; 32]);
         if len != 32 {
@@ -252,9 +219,9 @@ impl Slot {
         Ok(out)
     }
 
-    /// The root of a format-7 slot, given its X25519 secret.
+    /// The root this slot holds, given its X25519 secret.
     fn open_root(&self, secret: &Zeroizing<[u8; 32]>, store_id: &[u8; 16]) -> Result<RootKey, Error> {
-        let (Some(public), Some(sealed)) = (&self.public, &self.root) else { return Err(Error::Decrypt) };
+        let (public, sealed) = (&self.public, &self.root);
         let secret = StaticSecret::from(**secret);
         if PublicKey::from(&secret).as_bytes() != public {
             return Err(Error::Decrypt);
@@ -291,11 +258,10 @@ struct RootLink {
     vouch: Option<[u8; 64]>,
 }
 
-/// `secret` sealed under a slot's KEK with the slot's associated data (label `label`): a fresh
-/// nonce, and ciphertext and tag.
+/// `secret` sealed under a slot's KEK with the slot's associated data: a fresh nonce, and
+/// ciphertext and tag.
 fn seal_under_kek(
     kek: &[u8; 32],
-    label: &[u8; 16],
     store_id: &[u8; 16],
     kind: SlotKind,
     id: SlotId,
@@ -305,7 +271,7 @@ fn seal_under_kek(
     // `seal_into` copies the plaintext into `out` before encrypting it there: wipe it, and
     // size it exactly so it never reallocates.
     let mut out = Zeroizing::new(Vec::with_capacity(WRAPPED_LEN));
-    aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(label, store_id, kind, id), secret, &mut out)?;
+    aead::seal_into(&Cipher::new(kek), &nonce, &associated_data(store_id, kind, id), secret, &mut out)?;
     Ok((nonce, out[..].try_into().map_err(|_| Error::Decrypt)?))
 }
 
@@ -343,14 +309,6 @@ fn root_aad(store_id: &[u8; 16], id: SlotId) -> [u8; 30] {
     aad
 }
 
-/// `"memfs bridge" || store id`.
-fn bridge_aad(store_id: &[u8; 16]) -> [u8; 28] {
-    let mut aad = [0u8; 28];
-    aad[..12].copy_from_slice(BRIDGE_AAD);
-    aad[12..].copy_from_slice(store_id);
-    aad
-}
-
 /// Argon2id work of one run, in KiB × passes; at most 2^21 × 64 = 2^27 for a bounded slot,
 /// so 16 of them cannot overflow.
 fn work(params: KdfParams) -> u64 {
@@ -366,30 +324,22 @@ fn check_work(total: u64) -> Result<(), Error> {
     }
 }
 
-/// `label || store id || kind || id`: 37 bytes, fixed length.
-fn associated_data(label: &[u8; 16], store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
+/// `"memfs keyslot v2" || store id || kind || id`: 37 bytes, fixed length.
+fn associated_data(store_id: &[u8; 16], kind: SlotKind, id: SlotId) -> [u8; 37] {
     let mut aad = [0u8; 37];
-    aad[..16].copy_from_slice(label);
+    aad[..16].copy_from_slice(AAD_LABEL);
     aad[16..32].copy_from_slice(store_id);
     aad[32] = kind.to_u8();
     aad[33..].copy_from_slice(&id.get().to_be_bytes());
     aad
 }
 
-/// What a credential unlocked.
-pub enum Unlocked {
-    /// The master key of a store of formats 2 to 6 (a slot set of version 1).
-    Master(MasterKey),
-    /// The root key of a format-7 store, and, if the slot that opened it was made before
-    /// format 7, the old master key it wrapped.
-    Root(RootKey),
-}
-
-/// A slot opened by a credential: which one, and what it unlocked. Keeps the slot's KEK (wiped
-/// on drop) so that the slot can be carried over to format 7 without a second Argon2 run.
+/// A slot opened by a credential: which one, and the root it gave. Keeps the slot's KEK (wiped
+/// on drop) so that a stale confirmation can be renewed, and the slot's secret kept, without a
+/// second Argon2 run.
 pub struct Opened {
     slot: SlotId,
-    key: Unlocked,
+    root: RootKey,
     kek: Zeroizing<[u8; 32]>,
     /// The slot's confirmation names an older root of the chain than the current one.
     stale: bool,
@@ -401,48 +351,28 @@ impl Opened {
         self.slot
     }
 
-    /// What it unlocked.
-    pub fn key(&self) -> &Unlocked {
-        &self.key
+    /// The store's root key.
+    pub fn root(&self) -> &RootKey {
+        &self.root
     }
 
-    /// The root, in a format-7 set.
-    pub fn root(&self) -> Option<&RootKey> {
-        match &self.key {
-            Unlocked::Root(root) => Some(root),
-            Unlocked::Master(_) => None,
-        }
-    }
-
-    /// The slot and what it unlocked, by value.
-    pub fn into_parts(self) -> (SlotId, Unlocked) {
-        let Opened { slot, key, kek: _, stale: _ } = self;
-        (slot, key)
-    }
-
-    /// The master key of a set of formats 2 to 6 (to build the keyring that migrates it).
-    pub fn master(&self) -> Option<&MasterKey> {
-        match &self.key {
-            Unlocked::Master(master) => Some(master),
-            Unlocked::Root(_) => None,
-        }
+    /// The root, by value.
+    pub fn into_root(self) -> RootKey {
+        let Opened { slot: _, root, kek: _, stale: _ } = self;
+        root
     }
 }
 
 impl Opened {
-    /// The X25519 secret of the slot this credential opened, as it stands in `slots` (after a
-    /// carry-over, the new one), for an open store to follow a rotation without the credential
-    /// ([`KeySlots::root_for`]). [`Error::Decrypt`] for a slot made before format 7.
+    /// The X25519 secret of the slot this credential opened, as it stands in `slots`, for an
+    /// open store to follow a rotation without the credential ([`KeySlots::root_for`]).
     pub fn slot_secret(&self, slots: &KeySlots, store_id: &[u8; 16]) -> Result<SlotSecret, Error> {
         let slot = &slots.slots[slots.index(self.slot)?];
-        if slot.is_legacy() {
-            return Err(Error::Decrypt);
-        }
         Ok(SlotSecret { id: self.slot, secret: slot.unwrap(&self.kek, store_id)? })
     }
 }
 
-/// The X25519 secret of one format-7 slot, kept (wiped on drop, never printed) by a store that
+/// The X25519 secret of one slot, kept (wiped on drop, never printed) by a store that
 /// stays open, so that it can unwrap the new root a rotation wraps to its slot.
 pub struct SlotSecret {
     id: SlotId,
@@ -484,7 +414,7 @@ impl fmt::Debug for Opened {
 /// let slots: KeySlots = serde_json::from_str(&json)?;
 /// let opened = slots.unlock(&Credential::KeyFile(file), &store_id)?;
 /// assert_eq!(opened.slot().get(), 2);
-/// assert!(opened.root().is_some());
+/// assert_eq!(opened.root().public(), root.public());
 /// assert!(slots.unlock(&Credential::Passphrase("hunter3".into()), &store_id).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -494,13 +424,8 @@ pub struct KeySlots {
     version: SetVersion,
     #[serde(with = "hex::array")]
     key_check: [u8; 32],
-    /// Format 7 while slots of formats 2 to 6 remain: the root wrapped under a key derived
-    /// from the old master key.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
-    bridge: Option<[u8; WRAPPED_32]>,
-    /// Format 7: the public keys of the store's roots, oldest first, each after the first
-    /// signed by the one before; the last is the current root's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The public keys of the store's roots, oldest first, each after the first signed by the
+    /// one before; the last is the current root's.
     roots: Vec<RootLink>,
     slots: Vec<Slot>,
 }
@@ -523,12 +448,12 @@ impl KeySlots {
     /// added or changed, so every set memfs writes can be opened.
     pub const MAX_UNLOCK_WORK_KIB: u64 = 8 * 1024 * 1024;
 
-    /// A new format-7 set whose one slot opens `root` with `key_file`.
+    /// A new set whose one slot opens `root` with `key_file`.
     pub fn with_key_file(root: &RootKey, store_id: &[u8; 16], key_file: &KeyFile) -> Result<Self, Error> {
         Self::one_slot(root, |slots| slots.add_key_file_slot(root, store_id, key_file))
     }
 
-    /// A new format-7 set whose one slot opens `root` with `credential`; `params` are the
+    /// A new set whose one slot opens `root` with `credential`; `params` are the
     /// Argon2id costs if it is a passphrase (ignored for a key file).
     pub fn with_slot(
         root: &RootKey,
@@ -539,41 +464,11 @@ impl KeySlots {
         Self::one_slot(root, |slots| slots.add_slot(root, store_id, credential, params))
     }
 
-    /// A set of formats 2 to 6 whose one slot wraps `master` under `credential`: what those
-    /// formats wrote, for tests of migration.
-    #[doc(hidden)]
-    pub fn legacy_with_slot(
-        master: &MasterKey,
-        store_id: &[u8; 16],
-        credential: &Credential,
-        params: KdfParams,
-    ) -> Result<Self, Error> {
-        let id = SlotId::new(1);
-        let (source, kek) = match credential {
-            Credential::KeyFile(file) => (KekSource::KeyFile, file.kek()),
-            Credential::Passphrase(passphrase) => {
-                let mut salt = [0u8; 16];
-                getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
-                let kek = derive::passphrase_kek(passphrase, &salt, params)?;
-                (KekSource::Passphrase { argon2id: params.into(), salt }, kek)
-            }
-            Credential::Custodian(_) | Credential::Kek(_) => return Err(Error::Custodian),
-        };
-        Ok(KeySlots {
-            version: SetVersion::V1,
-            key_check: *derive::key_check(master.expose()).as_bytes(),
-            bridge: None,
-            roots: Vec::new(),
-            slots: vec![Slot::legacy(id, source, &kek, master, store_id)?],
-        })
-    }
-
     /// A new set for `root` holding the one slot `add` puts in it.
     fn one_slot(root: &RootKey, add: impl FnOnce(&mut Self) -> Result<SlotId, Error>) -> Result<Self, Error> {
         let mut slots = KeySlots {
-            version: SetVersion::V2,
+            version: SetVersion,
             key_check: *root.check().as_bytes(),
-            bridge: None,
             roots: vec![RootLink { public: root.public(), vouch: None }],
             slots: Vec::new(),
         };
@@ -581,18 +476,12 @@ impl KeySlots {
         Ok(slots)
     }
 
-    /// Whether `root` is this format-7 set's root (its public check value matches).
+    /// Whether `root` is this set's root (its public check value matches).
     pub fn belongs_to(&self, root: &RootKey) -> bool {
         self.check_root(root).is_ok()
     }
 
-    /// Whether this is a format-7 set (version 2), whose slots reach a root.
-    pub fn has_root(&self) -> bool {
-        self.version == SetVersion::V2
-    }
-
-    /// The slot `credential` opens, and what it unlocks: the root of a format-7 set, the
-    /// master key of an older one.
+    /// The slot `credential` opens, and the root it gives.
     ///
     /// Tries only the slots of the credential's kind, in order, so with one passphrase slot
     /// this costs exactly one Argon2 run. Errors: [`Error::WrongKey`] if the credential opens
@@ -622,32 +511,18 @@ impl KeySlots {
                 failure = Error::WrongKey;
                 continue;
             };
-            let (key, stale) = match (self.version, slot.is_legacy()) {
-                (SetVersion::V1, _) => (Unlocked::Master(MasterKey::from_bytes(*inner)), false),
-                (SetVersion::V2, false) => {
-                    let root = slot.open_root(&inner, store_id)?;
-                    let stale = self.confirmed(slot, &inner, &root, store_id)?;
-                    (Unlocked::Root(root), stale)
-                }
-                (SetVersion::V2, true) => {
-                    let root = self.cross_bridge(&MasterKey::from_bytes(*inner), store_id)?;
-                    self.current_root_is(&root)?;
-                    (Unlocked::Root(root), false)
-                }
-            };
+            let root = slot.open_root(&inner, store_id)?;
+            let stale = self.confirmed(slot, &inner, &root, store_id)?;
             // Authentic but not this set's key: the set was assembled wrongly.
-            if !self.owns(&key) {
-                return Err(Error::KeyMismatch);
-            }
-            return Ok(Opened { slot: slot.id, key, kek, stale });
+            self.check_root(&root)?;
+            return Ok(Opened { slot: slot.id, root, kek, stale });
         }
         Err(failure)
     }
 
     /// Whether `root`, which `slot` unwrapped, is one its holder confirmed, or one a chain of
     /// signatures leads to from one it confirmed: `Ok(false)` for the root it confirmed last,
-    /// `Ok(true)` for a later one (the confirmation is stale: [`KeySlots::carry_over`] renews
-    /// it), [`Error::UntrustedRoot`] otherwise.
+    /// `Ok(true)` for a later one (the confirmation is stale: [`KeySlots::renew`] renews it), [`Error::UntrustedRoot`] otherwise.
     ///
     /// Why: the root is wrapped to the slot's *public* key, which anyone can do. Without this,
     /// whoever holds the storage could wrap a root of their own to a slot, with a keyring and a
@@ -662,7 +537,7 @@ impl KeySlots {
         store_id: &[u8; 16],
     ) -> Result<bool, Error> {
         self.current_root_is(root)?;
-        let tag = blake3::Hash::from(slot.tag.ok_or(Error::UntrustedRoot)?);
+        let tag = blake3::Hash::from(slot.tag);
         let confirmed = self
             .roots
             .iter()
@@ -687,50 +562,19 @@ impl KeySlots {
         }
     }
 
-    /// The root a slot of formats 2 to 6 reaches through the bridge.
-    fn cross_bridge(&self, master: &MasterKey, store_id: &[u8; 16]) -> Result<RootKey, Error> {
-        let bridge = self.bridge.as_ref().ok_or(Error::Decrypt)?;
-        let key = derive::subkey(derive::BRIDGE_CONTEXT, master.expose());
-        let root: Zeroizing<[u8; 32]> = wrap::unwrap(&key, &bridge_aad(store_id), bridge)?;
-        Ok(RootKey::from_bytes(*root))
-    }
-
-    /// Carries this set over to format 7 as far as `opened` allows: a version-1 set becomes a
-    /// version-2 set for `root`, with a bridge for its other slots; the opened slot, if it was
-    /// made before format 7, becomes a format-7 slot (same id, kind, KEK and note). The bridge
-    /// goes when no slot needs it. Returns whether anything changed.
-    pub fn carry_over(&mut self, opened: &Opened, root: &RootKey, store_id: &[u8; 16]) -> Result<bool, Error> {
+    /// Renews the confirmation of the slot `opened` came from, if it named an older root of
+    /// the chain than the current one (another holder rotated the store since this slot last
+    /// opened it): the slot then confirms `root`, the current root, which the chain vouched
+    /// for. Returns whether it changed anything.
+    pub fn renew(&mut self, opened: &Opened, root: &RootKey, store_id: &[u8; 16]) -> Result<bool, Error> {
         let index = self.index(opened.slot)?;
-        if !self.slots[index].is_legacy() {
-            if !opened.stale {
-                return Ok(false);
-            }
-            // Confirm the current root, which the chain vouched for.
-            self.check_root(root)?;
-            let slot = &self.slots[index];
-            let secret = slot.unwrap(&opened.kek, store_id)?;
-            let tag = slot_tag(&secret, store_id, slot.id, &root.public());
-            self.slots[index].tag = Some(tag);
-            return Ok(true);
+        if !opened.stale {
+            return Ok(false);
         }
-        self.check_owns(&opened.key)?;
-        if self.version == SetVersion::V1 {
-            let Unlocked::Master(master) = &opened.key else { return Err(Error::KeyMismatch) };
-            let key = derive::subkey(derive::BRIDGE_CONTEXT, master.expose());
-            self.bridge = Some(wrap::wrap(&key, &bridge_aad(store_id), root.expose())?);
-            self.version = SetVersion::V2;
-            self.key_check = *root.check().as_bytes();
-            self.roots = vec![RootLink { public: root.public(), vouch: None }];
-        } else {
-            self.check_root(root)?;
-        }
-        let old = &self.slots[index];
-        let slot =
-            Slot { note: old.note.clone(), ..Slot::new(old.id, old.source.clone(), &opened.kek, root, store_id)? };
-        self.slots[index] = slot;
-        if self.slots.iter().all(|s| !s.is_legacy()) {
-            self.bridge = None;
-        }
+        self.check_root(root)?;
+        let slot = &self.slots[index];
+        let secret = slot.unwrap(&opened.kek, store_id)?;
+        self.slots[index].tag = slot_tag(&secret, store_id, slot.id, &root.public());
         Ok(true)
     }
 
@@ -751,13 +595,8 @@ impl KeySlots {
     pub fn confirm(&mut self, secret: &SlotSecret, root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
         self.check_root(root)?;
         let index = self.index(secret.id)?;
-        self.slots[index].tag = Some(slot_tag(&secret.secret, store_id, secret.id, &root.public()));
+        self.slots[index].tag = slot_tag(&secret.secret, store_id, secret.id, &root.public());
         Ok(())
-    }
-
-    /// The slots made before format 7 and not carried over yet.
-    pub fn legacy_slots(&self) -> Vec<SlotId> {
-        self.slots.iter().filter(|s| s.is_legacy()).map(|s| s.id).collect()
     }
 
     /// Adds a slot that opens `root` with `credential` (Argon2id costs `params` if it is a
@@ -825,22 +664,14 @@ impl KeySlots {
         check_work(self.passphrase_work(Some(id)) + work(params))?;
         let note = std::mem::take(&mut self.slots[index].note);
         self.slots[index] = Slot { note, ..self.passphrase_slot(id, root, store_id, new, params)? };
-        if self.slots.iter().all(|s| !s.is_legacy()) {
-            self.bridge = None;
-        }
         Ok(())
     }
 
     /// Wraps `new_root` to every slot (by its public key: no credential needed) in place of
     /// `old_root`, this set's root, which signs the new one into the chain, for `memfs key
-    /// rotate`. [`Error::LegacySlots`] if some slots were made before format 7 and never used
-    /// since: they have no public key to wrap to. [`Error::TooManyEpochs`] past 4,096 roots.
+    /// rotate`. [`Error::TooManyEpochs`] past 4,096 roots.
     pub fn rewrap_root(&mut self, old_root: &RootKey, new_root: &RootKey, store_id: &[u8; 16]) -> Result<(), Error> {
         self.check_root(old_root)?;
-        let legacy = self.legacy_slots();
-        if !legacy.is_empty() {
-            return Err(Error::LegacySlots { slots: legacy });
-        }
         if self.roots.len() >= MAX_ROOTS {
             return Err(Error::TooManyEpochs);
         }
@@ -848,11 +679,9 @@ impl KeySlots {
         let index = u32::try_from(self.roots.len()).map_err(|_| Error::TooManyEpochs)?;
         self.roots.push(RootLink { public, vouch: Some(old_root.vouch(&public, store_id, index)) });
         for slot in &mut self.slots {
-            let public = slot.public.ok_or(Error::Decrypt)?;
-            slot.root = Some(wrap_root(&public, new_root, store_id, slot.id)?);
+            slot.root = wrap_root(&slot.public, new_root, store_id, slot.id)?;
         }
         self.key_check = *new_root.check().as_bytes();
-        self.bridge = None;
         Ok(())
     }
 
@@ -878,9 +707,6 @@ impl KeySlots {
             return Err(Error::LastSlot);
         }
         self.slots.remove(index);
-        if self.slots.iter().all(|s| !s.is_legacy()) {
-            self.bridge = None;
-        }
         Ok(())
     }
 
@@ -925,28 +751,10 @@ impl KeySlots {
         costs.map(work).sum()
     }
 
-    /// Whether `key` is this set's; constant-time (`blake3::Hash` equality).
-    fn owns(&self, key: &Unlocked) -> bool {
-        let check = match (self.version, key) {
-            (SetVersion::V1, Unlocked::Master(master)) => derive::key_check(master.expose()),
-            (SetVersion::V2, Unlocked::Root(root)) => root.check(),
-            _ => return false,
-        };
-        check == blake3::Hash::from(self.key_check)
-    }
-
-    fn check_owns(&self, key: &Unlocked) -> Result<(), Error> {
-        if self.owns(key) { Ok(()) } else { Err(Error::KeyMismatch) }
-    }
-
-    /// [`Error::KeyMismatch`] unless this is a format-7 set of `root`: slots are only ever
-    /// added to, or changed in, a format-7 set (an older one is carried over first).
+    /// [`Error::KeyMismatch`] unless `root` is this set's; constant-time (`blake3::Hash`
+    /// equality).
     fn check_root(&self, root: &RootKey) -> Result<(), Error> {
-        if self.version == SetVersion::V2 && root.check() == blake3::Hash::from(self.key_check) {
-            Ok(())
-        } else {
-            Err(Error::KeyMismatch)
-        }
+        if root.check() == blake3::Hash::from(self.key_check) { Ok(()) } else { Err(Error::KeyMismatch) }
     }
 
     fn index(&self, id: SlotId) -> Result<usize, Error> {
@@ -967,40 +775,33 @@ impl KeySlots {
 impl fmt::Debug for KeySlots {
     /// Ids and kinds only: the rest is opaque bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let KeySlots { version: _, key_check: _, bridge: _, roots: _, slots } = self;
+        let KeySlots { version: _, key_check: _, roots: _, slots } = self;
         f.debug_struct("KeySlots").field("slots", &slots.iter().map(|s| (s.id, s.kind())).collect::<Vec<_>>()).finish()
     }
 }
 
-/// The `version` field: 1 (formats 2 to 6: slots wrap the master key) or 2 (format 7: slots
-/// reach a root); anything else is refused.
+/// The `version` field: 2, the one version of the slot set (1 was a pre-release form); any
+/// other is refused.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum SetVersion {
-    V1,
-    V2,
-}
+struct SetVersion;
 
 impl Serialize for SetVersion {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u8(match self {
-            SetVersion::V1 => 1,
-            SetVersion::V2 => 2,
-        })
+        s.serialize_u8(2)
     }
 }
 
 impl<'de> Deserialize<'de> for SetVersion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match u64::deserialize(d)? {
-            1 => Ok(SetVersion::V1),
-            2 => Ok(SetVersion::V2),
+            2 => Ok(SetVersion),
             v => Err(de::Error::custom(format_args!("unsupported key slot format version {v}"))),
         }
     }
 }
 
 /// [`KeySlots`] as read, before checking that it has one to [`KeySlots::MAX_SLOTS`] slots,
-/// that their ids are distinct, and that their versions agree with the set's. (The summed
+/// that their ids are distinct, and that the chain of roots is in bounds. (The summed
 /// Argon2id work is checked when a passphrase unlocks, not here: a key file still opens a
 /// store whose passphrase slots are too costly.)
 #[derive(Deserialize)]
@@ -1008,9 +809,6 @@ struct UncheckedKeySlots {
     version: SetVersion,
     #[serde(with = "hex::array")]
     key_check: [u8; 32],
-    #[serde(default, with = "hex::option_array")]
-    bridge: Option<[u8; WRAPPED_32]>,
-    #[serde(default)]
     roots: Vec<RootLink>,
     slots: Vec<Slot>,
 }
@@ -1019,7 +817,7 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
     type Error = String;
 
     fn try_from(u: UncheckedKeySlots) -> Result<Self, Self::Error> {
-        let UncheckedKeySlots { version, key_check, bridge, roots, slots } = u;
+        let UncheckedKeySlots { version, key_check, roots, slots } = u;
         if slots.is_empty() {
             return Err("a key slot set needs at least one slot".into());
         }
@@ -1038,20 +836,10 @@ impl TryFrom<UncheckedKeySlots> for KeySlots {
         {
             return Err(e.into());
         }
-        if slots.iter().any(|s| s.kind().is_custody() && s.is_legacy()) {
-            return Err("a key slot kept outside memfs has no public key".into());
+        if roots.is_empty() || roots.len() > MAX_ROOTS {
+            return Err(format!("a key slot set names 1 to {MAX_ROOTS} roots, not {}", roots.len()));
         }
-        if slots.iter().any(|s| s.public.is_some() != s.root.is_some()) {
-            return Err("a key slot has a public key without a root, or a root without a public key".into());
-        }
-        if version == SetVersion::V1 && (bridge.is_some() || !roots.is_empty() || slots.iter().any(|s| !s.is_legacy()))
-        {
-            return Err("a key slot set of version 1 holds a slot, root or bridge of version 2".into());
-        }
-        if version == SetVersion::V2 && (roots.is_empty() || roots.len() > MAX_ROOTS) {
-            return Err(format!("a key slot set of version 2 names 1 to {MAX_ROOTS} roots, not {}", roots.len()));
-        }
-        Ok(KeySlots { version, key_check, bridge, roots, slots })
+        Ok(KeySlots { version, key_check, roots, slots })
     }
 }
 
@@ -1221,7 +1009,7 @@ mod tests {
 
     #[test]
     fn associated_data_layout() {
-        let aad = associated_data(AAD_LABEL_V2, &[0xaa; 16], SlotKind::KeyFile, SlotId::new(0x01020304));
+        let aad = associated_data(&[0xaa; 16], SlotKind::KeyFile, SlotId::new(0x01020304));
         assert_eq!(&aad[..16], b"memfs keyslot v2");
         assert_eq!(aad[16..32], [0xaa; 16]);
         assert_eq!(aad[32..], [2, 1, 2, 3, 4]);
@@ -1259,37 +1047,6 @@ mod tests {
         assert_eq!(slots.next_id(), SlotId::new(2));
     }
 
-    /// A set of formats 2 to 6 with two slots: the first unlock carries over its own slot and
-    /// leaves a bridge for the other, which still opens the store and is carried over in turn;
-    /// then the bridge is gone. The master key never changes on the way: old objects stay
-    /// readable (the keyring's epoch 0).
-    #[test]
-    fn an_old_set_is_carried_over_slot_by_slot() {
-        let (store, master, root) = ([1u8; 16], MasterKey::from_bytes([2; 32]), RootKey::from_bytes([5; 32]));
-        let file = KeyFile::from_bytes([3; 32]);
-        let mut slots = KeySlots::legacy_with_slot(&master, &store, &phrase("a"), cheap()).unwrap();
-        slots.slots.push(Slot::legacy(SlotId::new(2), KekSource::KeyFile, &file.kek(), &master, &store).unwrap());
-        let opened = slots.unlock(&phrase("a"), &store).unwrap();
-        assert_eq!(opened.master().map(|m| *m.expose()), Some([2; 32]));
-        assert!(slots.carry_over(&opened, &root, &store).unwrap());
-        assert!(slots.has_root() && slots.bridge.is_some());
-        assert_eq!(slots.legacy_slots(), [SlotId::new(2)]);
-        let slots: KeySlots = serde_json::from_str(&serde_json::to_string(&slots).unwrap()).unwrap();
-        // Both open the root now, the second through the bridge.
-        let mut slots = slots;
-        for credential in [phrase("a"), Credential::KeyFile(KeyFile::from_bytes([3; 32]))] {
-            let opened = slots.unlock(&credential, &store).unwrap();
-            assert_eq!(opened.root().map(|r| *r.expose()), Some([5; 32]));
-        }
-        // Rotation needs every slot's public key.
-        let err = slots.clone().rewrap_root(&root, &RootKey::from_bytes([6; 32]), &store).err().unwrap();
-        assert_eq!(err.to_string(), "key slots 2 were made before format 7 and have not been used since");
-        let opened = slots.unlock(&Credential::KeyFile(file), &store).unwrap();
-        assert!(slots.carry_over(&opened, &root, &store).unwrap());
-        assert!(slots.legacy_slots().is_empty() && slots.bridge.is_none());
-        assert!(!slots.carry_over(&opened, &root, &store).unwrap(), "nothing left to carry over");
-    }
-
     /// A new root reaches every slot through its public key, with no credential at hand; a
     /// removed slot, which kept its secret, opens only the old root.
     #[test]
@@ -1303,7 +1060,7 @@ mod tests {
         let new_root = RootKey::from_bytes([9; 32]);
         slots.rewrap_root(&root, &new_root, &store).unwrap();
         let opened = slots.unlock(&Credential::KeyFile(kept), &store).unwrap();
-        assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
+        assert_eq!(*opened.root().expose(), [9; 32]);
         // An open store follows with the slot's secret alone; the removed slot's cannot.
         let kept_secret = opened.slot_secret(&slots, &store).unwrap();
         assert_eq!(slots.root_for(&kept_secret, &store).map(|r| *r.expose()).unwrap(), [9; 32]);
@@ -1312,7 +1069,7 @@ mod tests {
         assert!(matches!(slots.root_for(&gone_secret, &store), Err(Error::NoSuchSlot { .. })));
         // The removed credential still opens its copy of the old set, and only the old root.
         let old = before.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
-        assert_eq!(old.root().map(|r| *r.expose()), Some([2; 32]));
+        assert_eq!(*old.root().expose(), [2; 32]);
         assert!(matches!(slots.unlock(&Credential::KeyFile(removed), &store), Err(Error::WrongKey)));
     }
 
@@ -1348,7 +1105,7 @@ mod tests {
         let mut rotated = slots.clone();
         rotated.rewrap_root(&root, &RootKey::from_bytes([9; 32]), &store).unwrap();
         let opened = rotated.unlock(&kept(SlotKind::Age, "age1xyz", 7), &store).unwrap();
-        assert_eq!(opened.root().map(|r| *r.expose()), Some([9; 32]));
+        assert_eq!(*opened.root().expose(), [9; 32]);
         // A custodian must be asked by the store first; a custody kind is no passphrase.
         struct Nobody;
         #[async_trait::async_trait]
@@ -1412,7 +1169,7 @@ mod tests {
     fn a_low_order_public_key_is_refused() {
         let (store, root) = ([1u8; 16], RootKey::from_bytes([2; 32]));
         let mut slots = KeySlots::with_key_file(&root, &store, &KeyFile::from_bytes([3; 32])).unwrap();
-        slots.slots[0].public = Some([0; 32]);
+        slots.slots[0].public = [0; 32];
         assert!(matches!(slots.rewrap_root(&root, &root, &store), Err(Error::Decrypt)));
     }
 
@@ -1427,8 +1184,8 @@ mod tests {
         let genuine = KeySlots::with_key_file(&root, &store, &file).unwrap();
         let attacker = RootKey::from_bytes([66; 32]);
         let mut forged = genuine.clone();
-        let public = forged.slots[0].public.unwrap();
-        forged.slots[0].root = Some(wrap_root(&public, &attacker, &store, SlotId::new(1)).unwrap());
+        let public = forged.slots[0].public;
+        forged.slots[0].root = wrap_root(&public, &attacker, &store, SlotId::new(1)).unwrap();
         forged.key_check = *attacker.check().as_bytes();
         forged.roots = vec![RootLink { public: attacker.public(), vouch: None }];
         assert!(matches!(forged.unlock(&Credential::KeyFile(file), &store), Err(Error::UntrustedRoot)));
@@ -1459,12 +1216,12 @@ mod tests {
         let mut confirmed = slots.clone();
         confirmed.confirm(&theirs_secret, &third, &store).unwrap();
         let fresh = confirmed.unlock(&Credential::KeyFile(KeyFile::from_bytes([4; 32])), &store).unwrap();
-        assert!(!confirmed.carry_over(&fresh, &third, &store).unwrap(), "confirmed: nothing to renew");
+        assert!(!confirmed.renew(&fresh, &third, &store).unwrap(), "confirmed: nothing to renew");
         let opened = slots.unlock(&Credential::KeyFile(KeyFile::from_bytes([3; 32])), &store).unwrap();
-        assert_eq!(opened.root().map(|r| *r.expose()), Some([6; 32]));
-        assert!(slots.carry_over(&opened, &third, &store).unwrap(), "the confirmation is renewed");
+        assert_eq!(*opened.root().expose(), [6; 32]);
+        assert!(slots.renew(&opened, &third, &store).unwrap(), "the confirmation is renewed");
         let again = slots.unlock(&Credential::KeyFile(mine), &store).unwrap();
-        assert!(!slots.carry_over(&again, &third, &store).unwrap(), "and then current");
+        assert!(!slots.renew(&again, &third, &store).unwrap(), "and then current");
         // A link whose signature is broken breaks the chain for a stale slot.
         let mut broken = slots.clone();
         broken.roots[2].vouch = Some([0; 64]);

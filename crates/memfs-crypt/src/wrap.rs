@@ -1,5 +1,5 @@
 //! A secret wrapped under a key: `nonce (12) || AES-256-GCM ciphertext || tag (16)`, with
-//! associated data that names what it is and where it belongs. Format 7's root, epoch and
+//! associated data that names what it is and where it belongs. The root, epoch and
 //! address keys are stored this way (docs/FORMAT.md, "Keys").
 
 use zeroize::Zeroizing;

@@ -9,7 +9,7 @@ mod seal;
 #[path = "crypt/slots.rs"]
 mod slots;
 
-use memfs_crypt::{Credential, Error, KdfParams, KeySlots, MasterKey, Opened, RootKey, SlotId, Unlocked};
+use memfs_crypt::{Credential, Error, KdfParams, KeySlots, MasterKey, Opened, RootKey, SlotId};
 
 /// Argon2id costs small enough for tests (8 KiB, one pass, one lane).
 fn cheap() -> KdfParams {
@@ -39,7 +39,7 @@ impl Fingerprint for RootKey {
 
 impl Fingerprint for Opened {
     fn fingerprint(&self) -> String {
-        self.root().expect("a format-7 set").fingerprint()
+        self.root().fingerprint()
     }
 }
 
@@ -49,9 +49,6 @@ fn fingerprint(key: &impl Fingerprint) -> String {
 
 /// The slot `credential` opens and the root it unlocks.
 fn unlock_slot(slots: &KeySlots, credential: &Credential, store: &[u8; 16]) -> Result<(SlotId, RootKey), Error> {
-    let (id, key) = slots.unlock(credential, store)?.into_parts();
-    match key {
-        Unlocked::Root(root) => Ok((id, root)),
-        Unlocked::Master(_) => panic!("a set of formats 2 to 6"),
-    }
+    let opened = slots.unlock(credential, store)?;
+    Ok((opened.slot(), opened.into_root()))
 }

@@ -53,16 +53,15 @@ use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
 
 mod cache;
-mod carry_over;
 mod check;
 mod commit;
+mod confirm;
 #[doc(hidden)]
 pub(crate) mod fuzzing;
 mod gc;
 mod history;
 mod key_set;
 mod keys;
-mod mark;
 mod missing;
 mod objects;
 mod parts;
@@ -78,24 +77,19 @@ mod unlock;
 pub(crate) use crate::rollback::Mark;
 use cache::Cache;
 pub use cache::DEFAULT_MEMORY_CACHE_BYTES;
-pub use carry_over::CarriedOver;
 pub use check::{CheckOptions, CheckReport, Problem};
+pub use confirm::Confirmed;
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
 use key_set::{KeySet, Keys, KeysObject, parse_keys};
 pub use keys::KeyChange;
-pub use mark::{CarryOver, CarryOverKind};
 use parts::PartSearch;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
 /// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 14;
-
-/// The oldest format this code opens; [`EncryptedRepository::open`] migrates it to
-/// [`FORMAT_VERSION`] (docs/FORMAT.md, "Versioning").
-pub const OLDEST_FORMAT_VERSION: u64 = 5;
+pub const FORMAT_VERSION: u64 = 1;
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy, directory pages and file contents, each with its kind and length (format 14;
@@ -250,8 +244,8 @@ pub struct EncryptedRepository {
     part_search: PartSearch,
     /// Objects this process stored, and the epoch of each (see `objects.rs`, `put_object`).
     written: Mutex<HashMap<ObjectId, u32>>,
-    /// What opening changed in `memfs.keys` ([`EncryptedRepository::carried_over`]).
-    carried_over: Option<CarriedOver>,
+    /// The confirmation opening made in `memfs.keys` ([`EncryptedRepository::confirmed`]).
+    confirmed: Option<Confirmed>,
 }
 
 const KEYS_PATH: &str = "memfs.keys";
@@ -415,8 +409,8 @@ impl EncryptedRepository {
             Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
             Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
         }
-        let counter = keys.keyring.as_ref().map_or(0, Keyring::counter);
-        let store_keys = keys.keyring.as_ref().expect("just made").open(&root, &id)?;
+        let counter = keys.keyring.counter();
+        let store_keys = keys.keyring.open(&root, &id)?;
         Self::assemble(conn, Keys::new(store_keys, Some((root, counter)), None), keys.store_id, options)
     }
 
@@ -430,12 +424,11 @@ impl EncryptedRepository {
 
     /// Opens an existing store with a passphrase or key file.
     ///
-    /// A store of formats 5 and 6 is migrated to format 7 here, once (docs/FORMAT.md,
-    /// "Versioning"): `memfs.keys` is rewritten by compare-and-swap; no other object changes.
-    /// So is a slot made before format 7 the first time it opens a format-7 store, and a slot
-    /// confirms the root a rotation gave it. If another client changed `memfs.keys`
-    /// meanwhile, it is read and unlocked again. Each such change is then recorded in a commit
-    /// of its own, by [`OpenOptions::actor`]; [`EncryptedRepository::carried_over`] reports it.
+    /// A slot that opens the store for the first time since another holder's `memfs key
+    /// rotate` confirms the new root here, once: `memfs.keys` is rewritten by compare-and-swap
+    /// (if another client changed it meanwhile, it is read and unlocked again), and the
+    /// confirmation is recorded in a commit of its own, by [`OpenOptions::actor`];
+    /// [`EncryptedRepository::confirmed`] reports it.
     pub async fn open(backend: Backend, credential: &Credential, options: OpenOptions) -> Result<Self, Error> {
         if !local_log_exists(&backend) {
             return Err(Error::NotInitialized);
@@ -458,15 +451,15 @@ impl EncryptedRepository {
         let actor = options.actor.clone();
         let mut repo = Self::assemble(conn, keys, store_id, options)?;
         if let Some(mark) = mark {
-            repo.carried_over = repo.finish_carry_over(mark, &actor).await;
+            repo.confirmed = repo.record_confirmation(mark, &actor).await;
         }
         Ok(repo)
     }
 
-    /// What opening this store changed in `memfs.keys`, and the commit that records it
-    /// (`None` if nothing, or if another client recorded it).
-    pub fn carried_over(&self) -> Option<&CarriedOver> {
-        self.carried_over.as_ref()
+    /// The confirmation opening this store made in `memfs.keys`, and the commit that records
+    /// it (`None` if none, or if another client recorded it).
+    pub fn confirmed(&self) -> Option<&Confirmed> {
+        self.confirmed.as_ref()
     }
 
     /// Whether a store exists at this backend.
@@ -509,7 +502,7 @@ impl EncryptedRepository {
             disk,
             log: conn.log,
             written: Mutex::new(HashMap::new()),
-            carried_over: None,
+            confirmed: None,
         })
     }
 
@@ -541,7 +534,7 @@ fn local_log_exists(backend: &Backend) -> bool {
 /// A sealed object that does not open: written by a newer memfs, or tampered with.
 fn open_error(e: memfs_crypt::Error, object: String) -> Error {
     match e {
-        memfs_crypt::Error::UnknownFormat { version } => Error::UnsupportedFormat { version: u64::from(version) },
+        memfs_crypt::Error::UnknownFormat { version } => Error::UnsupportedEnvelope { object, version },
         _ => Error::Tampered { object },
     }
 }

@@ -155,16 +155,29 @@ pub enum Error {
     /// A memfs store already exists here.
     #[error("a memfs store already exists here")]
     AlreadyInitialized,
-    /// The store was written in another format: by a newer memfs, or by one older than
-    /// format 5 (format 5 is read and migrated, docs/FORMAT.md).
+    /// The store was written in another format: by a later memfs, or by a pre-release one
+    /// (whose formats were numbered 5 to 14; docs/FORMAT.md, "Versions").
     #[error(
-        "the store uses format version {version}, and this memfs reads format versions 5 to {} only ({})",
-        crate::FORMAT_VERSION,
-        if *version > crate::FORMAT_VERSION { "a newer store needs a newer memfs" } else { "an older store needs the memfs that wrote it" }
+        "the store uses format version {version}, and this memfs reads format version {} only: a store of a later \
+         format needs a later memfs; one written by a memfs before 0.1.0 (versions 5 to 14) needs that memfs to \
+         `memfs export` it, and then `memfs import` here",
+        crate::FORMAT_VERSION
     )]
     UnsupportedFormat {
         /// The version found.
         version: u64,
+    },
+    /// An object is sealed in an envelope version this memfs does not read: written by a later
+    /// memfs, or by a pre-release one (envelope version 1).
+    #[error(
+        "object {object} is sealed in envelope version {version}, and this memfs reads envelope version {} only",
+        memfs_crypt::ENVELOPE_VERSION
+    )]
+    UnsupportedEnvelope {
+        /// The object's name.
+        object: String,
+        /// The version found.
+        version: u8,
     },
     /// The object store does not honour conditional writes (found by [`crate::probe`]).
     #[error("this object store cannot hold a memfs store safely: {check}; concurrent writers could lose updates")]

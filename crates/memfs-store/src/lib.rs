@@ -70,10 +70,10 @@ mod whole_read;
 
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
-    Backend, CarriedOver, CarryOver, CarryOverKind, CheckOptions, CheckReport, CommitRecord, DEFAULT_GRACE_MS,
-    DEFAULT_MEMORY_CACHE_BYTES, EncryptedRepository, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES,
-    KeyChange, OLDEST_FORMAT_VERSION, OpenOptions, Problem, PurgeError, PurgeOptions, PurgeReport, ResealOptions,
-    ResealReport, RotateKeys, Rotation, Shred, ShredKeys, StateDir, UNWRITTEN_BYTES,
+    Backend, CheckOptions, CheckReport, CommitRecord, Confirmed, DEFAULT_GRACE_MS, DEFAULT_MEMORY_CACHE_BYTES,
+    EncryptedRepository, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES, KeyChange, OpenOptions, Problem,
+    PurgeError, PurgeOptions, PurgeReport, ResealOptions, ResealReport, RotateKeys, Rotation, Shred, ShredKeys,
+    StateDir, UNWRITTEN_BYTES,
 };
 pub use error::Error;
 pub use fetch::{Fetched, whole_dir};

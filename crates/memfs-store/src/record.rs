@@ -85,8 +85,8 @@ pub enum Operation {
     /// unchanged) so that the head names the new change counter: an older `memfs.keys` put
     /// back is then a rollback.
     Keys {
-        /// What changed: `add`, `remove` or `passwd` (a slot), `carry-over` (a slot made
-        /// before format 7 used for the first time).
+        /// What changed: `add`, `remove` or `passwd` (a slot), `confirm` (a slot confirmed
+        /// the root of another holder's rotation), `rotate`, `shred`.
         change: String,
         /// `memfs.keys`' change counter after the change.
         counter: u64,

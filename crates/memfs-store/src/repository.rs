@@ -40,8 +40,8 @@ pub(crate) struct Anchor {
     pub(crate) commit: Option<ObjectId>,
     /// The policy object that commit names (`None`: the default policy).
     pub(crate) policy: Option<ObjectId>,
-    /// The change counter of `memfs.keys` the head names (`None`: no head, or one written
-    /// before format 7).
+    /// The change counter of `memfs.keys` the head names (`None`: no head, or an ephemeral
+    /// store's).
     pub(crate) keys: Option<u64>,
     /// The head as read (`None`: no head yet). What it carries unwritten (format 8), a commit
     /// on it carries on or stores.

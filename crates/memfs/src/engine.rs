@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots, SlotNote};
 use memfs_store::{
-    Backend, CarriedOver, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record,
-    Repository, StateDir,
+    Backend, Confirmed, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository,
+    StateDir,
 };
 use serde_json::Value;
 
@@ -264,11 +264,11 @@ impl Memfs {
         &self.actor
     }
 
-    /// What opening this store changed in its keys (a store carried over to format 7, a key
-    /// slot carried over or confirming a rotation), and the commit that records it; `None`
-    /// if nothing changed.
-    pub fn carried_over(&self) -> Option<&CarriedOver> {
-        self.history.as_deref().and_then(EncryptedRepository::carried_over)
+    /// The confirmation opening this store made in its keys (the key slot used confirmed the
+    /// root of another holder's `memfs key rotate`), and the commit that records it; `None`
+    /// if there was none.
+    pub fn confirmed(&self) -> Option<&Confirmed> {
+        self.history.as_deref().and_then(EncryptedRepository::confirmed)
     }
 
     /// What this handle did since it was opened: commands, commits, conflicts retried.

@@ -219,8 +219,8 @@ pub use memfs_crypt::{
     SecretString, SlotId, SlotKind, SlotNote, join_ids,
 };
 pub use memfs_store::{
-    CarriedOver, CarryOver, CarryOverKind, Error as StoreError, FORMAT_VERSION, PurgeOptions, PurgeReport, RotateKeys,
-    Rotation, Shred, ShredKeys, StateDir,
+    Confirmed, Error as StoreError, FORMAT_VERSION, PurgeOptions, PurgeReport, RotateKeys, Rotation, Shred, ShredKeys,
+    StateDir,
 };
 pub use policy::PolicyChanged;
 pub use search::{Found, FoundLine};

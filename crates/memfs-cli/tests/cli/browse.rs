@@ -74,7 +74,7 @@ fn info_shows_the_store_on_one_screen() {
     let lines: Vec<&str> = info.lines().collect();
     assert_eq!(lines.len(), 6, "{info}");
     assert_eq!(lines[0], format!("store      {}", s.url()));
-    let id = lines[1].strip_prefix("format     14, store id ").expect("the format line");
+    let id = lines[1].strip_prefix("format     1, store id ").expect("the format line");
     assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
     assert_eq!(lines[2], "files      4 (11 bytes)");
     let (before, after) = lines[3].split_once(" by ").expect("the commits line");
@@ -87,7 +87,7 @@ fn info_shows_the_store_on_one_screen() {
     cmd.args(["--store", "memory://", "info"]);
     assert_eq!(
         crate::support::ok("info on memory://", &crate::support::run(cmd, "")),
-        "store      memory://\nformat     14\nfiles      0 (0 bytes)\ncommits    0\npolicy     the defaults\n"
+        "store      memory://\nformat     1\nfiles      0 (0 bytes)\ncommits    0\npolicy     the defaults\n"
     );
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use memfs_core::ObjectId;
-use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, ObjectKind, StoreKeys, Unlocked};
+use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, ObjectKind};
 use serde_json::{Value, json};
 
 use crate::support::{self, assert_text, log_history, run, text, unhex};
@@ -109,13 +109,8 @@ pub(crate) fn keys_opened_by(
         let id: [u8; 16] = unhex(keys["store_id"].as_str().unwrap()).unwrap().try_into().unwrap();
         let slots: KeySlots = serde_json::from_value(keys["slots"].clone()).unwrap();
         let Some(opened) = open(&slots, &id) else { continue };
-        match opened.into_parts().1 {
-            Unlocked::Root(root) => {
-                let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
-                out.push(keyring.open(&root, &id).unwrap().objects);
-            }
-            Unlocked::Master(master) => out.push(StoreKeys::from_master(&master).objects),
-        }
+        let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
+        out.push(keyring.open(&opened.into_root(), &id).unwrap().objects);
     }
     out
 }

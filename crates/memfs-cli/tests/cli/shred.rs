@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, StoreKeys, Unlocked};
+use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, ObjectKeys, StoreKeys};
 use serde_json::{Value, json};
 
 use crate::rotation::{contains, keys_opened_by, open_any};
@@ -135,13 +135,8 @@ fn store_keys_of(history: &[(String, Vec<u8>)], key: &Path) -> Vec<StoreKeys> {
         let id: [u8; 16] = unhex(keys["store_id"].as_str().unwrap()).unwrap().try_into().unwrap();
         let slots: KeySlots = serde_json::from_value(keys["slots"].clone()).unwrap();
         let Ok(opened) = slots.unlock(&credential, &id) else { continue };
-        match opened.into_parts().1 {
-            Unlocked::Root(root) => {
-                let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
-                out.push(keyring.open(&root, &id).unwrap());
-            }
-            Unlocked::Master(master) => out.push(StoreKeys::from_master(&master)),
-        }
+        let keyring: Keyring = serde_json::from_value(keys["keyring"].clone()).unwrap();
+        out.push(keyring.open(&opened.into_root(), &id).unwrap());
     }
     out
 }

@@ -108,24 +108,10 @@ fn salts_are_fresh() {
     assert_ne!(a[24..], b[24..]);
 }
 
-/// Objects of formats 2 to 6 (envelope version 1, one key per store) open under epoch 0, and
-/// only there.
-#[test]
-fn version_1_objects_open_under_epoch_0() {
-    let master = MasterKey::from_bytes([7; 32]);
-    let old = master.object_key().seal(ObjectKind::Dir, &id(1), b"entries").unwrap();
-    assert_eq!(&old[..4], b"MFS\x01");
-    assert_eq!(key().open(ObjectKind::Dir, &id(1), &old).unwrap(), b"entries");
-    assert!(is_decrypt(key().open(ObjectKind::Blob, &id(1), &old)));
-    // And the version-1 key opens no version-2 object.
-    let new = key().seal(ObjectKind::Dir, &id(1), b"entries").unwrap();
-    assert!(is_decrypt(master.object_key().open(ObjectKind::Dir, &id(1), &new)));
-}
-
 #[test]
 fn unknown_versions_are_recognised_and_other_bytes_are_not() {
     let key = key();
-    for version in [0, 3, 255] {
+    for version in [0, 1, 3, 255] {
         let object = [b"MFS".as_slice(), &[version], &[0; 40]].concat();
         assert!(
             matches!(key.open(ObjectKind::Blob, &id(1), &object), Err(Error::UnknownFormat { version: v }) if v == version)

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::{StreamExt, stream};
 use memfs_core::{Name, Node, ObjectId, Totals};
-use memfs_crypt::{OVERHEAD, OVERHEAD_V1, ObjectKind};
+use memfs_crypt::{OVERHEAD, ObjectKind};
 
 use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH, PARALLEL, id_eq};
 use crate::error::Error;
@@ -334,15 +334,11 @@ impl EncryptedRepository {
                                 false => Err(size_mismatch(id, plain.len() as u64, *size)),
                             }
                         }),
-                        // Either envelope: objects written before format 7 keep version 1.
-                        (false, Some(stored)) => match [OVERHEAD, OVERHEAD_V1].map(|o| size + o as u64) {
-                            sealed if sealed.contains(&stored) => Ok(()),
-                            [sealed, before] => Err(Error::Corrupt {
+                        (false, Some(stored)) => match size + OVERHEAD as u64 {
+                            sealed if sealed == stored => Ok(()),
+                            sealed => Err(Error::Corrupt {
                                 object: format::object_name(id),
-                                reason: format!(
-                                    "it has {stored} bytes, but a sealed {size}-byte content has {sealed} \
-                                     ({before} if it was written before format 7)"
-                                ),
+                                reason: format!("it has {stored} bytes, but a sealed {size}-byte content has {sealed}"),
                             }),
                         },
                     };
@@ -714,7 +710,7 @@ mod tests {
         assert_eq!(
             problems(&repo, false).await,
             [format!(
-                "{pa}: file /memories/a.txt at @2: object {pa} is corrupt: it has 42 bytes, but a sealed 3-byte content has 43 (35 if it was written before format 7)"
+                "{pa}: file /memories/a.txt at @2: object {pa} is corrupt: it has 42 bytes, but a sealed 3-byte content has 43"
             )]
         );
         // Missing.

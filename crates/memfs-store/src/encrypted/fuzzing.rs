@@ -4,15 +4,13 @@
 use super::*;
 
 /// `memfs.keys` as [`EncryptedRepository::open`] reads it: parsed, its store id decoded, and
-/// `credential` tried on its slots, and, in format 7, the whole authenticated and its keyring
-/// opened: the keys the store would work with.
+/// `credential` tried on its slots, the whole authenticated and its keyring opened: the keys
+/// the store would work with.
 pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<StoreKeys, Error> {
     let keys = parse_keys(bytes)?;
     let id = decode_store_id(&keys.store_id)?;
-    match keys.slots.unlock(credential, &id)?.into_parts().1 {
-        memfs_crypt::Unlocked::Master(master) => Ok(StoreKeys::from_master(&master)),
-        memfs_crypt::Unlocked::Root(root) => key_set::open_authenticated(&keys, &root, &id),
-    }
+    let root = keys.slots.unlock(credential, &id)?.into_root();
+    key_set::open_authenticated(&keys, &root, &id)
 }
 
 /// `memfs.keys` parsed and written back as `init` writes it.

@@ -1,30 +1,23 @@
-//! `memfs.keys`: read, unlocked, authenticated, carried over to format 7, written back.
+//! `memfs.keys`: read, unlocked, authenticated, written back.
 //!
-//! Format 7 (docs/FORMAT.md, "`memfs.keys`"): beside the key slots, the keyring (the address
-//! and epoch keys wrapped under the root, and a change counter) and `mac`, a tag under the
-//! root over everything else. The tag is checked as soon as a slot has given the root, so a
+//! docs/FORMAT.md, "`memfs.keys`": beside the key slots, the keyring (the address and epoch
+//! keys wrapped under the root, and a change counter) and `mac`, a tag under the root over
+//! everything else. The tag is checked as soon as a slot has given the root, so a
 //! change made by anyone without the root (a slot added or put back, a note or the counter
 //! edited, an epoch dropped) is refused before anything is read. The head names the counter it
 //! was written with, and a `memfs.keys` with a lower counter is a rollback
 //! ([`Error::KeysRollback`]): an older copy with a removed slot in it cannot be put back.
-//!
-//! A store of formats 5 and 6 is carried over when a credential first unlocks it (see
-//! [`KeySet::unlock`]).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use memfs_crypt::{
-    AddressKey, Credential, KeySlots, Keyring, ObjectKeys, RootKey, SlotId, SlotSecret, StoreKeys, Unlocked,
-};
+use memfs_crypt::{AddressKey, Credential, KeySlots, Keyring, ObjectKeys, RootKey, SlotId, SlotSecret, StoreKeys};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use super::mark::{CarryOver, CarryOverKind};
-use super::{
-    Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OLDEST_FORMAT_VERSION, OpenOptions, decode_store_id,
-};
+use super::confirm::Confirmation;
+use super::{Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OpenOptions, decode_store_id};
 use crate::error::Error;
 use crate::head::HeadVersion;
 use crate::record::Operation;
@@ -40,28 +33,28 @@ pub(super) struct KeysObject {
     /// slots bind the bytes, and the rollback state is named by this string).
     pub(super) store_id: String,
     pub(super) slots: KeySlots,
-    /// Format 7: the keys the root unwraps, and the change counter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) keyring: Option<Keyring>,
-    /// Format 7: a carry-over written here whose commit is not made yet. The open that wrote
+    /// The keys the root unwraps, and the change counter.
+    pub(super) keyring: Keyring,
+    /// A slot's confirmation written here whose commit is not made yet. The open that wrote
     /// it makes the commit, then clears this; if it was stopped between the two, the next open
     /// does (see [`EncryptedRepository::open`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) unrecorded: Option<CarryOver>,
-    /// Format 7: the tag of everything above under the root (64 hex digits).
+    pub(super) unrecorded: Option<Confirmation>,
+    /// The tag of everything above under the root (64 hex digits); absent only from the body
+    /// the tag covers ([`KeysObject::body`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) mac: Option<String>,
 }
 
 impl KeysObject {
-    /// A new format-7 key object.
+    /// A new key object.
     pub(super) fn new(store_id: &[u8; 16], slots: KeySlots, keyring: Keyring, root: &RootKey) -> Self {
         let mut keys = KeysObject {
             format: "memfs".into(),
             version: FORMAT_VERSION,
             store_id: hex::encode(store_id),
             slots,
-            keyring: Some(keyring),
+            keyring,
             unrecorded: None,
             mac: None,
         };
@@ -92,12 +85,9 @@ impl KeysObject {
         self.mac = Some(hex::encode(root.mac(&self.body())));
     }
 
-    /// [`Error::Corrupt`] unless this is a format-7 object whose tag `root` gives.
+    /// [`Error::Corrupt`] unless `root` gives this object's tag.
     pub(super) fn authenticate(&self, root: &RootKey) -> Result<(), Error> {
         let refused = |reason: &str| Error::Corrupt { object: KEYS_PATH.into(), reason: reason.into() };
-        if self.keyring.is_none() || self.version < 7 {
-            return Err(refused("its key slots reach a root key, but it has no keyring"));
-        }
         let mut tag = [0u8; 32];
         let ok = self.mac.as_deref().is_some_and(|m| hex::decode_to_slice(m, &mut tag).is_ok());
         if !ok {
@@ -124,28 +114,19 @@ pub(super) fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
     if v.format != "memfs" {
         return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
     }
-    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&v.version) {
+    if v.version != FORMAT_VERSION {
         return Err(Error::UnsupportedFormat { version: v.version });
     }
-    let keys: KeysObject = serde_json::from_slice(bytes).map_err(corrupt)?;
-    // Format 7 has a keyring and a slot set of version 2; before, neither.
-    if (keys.version >= 7) != keys.keyring.is_some() || (keys.version >= 7) != keys.slots.has_root() {
-        return Err(Error::Corrupt {
-            object: KEYS_PATH.into(),
-            reason: format!("its keyring and key slots do not match format version {}", keys.version),
-        });
-    }
-    Ok(keys)
+    serde_json::from_slice(bytes).map_err(corrupt)
 }
 
-/// The keys of a format-7 `memfs.keys` whose root is `root`, once its tag is checked.
+/// The keys of `memfs.keys` whose root is `root`, once its tag is checked.
 pub(super) fn open_authenticated(keys: &KeysObject, root: &RootKey, store_id: &[u8; 16]) -> Result<StoreKeys, Error> {
     keys.authenticate(root)?;
-    Ok(keys.keyring.as_ref().expect("authenticated: format 7").open(root, store_id)?)
+    Ok(keys.keyring.open(root, store_id)?)
 }
 
-/// `memfs.keys` unlocked by a credential: authenticated, and carried over to format 7 in
-/// memory if it was not already.
+/// `memfs.keys` unlocked by a credential and authenticated.
 pub(super) struct KeySet {
     pub(super) object: KeysObject,
     /// The stored version it was read at, for the compare-and-swap that writes it back.
@@ -154,7 +135,7 @@ pub(super) struct KeySet {
     pub(super) root: RootKey,
     /// The slot the credential opened.
     pub(super) slot: SlotId,
-    /// Changed in memory (carried over to format 7, or a slot carried over) and not written.
+    /// Changed in memory (the opened slot confirmed the current root) and not written.
     pub(super) changed: bool,
     /// The opened slot's X25519 secret, to follow later rotations.
     pub(super) secret: Option<SlotSecret>,
@@ -176,15 +157,12 @@ fn naming_refused(e: Error, refused: &[memfs_crypt::CustodyFailure]) -> Error {
 }
 
 impl KeySet {
-    /// Reads `memfs.keys` and unlocks it with `credential`.
+    /// Reads `memfs.keys` and unlocks it with `credential`, checking its tag under the root.
     ///
-    /// A set of formats 5 and 6 is carried over to format 7 in memory: a new random root, a
-    /// keyring whose epoch 0 and address keys are the old master key's (every object keeps
-    /// its id and stays readable), the opened slot made a format-7 slot, and the others
-    /// reaching the root through a bridge until each is used. A format-7 set must carry its
-    /// root's tag; a slot in it made before format 7 is carried over the same way. Either
-    /// change raises the counter and is marked unrecorded ([`KeysObject::unrecorded`]) until
-    /// a commit records it; [`KeySet::changed`] says whether to write it back.
+    /// If the opened slot's confirmation names an older root than the current one (another
+    /// holder rotated the store since), the slot confirms the current root: the counter is
+    /// raised and the change marked unrecorded ([`KeysObject::unrecorded`]) until a commit
+    /// records it; [`KeySet::changed`] says whether to write it back.
     pub(super) async fn unlock(conn: &Connection, credential: &Credential) -> Result<KeySet, Error> {
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
         let mut object = parse_keys(&bytes)?;
@@ -192,52 +170,18 @@ impl KeySet {
         let super::unlock::SlotOpened { opened, refused } =
             super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
         let slot = opened.slot();
-        let kind = match (object.keyring.is_some(), object.slots.legacy_slots().contains(&slot)) {
-            (false, _) => CarryOverKind::Migrate,
-            (true, true) => CarryOverKind::CarryOver,
-            (true, false) => CarryOverKind::Confirm,
-        };
-        let from = object.version;
-        let (new_root, changed) = match opened.key() {
-            Unlocked::Master(master) => {
-                let root = RootKey::generate()?;
-                object.slots.carry_over(&opened, &root, &store_id)?;
-                object.keyring = Some(Keyring::new(&root, &store_id, master)?);
-                object.version = FORMAT_VERSION;
-                (Some(root), true)
+        object.authenticate(opened.root()).map_err(|e| naming_refused(e, &refused))?;
+        let changed = object.slots.renew(&opened, opened.root(), &store_id)?;
+        if changed {
+            object.keyring.bump();
+            // One mark at a time: an earlier one whose commit is still to be made is recorded
+            // first, and this counter is past it.
+            if object.unrecorded.is_none() {
+                object.unrecorded = Some(Confirmation { slot: slot.get(), counter: object.keyring.counter() });
             }
-            Unlocked::Root(root) => {
-                object.authenticate(root).map_err(|e| naming_refused(e, &refused))?;
-                let carried = object.slots.carry_over(&opened, root, &store_id)?;
-                if carried {
-                    object.keyring.as_mut().expect("authenticated: format 7").bump();
-                }
-                (None, carried)
-            }
-        };
-        // Format 7 or 8 to 9 (8: heads may carry objects unwritten; 9: key slots kept outside
-        // memfs): the version, and the counter, so that an older client still running reads
-        // `memfs.keys` again at the next head it sees, and stops there (`the store uses format
-        // version 9`) instead of meeting a head or a slot it cannot read. Nothing to record:
-        // no key and no file changes.
-        let upgraded = object.version < FORMAT_VERSION;
-        if upgraded && new_root.is_none() {
-            object.version = FORMAT_VERSION;
-            object.keyring.as_mut().expect("authenticated: format 7").bump();
         }
-        // One mark at a time: a store carried over whose commit is still to be made keeps
-        // that mark (its record matters more than a slot's).
-        if changed && object.unrecorded.is_none() {
-            let counter = object.keyring.as_ref().map_or(0, Keyring::counter);
-            object.unrecorded = Some(CarryOver { change: kind, slot: slot.get(), from, counter });
-        }
-        // A slot made before format 7 has none (only if a carry-over could not run).
         let secret = opened.slot_secret(&object.slots, &store_id).ok();
-        let root = match (new_root, opened.into_parts().1) {
-            (Some(root), _) | (None, Unlocked::Root(root)) => root,
-            (None, Unlocked::Master(_)) => unreachable!("a master key is carried over to a new root above"),
-        };
-        let changed = changed || upgraded;
+        let root = opened.into_root();
         if changed {
             object.seal(&root);
         }
@@ -257,9 +201,9 @@ impl KeySet {
         Ok((Keys::new(store_keys, Some((root, counter)), secret), object.store_id))
     }
 
-    /// The keyring (always there once unlocked).
+    /// The keyring.
     pub(super) fn keyring(&self) -> &Keyring {
-        self.object.keyring.as_ref().expect("a key set is format 7 once unlocked")
+        &self.object.keyring
     }
 
     /// Writes the set back by compare-and-swap on the version it was read at, sealed.
@@ -289,7 +233,7 @@ impl KeySet {
         };
         let ours = self.keyring().counter();
         let now = match conn.keys.read().await {
-            Ok(Some((bytes, _))) => parse_keys(&bytes).ok().and_then(|k| k.keyring).map(|k| k.counter()),
+            Ok(Some((bytes, _))) => parse_keys(&bytes).ok().map(|k| k.keyring.counter()),
             _ => None,
         };
         match now {
@@ -300,7 +244,7 @@ impl KeySet {
 
     /// The keyring, to change.
     fn keyring_mut(&mut self) -> &mut Keyring {
-        self.object.keyring.as_mut().expect("a key set is format 7 once unlocked")
+        &mut self.object.keyring
     }
 
     /// Starts a new epoch under a new root, which the chain of roots gets signed by the
@@ -334,7 +278,7 @@ impl KeySet {
         during: &str,
     ) -> Result<EncryptedRepository, Error> {
         self.keyring_mut().bump();
-        // A carry-over made by this unlock (or left unrecorded by an earlier one) is written
+        // A confirmation made by this unlock (or left unrecorded by an earlier one) is written
         // with its mark and recorded before the change, as an open records it: stopped
         // between, the next open records it.
         let carried = self.object.unrecorded;
@@ -371,14 +315,14 @@ pub(super) struct Keys {
     pub(super) blob_address: AddressKey,
     pub(super) tree_address: AddressKey,
     live: std::sync::RwLock<LiveKeys>,
-    /// This client's slot, to follow a rotation (format 7; `None` for an ephemeral store).
+    /// This client's slot, to follow a rotation (`None` for an ephemeral store).
     slot: Option<SlotSecret>,
 }
 
 /// What a rotation changes.
 struct LiveKeys {
     objects: Arc<ObjectKeys>,
-    /// The root key (format 7; `None` for an ephemeral store): authenticates `memfs.keys`.
+    /// The root key (`None` for an ephemeral store): authenticates `memfs.keys`.
     root: Option<RootKey>,
     /// The change counter of the `memfs.keys` this client holds: every head it writes names
     /// it, and a head naming a higher one makes it read `memfs.keys` again.
@@ -406,7 +350,7 @@ impl Keys {
         self.live().objects.clone()
     }
 
-    /// Whether this is a format-7 store's keys (with a root), not an ephemeral store's.
+    /// Whether this is a persistent store's keys (with a root), not an ephemeral store's.
     pub(super) fn has_root(&self) -> bool {
         self.live().root.is_some()
     }
@@ -450,7 +394,7 @@ impl Keys {
             return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "the store id changed".into() });
         }
         let id = decode_store_id(&keys.store_id)?;
-        let Some(keyring) = keys.keyring.as_ref() else { return Err(Error::KeysRotated) };
+        let keyring = &keys.keyring;
         let counter = keyring.counter();
         if let Refresh::Named(named) = why
             && counter < named

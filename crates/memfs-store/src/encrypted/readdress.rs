@@ -423,7 +423,7 @@ pub(super) async fn finish(
 ) -> Result<Readdressed, Error> {
     old.undo_stopped_shred().await?;
     old.read_head().await?;
-    let counter = object.keyring.as_ref().map_or(0, Keyring::counter);
+    let counter = object.keyring.counter();
     let keys = Keys::new(new_keys, Some((root, counter)), None);
     let actor = options.actor.clone();
     let new = EncryptedRepository::assemble(conn.again(), keys, object.store_id.clone(), options)?;
@@ -448,8 +448,8 @@ pub(super) async fn finish(
 async fn write_keys(conn: &Connection, new: &EncryptedRepository, object: &mut KeysObject) -> Result<(), Error> {
     for _ in 0..8 {
         let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let now = parse_keys(&bytes)?.keyring.map_or(0, |k| k.counter());
-        object.keyring.as_mut().expect("made with a keyring").raise_counter(now + 1);
+        let now = parse_keys(&bytes)?.keyring.counter();
+        object.keyring.raise_counter(now + 1);
         new.keys.with_root(|root| object.seal(root)).expect("made with a root");
         match settle::swap_settled(&*conn.keys, Some(&version), object.to_bytes()).await {
             Swapped::Landed => return Ok(()),

@@ -76,9 +76,7 @@ impl EncryptedRepository {
     /// everything after it, under the new epoch). Objects written before stay sealed under the
     /// epochs they were written in, readable through the keyring, until resealed.
     ///
-    /// Refused with `memfs_crypt::Error::LegacySlots` while slots made before format 7 remain
-    /// (they have no public key to wrap the new root to). A dry run unlocks and checks the
-    /// same, and writes nothing.
+    /// A dry run unlocks and checks the same, and writes nothing.
     pub async fn rotate_keys(
         backend: Backend,
         credential: &Credential,
@@ -112,7 +110,7 @@ impl EncryptedRepository {
         // The keyring made afresh under the new root (the slots wrapped to it as above).
         let counter = set.keyring().counter() + 1;
         let (keyring, new_keys) = Keyring::fresh(&set.root, &set.store_id, epoch, counter)?;
-        set.object.keyring = Some(keyring);
+        set.object.keyring = keyring;
         let store_hex = set.object.store_id.clone();
         let old =
             EncryptedRepository::assemble(conn.again(), Keys::new(old_keys, None, None), store_hex, options.clone())?;

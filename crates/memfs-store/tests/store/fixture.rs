@@ -1,6 +1,6 @@
 //! A local folder's log written through the object-store path (`Backend::ObjectStore` over a
 //! `LogStore`), as a bucket would hold it: its head carries the newest objects unwritten,
-//! which a `file://` client never writes but must read. This is how `tests/fixtures/format-8`
+//! which a `file://` client never writes but must read. This is how `tests/fixtures/format-1`
 //! was made (with the commands of `tests/fixtures/README.md`); every run writes such a folder
 //! again and checks what the fixture is relied on for. To write a fixture of a new format
 //! once, when that format is released:

@@ -1,6 +1,6 @@
 //! The store fixture of the current format opens with this binary as it is (docs/FORMAT.md,
-//! "Versioning"): `tests/fixtures/format-14` (read its README) is copied into a temporary
-//! folder, given the modes git does not keep, and opened.
+//! "Versions"): `tests/fixtures/format-1` (read its README) is copied into a temporary folder,
+//! given the modes git does not keep, and opened.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -98,20 +98,20 @@ fn objects(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     })
 }
 
-/// The format-14 fixture, written as a bucket holds a store: its binary head names the five
-/// commits before it and carries every object unwritten, without their ids. It opens as it
-/// is, nothing is rewritten, and `check` finds nothing wrong.
+/// The format-1 fixture, written as a bucket holds a store: its head names the five commits
+/// before it and carries every object unwritten, without their ids. It opens as it is,
+/// nothing is rewritten, and `check` finds nothing wrong.
 #[test]
-fn the_format_14_fixture_opens_as_it_is() {
-    let (dir, root) = fixture("format-14");
+fn the_format_1_fixture_opens_as_it_is() {
+    let (dir, root) = fixture("format-1");
     let home = dir.path().join("client");
     let keys_before = keys(&root);
-    assert_eq!(keys_before["version"], 14);
+    assert_eq!(keys_before["version"], 1);
     let before = objects(&root);
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
     assert_text("notes", &ok(&home, &root, &["show", "HEAD:/memories/notes.md"]), "alpha\ngamma\n");
     assert_text("roadmap", &ok(&home, &root, &["show", "@2:/memories/projects/plan.md"]), "step one\n");
     assert_text("check", ok(&home, &root, &["check", "--read-data"]).lines().last().unwrap(), "no problems found");
-    assert_eq!(keys(&root), keys_before, "a format-14 store is not rewritten");
+    assert_eq!(keys(&root), keys_before, "a format-1 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }

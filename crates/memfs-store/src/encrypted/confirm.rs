@@ -1,0 +1,91 @@
+//! The commit that records a key slot confirming the root another holder's `memfs key
+//! rotate` gave it, the first time the slot opens the store since (docs/FORMAT.md,
+//! `unrecorded`).
+//!
+//! The confirmation is written when the store opens, before anything else: by compare-and-swap
+//! of `memfs.keys`, marked unrecorded ([`Confirmation`], in `memfs.keys`' field `unrecorded`).
+//! The open then makes one commit that records it (the tree unchanged, the head naming the new
+//! change counter) and clears the mark. A crash between leaves the mark, so the next open makes
+//! the commit; two clients opening at once make it once, because a commit is skipped when the
+//! head already names the counter (see [`EncryptedRepository::record_unless_named`]).
+
+use object_store::path::Path;
+use serde::{Deserialize, Serialize};
+
+use super::key_set::parse_keys;
+use super::{EncryptedRepository, KEYS_PATH};
+use crate::error::Error;
+use crate::head::{ConditionalHead, HeadStore};
+use crate::record::Operation;
+
+/// The mark `memfs.keys` carries while a slot's confirmation is written and not yet recorded in
+/// a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Confirmation {
+    /// The slot that confirmed the root.
+    pub(super) slot: u32,
+    /// `memfs.keys`' change counter once the confirmation is written: a head naming it (or a
+    /// later one) comes after the commit that records it.
+    pub(super) counter: u64,
+}
+
+impl Confirmation {
+    /// The operation its commit records, `memfs.keys` being at change `counter`.
+    pub(super) fn operation(self, counter: u64) -> Operation {
+        Operation::Keys { change: "confirm".into(), counter, slot: Some(self.slot) }
+    }
+}
+
+/// A confirmation opening the store made ([`EncryptedRepository::confirmed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmed {
+    /// The slot that confirmed the root of the last rotation.
+    pub slot: u32,
+    /// The generation of the commit that records it, or why that commit could not be made
+    /// (the confirmation itself is written; the next open makes the commit).
+    pub commit: Result<u64, String>,
+}
+
+impl EncryptedRepository {
+    /// Records `mark` in a commit unless a head already names its counter, then clears the
+    /// mark. Returns what to report: `None` if another client made the commit.
+    pub(super) async fn record_confirmation(&self, mark: Confirmation, actor: &str) -> Option<Confirmed> {
+        let slot = mark.slot;
+        let generation = match self.record_unless_named(actor, mark.operation(mark.counter), mark.counter).await {
+            Ok(None) => None,
+            Ok(Some(generation)) => Some(generation),
+            // The store stays open (a `check` of a damaged store must still run); the mark
+            // stays, so the next open tries again.
+            Err(e) => return Some(Confirmed { slot, commit: Err(e.to_string()) }),
+        };
+        // The commit is made (or another client's is): a mark left because this fails costs
+        // the next open one read of the head, which then names the counter and clears it.
+        let _ = self.clear_mark(mark).await;
+        generation.map(|generation| Confirmed { slot, commit: Ok(generation) })
+    }
+
+    /// Removes `mark` from `memfs.keys` (its tag made again under the root this client holds),
+    /// by compare-and-swap; nothing if the mark is gone or another client changed `memfs.keys`
+    /// meanwhile (its own write took the mark, or its next open will).
+    async fn clear_mark(&self, mark: Confirmation) -> Result<(), Error> {
+        let head = ConditionalHead::new(self.store.clone(), Path::from(KEYS_PATH));
+        let Some((bytes, version)) = head.read().await? else { return Err(Error::NotInitialized) };
+        let mut object = parse_keys(&bytes)?;
+        if object.unrecorded != Some(mark) {
+            return Ok(());
+        }
+        let Some(sealed) = self.keys.with_root(|root| {
+            object.authenticate(root)?;
+            object.unrecorded = None;
+            object.seal(root);
+            Ok::<_, Error>(object.to_bytes())
+        }) else {
+            return Ok(());
+        };
+        match head.swap(&version, sealed?).await {
+            Ok(()) | Err(Error::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
