@@ -1,10 +1,9 @@
 //! Plaintext layouts of the stored objects, before sealing (see `docs/FORMAT.md`).
 //!
-//! Every layout is JSON but directory pages (binary from format 10, with varints from format
-//! 11) and commits (binary from format 11, `binary_commit.rs`); the JSON forms and format 10's
-//! pages are still read. The sealed envelope around a plaintext (`memfs-crypt`) binds the
-//! object's kind and id. Unknown fields, flags and kinds are refused, so a newer writer's
-//! additions are noticed instead of silently dropped.
+//! Directory pages, commits (`binary_commit.rs`) and the head (`binary_head.rs`) are binary;
+//! policies and gc's state are JSON. The sealed envelope around a plaintext (`memfs-crypt`)
+//! binds the object's kind and id. Unknown fields, flags and kinds are refused, so a newer
+//! writer's additions are noticed instead of silently dropped.
 
 use integer_encoding::VarInt;
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};
@@ -16,7 +15,7 @@ use crate::error::Error;
 mod binary_commit;
 mod binary_head;
 
-pub(crate) use binary_head::{BINARY_HEAD, INLINE_OVERHEAD};
+pub(crate) use binary_head::INLINE_OVERHEAD;
 
 /// An object id as 64 lowercase hex characters.
 mod hex_id {
@@ -31,47 +30,10 @@ mod hex_id {
         let s = String::deserialize(d)?;
         super::parse_id(&s).ok_or_else(|| serde::de::Error::custom("invalid object id"))
     }
-
-    pub(crate) mod option {
-        use memfs_core::ObjectId;
-        use serde::{Deserialize, Deserializer, Serializer};
-
-        pub(crate) fn serialize<S: Serializer>(id: &Option<ObjectId>, s: S) -> Result<S::Ok, S::Error> {
-            match id {
-                Some(id) => s.serialize_some(&id.to_hex()),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ObjectId>, D::Error> {
-            Option::<String>::deserialize(d)?
-                .map(|s| crate::format::parse_id(&s).ok_or_else(|| serde::de::Error::custom("invalid object id")))
-                .transpose()
-        }
-    }
 }
 
-/// The most commit ids a head's `recent` may name (format 13); a longer list is refused.
+/// The most commit ids a head's `recent` may name; a longer list is refused.
 pub(crate) const MAX_RECENT: usize = 256;
-
-/// A head's `recent` (format 13): a list of object ids in hex, at most [`MAX_RECENT`].
-mod recent_ids {
-    use memfs_core::ObjectId;
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(crate) fn serialize<S: Serializer>(ids: &[ObjectId], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(ids.iter().map(|id| id.to_hex()))
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ObjectId>, D::Error> {
-        let hex = Vec::<String>::deserialize(d)?;
-        if hex.len() > super::MAX_RECENT {
-            return Err(D::Error::custom(format!("more than {} recent commits", super::MAX_RECENT)));
-        }
-        hex.iter().map(|s| super::parse_id(s).ok_or_else(|| D::Error::custom("invalid object id"))).collect()
-    }
-}
 
 /// Parses 64 hex characters.
 pub(crate) fn parse_id(s: &str) -> Option<ObjectId> {
@@ -79,54 +41,6 @@ pub(crate) fn parse_id(s: &str) -> Option<ObjectId> {
     hex::decode_to_slice(s, &mut bytes).ok()?;
     Some(ObjectId::from_bytes(bytes))
 }
-
-/// One directory entry as stored.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum EntryObject {
-    File {
-        name: Name,
-        #[serde(with = "hex_id")]
-        id: ObjectId,
-        size: u64,
-        /// Last-access day (days since 1970-01-01).
-        accessed: u32,
-    },
-    Dir {
-        name: Name,
-        #[serde(with = "hex_id")]
-        id: ObjectId,
-        /// Files below, at any depth.
-        files: u64,
-        /// Their bytes.
-        bytes: u64,
-    },
-}
-
-/// A directory page as stored (see `crate::pages`): a leaf holds entries in name order, an
-/// index holds the ids of the pages below it, in order. A directory's id is its top page's.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(untagged)]
-enum PageObject {
-    Leaf(LeafObject),
-    Index(IndexObject),
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LeafObject {
-    entries: Vec<EntryObject>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct IndexObject {
-    pages: Vec<HexId>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(transparent)]
-struct HexId(#[serde(with = "hex_id")] ObjectId);
 
 /// A decoded directory page.
 #[derive(Debug)]
@@ -137,17 +51,17 @@ pub(crate) enum Page {
     Index(Index),
 }
 
-/// An index page: the ids of the pages below it and, from format 12, what each holds.
+/// An index page: the ids of the pages below it and what each holds.
 #[derive(Debug)]
 pub(crate) struct Index {
     /// The pages below, in order (at least one).
     pub(crate) pages: Vec<ObjectId>,
-    /// Format 12 and later; `None` for an index page of formats 3 to 11 (ids only).
+    /// What guides a search down; every decoded index page has one.
     pub(crate) guide: Option<Guide>,
 }
 
-/// What an index page of format 12 says of the pages below it besides their ids, so that a
-/// reader goes down one page a level to the leaf a name falls in and knows the leaf's place.
+/// What an index page says of the pages below it besides their ids, so that a reader goes
+/// down one page a level to the leaf a name falls in and knows the leaf's place.
 #[derive(Debug)]
 pub(crate) struct Guide {
     /// Levels from this page down to the leaves: 1 when its children are leaves.
@@ -162,7 +76,7 @@ pub(crate) struct Guide {
     pub(crate) lows: Vec<Name>,
 }
 
-/// A child of an index page of format 12, as written.
+/// A child of an index page, as written.
 pub(crate) struct IndexChild<'a> {
     pub(crate) id: &'a ObjectId,
     pub(crate) leaves: u64,
@@ -174,7 +88,7 @@ pub(crate) struct IndexChild<'a> {
 pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)>) -> Option<Vec<u8>> {
     let entries: Vec<(&Name, &Node)> = entries.collect();
     let mut out = Vec::with_capacity(5 + entries.len() * 56);
-    out.push(LEAF_PAGE_11);
+    out.push(LEAF_PAGE);
     let varint = |out: &mut Vec<u8>, n: u64| out.extend_from_slice(&n.encode_var_vec());
     varint(&mut out, entries.len() as u64);
     for (name, node) in entries {
@@ -197,11 +111,11 @@ pub(crate) fn encode_leaf<'a>(entries: impl Iterator<Item = (&'a Name, &'a Node)
     Some(out)
 }
 
-/// Encodes an index page of format 12 (the binary form, below) at `height` above the leaves.
+/// Encodes an index page (the binary form, below) at `height` above the leaves.
 /// Every child but the first must have its low; the first's is not written.
 pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + children.len() * 44);
-    out.push(INDEX_PAGE_12);
+    out.push(INDEX_PAGE);
     let varint = |out: &mut Vec<u8>, n: u64| out.extend_from_slice(&n.encode_var_vec());
     varint(&mut out, u64::from(height));
     varint(&mut out, children.len() as u64);
@@ -223,10 +137,9 @@ pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> 
     out
 }
 
-/// Encodes a decoded index page again, in the form it was read in (`0x04` for one of formats
-/// 3 to 11), for the fuzzers and the tests that make pages of older stores.
+/// Encodes a decoded index page again, for the fuzzers and the tests that forge pages.
 pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
-    let Some(guide) = &index.guide else { return encode_index_11(&index.pages) };
+    let guide = index.guide.as_ref().expect("a decoded index page has its guide");
     let children: Vec<IndexChild<'_>> = (0..index.pages.len())
         .map(|i| IndexChild {
             id: &index.pages[i],
@@ -237,89 +150,50 @@ pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
     encode_index(guide.height, &children)
 }
 
-/// An index page of formats 3 to 11 (ids only, `0x04`).
-pub(crate) fn encode_index_11(pages: &[ObjectId]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 + pages.len() * 32);
-    out.push(INDEX_PAGE_11);
-    out.extend_from_slice(&(pages.len() as u64).encode_var_vec());
-    for id in pages {
-        out.extend_from_slice(&id.to_bytes());
-    }
-    out
-}
-
-/// The first byte of a directory page in the binary form: a leaf, an index, with fixed-width
-/// numbers (format 10, still read) or varints (format 11). No JSON page (formats 3 to 9, still
-/// read) starts with any of them: those start with `{`.
-const LEAF_PAGE: u8 = 0x01;
-const INDEX_PAGE: u8 = 0x02;
-const LEAF_PAGE_11: u8 = 0x03;
-const INDEX_PAGE_11: u8 = 0x04;
-const INDEX_PAGE_12: u8 = 0x05;
-/// An entry's kind in a binary leaf.
+/// The first byte of a directory page: a leaf or an index.
+const LEAF_PAGE: u8 = 0x03;
+const INDEX_PAGE: u8 = 0x05;
+/// An entry's kind in a leaf.
 const FILE_ENTRY: u8 = 0x00;
 const DIR_ENTRY: u8 = 0x01;
 
-/// Decodes a directory page, binary or JSON; children stay stored (not loaded).
+/// Decodes a directory page; children stay stored (not loaded).
 pub(crate) fn decode_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     match bytes.first() {
-        Some(&LEAF_PAGE | &INDEX_PAGE | &LEAF_PAGE_11 | &INDEX_PAGE_11) => decode_binary_page(bytes, id),
-        Some(&INDEX_PAGE_12) => decode_index_12(bytes, id),
-        _ => decode_json_page(bytes, id),
+        Some(&LEAF_PAGE) => decode_leaf(bytes, id),
+        Some(&INDEX_PAGE) => decode_index(bytes, id),
+        _ => Err(corrupt(id, "directory page", &"not a leaf or an index page")),
     }
 }
 
-/// A directory page in the binary form:
-///
-/// - leaf: `0x03` (`0x01`), the entry count, then per entry: its kind (`0x00` file, `0x01`
-///   directory), the name's length and UTF-8 bytes, the id (32 bytes), and for a file its size
-///   and last-access day, for a directory its files and bytes below;
-/// - index: `0x04` (`0x02`), the page count (at least 1), then each page's id (32 bytes).
-///
-/// In pages `0x03` and `0x04` (format 11) every number is a varint (LEB128); in `0x01` and
-/// `0x02` (format 10) counts are u32, a name's length u16, sizes, files and bytes u64 and the
-/// day u32, little-endian. Nothing may follow; names are checked as stored names are, and
-/// must be strictly increasing.
-fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+/// A leaf page: `0x03`, the entry count, then per entry: its kind (`0x00` file, `0x01`
+/// directory), the name's length and UTF-8 bytes, the id (32 bytes), and for a file its size
+/// and last-access day, for a directory its files and bytes below. Every number is a varint
+/// (LEB128). Nothing may follow; names are checked as stored names are, and must be strictly
+/// increasing.
+fn decode_leaf(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
-    let varints = matches!(bytes[0], LEAF_PAGE_11 | INDEX_PAGE_11);
     let mut r = Reader::new(bytes, 1);
-    let count = if varints { r.varint() } else { r.u32().map(u64::from) }.ok_or_else(|| bad("truncated"))?;
-    if matches!(bytes[0], INDEX_PAGE | INDEX_PAGE_11) {
-        if count == 0 {
-            return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
-        }
-        let pages = (0..count).map(|_| r.id()).collect::<Option<Vec<_>>>().ok_or_else(|| bad("truncated"))?;
-        return match r.at == bytes.len() {
-            true => Ok(Page::Index(Index { pages, guide: None })),
-            false => Err(bad("bytes after the last page")),
-        };
-    }
+    let count = r.varint().ok_or_else(|| bad("truncated"))?;
     let mut entries: Vec<(Name, Node)> = Vec::new();
     for _ in 0..count {
         let kind = r.take(1).ok_or_else(|| bad("truncated"))?[0];
-        let len = if varints { r.varint() } else { r.u16().map(u64::from) }.ok_or_else(|| bad("truncated"))?;
+        let len = r.varint().ok_or_else(|| bad("truncated"))?;
         let name = r.take(usize::try_from(len).unwrap_or(usize::MAX)).ok_or_else(|| bad("truncated"))?;
         let name = std::str::from_utf8(name).map_err(|_| bad("a name is not UTF-8"))?;
         // Through `Name`'s own `Deserialize`: the rules for names read from the store.
         let name = Name::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name))
             .map_err(|e| corrupt(id, "directory page", &e))?;
         let entry_id = r.id().ok_or_else(|| bad("truncated"))?;
-        let a = if varints { r.varint() } else { r.u64() }.ok_or_else(|| bad("truncated"))?;
+        let a = r.varint().ok_or_else(|| bad("truncated"))?;
         let node = match kind {
             FILE_ENTRY => {
-                let accessed = match varints {
-                    true => r
-                        .varint()
-                        .map(u32::try_from)
-                        .ok_or_else(|| bad("truncated"))?
-                        .map_err(|_| bad("a day out of range"))?,
-                    false => r.u32().ok_or_else(|| bad("truncated"))?,
-                };
+                let day = r.varint().ok_or_else(|| bad("truncated"))?;
+                let accessed = u32::try_from(day).map_err(|_| bad("a day out of range"))?;
                 Node::File(FileRef { id: entry_id, size: a, accessed })
             }
             DIR_ENTRY => {
-                let bytes = if varints { r.varint() } else { r.u64() }.ok_or_else(|| bad("truncated"))?;
+                let bytes = r.varint().ok_or_else(|| bad("truncated"))?;
                 Node::Dir(DirRef::stored(entry_id, Totals { files: a, bytes }))
             }
             _ => return Err(bad("an entry of unknown kind")),
@@ -335,13 +209,13 @@ fn decode_binary_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     }
 }
 
-/// An index page of format 12: `0x05`, its height (at least 1), the child count (at least 1),
+/// An index page: `0x05`, its height (at least 1), the child count (at least 1),
 /// then per child its id (32 bytes), at a height above 1 the leaves below it (at least 1),
 /// and for every child but the first its low (a name, [`Guide::lows`]), as the bytes it
 /// shares with the low before it in the page (a count; 0 for the second child), the count of
 /// the bytes that follow, and those bytes. Every number is a varint; names are checked as stored names are,
 /// and must be strictly increasing; nothing may follow.
-fn decode_index_12(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
+fn decode_index(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
     let bad = |reason: &str| corrupt(id, "directory page", &reason);
     let mut r = Reader::new(bytes, 1);
     let height = r.varint().ok_or_else(|| bad("truncated"))?;
@@ -419,15 +293,6 @@ impl<'a> Reader<'a> {
         self.at += n;
         Some(out)
     }
-    fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
     fn id(&mut self) -> Option<ObjectId> {
         Some(ObjectId::from_bytes(self.take(32)?.try_into().ok()?))
     }
@@ -438,51 +303,17 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A directory page in the JSON form that formats 3 to 9 wrote.
-fn decode_json_page(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
-    let obj: PageObject = serde_json::from_slice(bytes).map_err(|e| corrupt(id, "directory page", &e))?;
-    let leaf = match obj {
-        PageObject::Index(IndexObject { pages }) if pages.is_empty() => {
-            return Err(Error::Corrupt { object: object_name(id), reason: "empty index page".into() });
-        }
-        PageObject::Index(IndexObject { pages }) => {
-            return Ok(Page::Index(Index { pages: pages.into_iter().map(|h| h.0).collect(), guide: None }));
-        }
-        PageObject::Leaf(leaf) => leaf,
-    };
-    let mut previous: Option<Name> = None;
-    let mut entries = Vec::with_capacity(leaf.entries.len());
-    for e in leaf.entries {
-        let (name, node) = match e {
-            EntryObject::File { name, id, size, accessed } => (name, Node::File(FileRef { id, size, accessed })),
-            EntryObject::Dir { name, id, files, bytes } => {
-                (name, Node::Dir(DirRef::stored(id, Totals { files, bytes })))
-            }
-        };
-        // Names must be strictly increasing: no duplicates, canonical order.
-        if previous.as_ref().is_some_and(|p| p >= &name) {
-            return Err(out_of_order(id));
-        }
-        previous = Some(name.clone());
-        entries.push((name, node));
-    }
-    Ok(Page::Leaf(entries))
-}
-
 /// The error for entries that are not strictly increasing (within a page or across pages).
 pub(crate) fn out_of_order(id: &ObjectId) -> Error {
     Error::Corrupt { object: object_name(id), reason: "directory entries out of order".into() }
 }
 
-/// A commit as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A commit as stored (`binary_commit.rs`).
+#[derive(Debug, Clone)]
 pub(crate) struct CommitObject {
     /// The previous commit; `None` for the first.
-    #[serde(with = "hex_id::option")]
     pub(crate) parent: Option<ObjectId>,
     /// The root directory.
-    #[serde(with = "hex_id")]
     pub(crate) tree: ObjectId,
     /// The generation this commit was made at.
     pub(crate) generation: u64,
@@ -499,27 +330,24 @@ pub(crate) struct CommitObject {
     /// Their bytes.
     pub(crate) bytes: u64,
     /// The store's policy object; absent: the default policy.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex_id::option")]
     pub(crate) policy: Option<ObjectId>,
-    /// A purge commit's record of the commits it rewrote (format 6): the old id of every
-    /// commit whose id changed, by generation, so that a client that remembers one of them
-    /// still finds it in the history it descends from. Absent in every other commit.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// A purge commit's record of the commits it rewrote: the old id of every commit whose
+    /// id changed, by generation, so that a client that remembers one of them still finds it
+    /// in the history it descends from. Empty in every other commit.
     pub(crate) replaced: Vec<CommitAt>,
 }
 
 impl CommitObject {
-    /// The plaintext this format stores: the binary form (format 11).
+    /// The plaintext of this commit (the binary form).
     pub(crate) fn encode(&self) -> Vec<u8> {
         binary_commit::encode(self)
     }
 
-    /// Decodes a stored commit: binary (format 11) or JSON (formats 3 to 10); the error says
-    /// what is wrong with it.
+    /// Decodes a stored commit; the error says what is wrong with it.
     pub(crate) fn decode(bytes: &[u8]) -> Result<CommitObject, String> {
         match bytes.first() {
             Some(&binary_commit::BINARY_COMMIT) => binary_commit::decode(bytes).map_err(str::to_owned),
-            _ => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+            _ => Err("not a commit (an unknown first byte)".to_owned()),
         }
     }
 }
@@ -536,38 +364,32 @@ pub(crate) struct CommitAt {
     pub(crate) commit: ObjectId,
 }
 
-/// The head as stored: which commit is newest, and a snapshot of the objects a reader with
-/// empty caches needs first (format 4).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct HeadObject {
-    /// The store's id as in `memfs.keys` (32 lowercase hex digits; format 6): a head copied
-    /// from another store is refused. Absent in a head written before format 6.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) store_id: Option<String>,
-    /// The change counter of the `memfs.keys` its writer held (format 7): a reader holding a
-    /// lower one reads `memfs.keys` again, and refuses one still lower as a rollback. Absent
-    /// before format 7.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) keys: Option<u64>,
+/// The head as stored (`binary_head.rs`): which commit is newest, and a snapshot of the
+/// objects a reader with empty caches needs first.
+#[derive(Debug, Clone)]
+pub struct HeadObject {
+    /// The store's id as in `memfs.keys` (32 lowercase hex digits): a head copied from another
+    /// store is refused. Absent where there is no `memfs.keys` (an in-memory store).
+    pub store_id: Option<String>,
+    /// The change counter of the `memfs.keys` its writer held: a reader holding a lower one
+    /// reads `memfs.keys` again, and refuses one still lower as a rollback. Absent where the
+    /// writer holds no root key.
+    pub keys: Option<u64>,
     /// Increases by one per commit.
-    pub(crate) generation: u64,
+    pub generation: u64,
     /// The newest commit.
-    #[serde(with = "hex_id")]
-    pub(crate) commit: ObjectId,
-    /// The commits before `commit`, newest first (format 13): `recent[i]` is the commit at
-    /// generation `generation - 1 - i`, as the writer of this head knew them from the head it
-    /// committed on. Lets a reader see that this head descends from a commit it remembers, and
-    /// a writer whether its commit landed, without fetching the commits between (on object
-    /// storage, one request each). Written by object-store clients only; empty in older heads,
-    /// in a purge's head (its commits were rewritten) and on local folders, where the walk
-    /// reads the log.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "recent_ids")]
-    pub(crate) recent: Vec<ObjectId>,
+    pub commit: ObjectId,
+    /// The commits before `commit`, newest first: `recent[i]` is the commit at generation
+    /// `generation - 1 - i`, as the writer of this head knew them from the head it committed
+    /// on. Lets a reader see that this head descends from a commit it remembers, and a writer
+    /// whether its commit landed, without fetching the commits between (on object storage,
+    /// one request each). Written by object-store clients only; empty in a purge's head (its
+    /// commits were rewritten) and on local folders, where the walk reads the log.
+    pub recent: Vec<ObjectId>,
     /// Copies of immutable objects (the commit, its policy, the tree's top directory pages in
     /// breadth-first order, then the contents of the files in those directories), each verified
     /// against its id like a fetched object. Possibly empty.
-    pub(crate) inline: Vec<InlineObject>,
+    pub inline: Vec<InlineObject>,
 }
 
 impl HeadObject {
@@ -596,37 +418,25 @@ impl HeadObject {
         (self.commit_at(generation).unwrap_or(self.commit), generation)
     }
 
-    /// The plaintext this format stores: the binary form (format 14).
+    /// The plaintext of this head (the binary form).
     pub(crate) fn encode(&self) -> Vec<u8> {
         binary_head::encode(self)
     }
 
-    /// Decodes a stored head: binary (format 14) or JSON (formats 4 to 13); `address` gives
-    /// an inline object's id from its kind and plaintext. A binary head does not store ids:
-    /// `address` computes them. A JSON head does: each must be the one `address` gives, or
-    /// the head is refused (so that every id is computed once, whichever the form). The
-    /// error says what is wrong with it.
+    /// Decodes a stored head; `address` gives an inline object's id from its kind and
+    /// plaintext (a head does not store them: its reader computes them). The error says what
+    /// is wrong with it.
     pub(crate) fn decode(bytes: &[u8], address: impl Fn(InlineKind, &[u8]) -> ObjectId) -> Result<HeadObject, String> {
-        if bytes.first() == Some(&binary_head::BINARY_HEAD) {
-            return binary_head::decode(bytes, address).map_err(str::to_owned);
-        }
-        let head: HeadObject = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        match head.inline.iter().find(|o| !id_eq(&address(o.kind, &o.plain), &o.id)) {
-            Some(o) => Err(format!("its inline {} {} does not match its id", o.kind.noun(), o.id.to_hex())),
-            None => Ok(head),
+        match bytes.first() {
+            Some(&binary_head::BINARY_HEAD) => binary_head::decode(bytes, address).map_err(str::to_owned),
+            _ => Err("not a head (an unknown first byte)".to_owned()),
         }
     }
 
-    /// Decodes a stored head as [`HeadObject::decode`] does, without its ids: a binary
-    /// head's inline ids are all zero, a JSON head's are taken as they are. For re-encoding
-    /// a head (the fuzz targets and their seeds), never for opening one.
+    /// Decodes a stored head as [`HeadObject::decode`] does, with every inline id zero: for
+    /// re-encoding a head (the fuzz targets), never for opening one.
     pub(crate) fn decode_unverified(bytes: &[u8]) -> Result<HeadObject, String> {
-        match bytes.first() {
-            Some(&binary_head::BINARY_HEAD) => {
-                binary_head::decode(bytes, |_, _| ObjectId::from_bytes([0; 32])).map_err(str::to_owned)
-            }
-            _ => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
-        }
+        Self::decode(bytes, |_, _| ObjectId::from_bytes([0; 32]))
     }
 
     /// Whether `recent` can be what its writer says: no more commits than there are
@@ -637,72 +447,23 @@ impl HeadObject {
 }
 
 /// An immutable object carried inside the head: its kind, id and plaintext.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(try_from = "InlineWire", into = "InlineWire")]
-pub(crate) struct InlineObject {
+#[derive(Debug, Clone)]
+pub struct InlineObject {
     /// Which kind of object.
-    pub(crate) kind: InlineKind,
-    /// Its id, which must be the keyed hash of `plain`.
-    pub(crate) id: ObjectId,
+    pub kind: InlineKind,
+    /// Its id: the keyed hash of `plain`, computed by the head's reader.
+    pub id: ObjectId,
     /// Its plaintext.
-    pub(crate) plain: Vec<u8>,
-    /// Format 8: not stored under `objects/`. This copy is then the object's only one: the
-    /// next head carries it again, or its writer stores it under `objects/` before swapping
-    /// the head. Absent (false): a copy of a stored object.
-    pub(crate) unwritten: bool,
-}
-
-/// An [`InlineObject`] as the head's JSON holds it: a UTF-8 plaintext (JSON, a text file) as
-/// the string `plain`; any other (format 10: a binary directory page) in base64 as
-/// `plain_base64`. Exactly one of the two.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InlineWire {
-    kind: InlineKind,
-    #[serde(with = "hex_id")]
-    id: ObjectId,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    plain: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    plain_base64: Option<String>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    unwritten: bool,
-}
-
-impl TryFrom<InlineWire> for InlineObject {
-    type Error = String;
-    fn try_from(w: InlineWire) -> Result<Self, String> {
-        use base64::Engine as _;
-        let plain = match (w.plain, w.plain_base64) {
-            (Some(text), None) => text.into_bytes(),
-            (None, Some(b64)) => base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map_err(|e| format!("plain_base64 is not base64: {e}"))?,
-            _ => return Err("an inline object needs exactly one of plain and plain_base64".into()),
-        };
-        Ok(InlineObject { kind: w.kind, id: w.id, plain, unwritten: w.unwritten })
-    }
-}
-
-impl From<InlineObject> for InlineWire {
-    fn from(o: InlineObject) -> Self {
-        use base64::Engine as _;
-        let (plain, plain_base64) = match String::from_utf8(o.plain) {
-            Ok(text) => (Some(text), None),
-            Err(e) => (None, Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()))),
-        };
-        InlineWire { kind: o.kind, id: o.id, plain, plain_base64, unwritten: o.unwritten }
-    }
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
+    pub plain: Vec<u8>,
+    /// Not stored under `objects/`. This copy is then the object's only one: the next head
+    /// carries it again, or its writer stores it under `objects/` before swapping the head.
+    /// False: a copy of a stored object.
+    pub unwritten: bool,
 }
 
 /// The kinds of object a head may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum InlineKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InlineKind {
     /// A commit.
     Commit,
     /// A policy.
@@ -755,8 +516,7 @@ pub(crate) struct GcStateObject {
     pub(crate) horizon: u64,
     /// Unreachable objects (hex id) and when gc first saw them unreachable (ms since the epoch).
     pub(crate) pending: std::collections::BTreeMap<String, u64>,
-    /// The newest commits retention cut (format 6; at most [`CUT_RECORD`], oldest dropped
-    /// first), so that a client that remembers one of them still verifies the head.
+    /// The newest commits retention cut (at most [`CUT_RECORD`], oldest dropped first), so that a client that remembers one of them still verifies the head.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) cut: Vec<CommitAt>,
 }

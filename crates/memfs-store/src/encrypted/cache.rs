@@ -197,10 +197,18 @@ mod tests {
     }
 
     fn test_commit() -> CommitObject {
-        serde_json::from_value(serde_json::json!({
-            "parent": null, "tree": "00".repeat(32), "generation": 1, "time_ms": 0,
-            "actor": "", "command": "{}", "changes": [], "files": 0, "bytes": 0
-        }))
-        .expect("a commit")
+        CommitObject {
+            parent: None,
+            tree: ObjectId::from_bytes([0; 32]),
+            generation: 1,
+            time_ms: 0,
+            actor: String::new(),
+            command: "{}".into(),
+            changes: Vec::new(),
+            files: 0,
+            bytes: 0,
+            policy: None,
+            replaced: Vec::new(),
+        }
     }
 }

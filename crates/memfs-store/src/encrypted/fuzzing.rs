@@ -33,26 +33,18 @@ pub fn reencode_commit(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     Ok(commit.encode())
 }
 
-/// The head's plaintext decoded and encoded again (its inline objects are not verified: see
-/// [`Keys::open_head_plain`]).
-///
-/// A binary head (format 14) is written again in binary, a JSON head (formats 4 to 13) in
-/// JSON: both are fixed points, and the ids a JSON head names (checked when it is opened)
-/// stay as they were. A binary head's ids are computed by whoever opens it; a round trip
-/// needs none.
+/// The head's plaintext decoded and encoded again. Its inline objects are not verified (see
+/// [`Keys::open_head_plain`]): their ids, which the head does not store, are computed by
+/// whoever opens it, and a round trip needs none.
 pub fn reencode_head(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     let head = HeadObject::decode_unverified(bytes).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
-    Ok(match bytes.first() {
-        Some(&format::BINARY_HEAD) => head.encode(),
-        _ => serde_json::to_vec(&head).expect("the head serializes"),
-    })
+    Ok(head.encode())
 }
 
-/// A head's plaintext (binary or JSON) in the binary form of format 14: a seed for the head
-/// target from a JSON head.
-pub fn encode_head_binary(bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    let head = HeadObject::decode_unverified(bytes).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))?;
-    Ok(head.encode())
+/// A head's plaintext: what tests write back in place of a head they read with
+/// [`Keys::decode_head`] and changed.
+pub fn encode_head(head: &HeadObject) -> Vec<u8> {
+    head.encode()
 }
 
 /// gc's state decoded and encoded again.
@@ -82,10 +74,10 @@ impl Keys {
         self.0.prime(&self.0.decode_head(plain)?)
     }
 
-    /// A head's plaintext (binary or JSON) in the JSON form of format 13, each inline object
-    /// with its id: what tests read and change a head through.
-    pub fn head_json(&self, plain: &[u8]) -> Result<Vec<u8>, Error> {
-        Ok(serde_json::to_vec(&self.0.decode_head(plain)?).expect("the head serializes"))
+    /// A head's plaintext decoded, each inline object with its id under this store's keys:
+    /// what tests read and change a head through.
+    pub fn decode_head(&self, plain: &[u8]) -> Result<HeadObject, Error> {
+        self.0.decode_head(plain)
     }
 
     /// Sealed bytes read as `kind` from where `id` names: the head (kind `Head`, id zero) is
@@ -121,59 +113,55 @@ mod tests {
     #[test]
     fn plaintexts_round_trip() {
         let id = "ab".repeat(32);
-        let page = format!(r#"{{"entries":[{{"file":{{"name":"a.md","id":"{id}","size":3,"accessed":20000}}}}]}}"#);
-        let index = format!(r#"{{"pages":["{id}"]}}"#);
-        // A JSON page (formats 3 to 9) and a binary one of format 10 are written again in the
-        // binary form of format 11 (varints: 3 is one byte, 20,000 three), a fixed point.
-        let mut leaf_10 = vec![0x01, 1, 0, 0, 0, 0x00, 4, 0, b'a', b'.', b'm', b'd'];
-        leaf_10.extend([0xab; 32]);
-        leaf_10.extend(3u64.to_le_bytes());
-        leaf_10.extend(20000u32.to_le_bytes());
-        let mut leaf_11 = vec![0x03, 1, 0x00, 4, b'a', b'.', b'm', b'd'];
-        leaf_11.extend([0xab; 32]);
-        leaf_11.extend([3, 0xa0, 0x9c, 0x01]);
-        let mut index_10 = vec![0x02, 1, 0, 0, 0];
-        index_10.extend([0xab; 32]);
-        let mut index_11 = vec![0x04, 1];
-        index_11.extend([0xab; 32]);
-        for (json, old, binary) in [(page, leaf_10, leaf_11), (index, index_10, index_11)] {
-            assert_eq!(reencode_page(json.as_bytes()).unwrap(), binary);
-            assert_eq!(reencode_page(&old).unwrap(), binary);
-            assert_eq!(reencode_page(&binary).unwrap(), binary);
-        }
-        // Refused: trailing bytes, a truncated entry, an unknown kind, an empty index, in both
-        // binary forms; a day past u32.
+        // A leaf of one file, a.md: 3 bytes, last read on day 20,000 (varints: 3 is one byte,
+        // 20,000 three).
+        let mut leaf = vec![0x03, 1, 0x00, 4, b'a', b'.', b'm', b'd'];
+        leaf.extend([0xab; 32]);
+        leaf.extend([3, 0xa0, 0x9c, 0x01]);
+        assert_eq!(reencode_page(&leaf).unwrap(), leaf);
+        // Refused: a truncated entry, an unknown kind, bytes after the last entry, an empty
+        // index, and a page whose first byte is neither a leaf's nor an index's (JSON, or the
+        // ids-only index `0x04`).
+        let mut ids_only = vec![0x04, 1];
+        ids_only.extend([0xab; 32]);
+        let json = format!(r#"{{"pages":["{id}"]}}"#);
         for bad in [
-            &[0x02, 1, 0, 0, 0][..],
-            &[0x01, 1, 0, 0, 0, 0x07],
-            &[0x02, 0, 0, 0, 0],
-            &[0x01, 0, 0, 0, 0, 9],
-            &[0x04, 1],
-            &[0x03, 1, 0x07],
-            &[0x04, 0],
+            &[0x03, 1, 0x07][..],
+            &[0x03, 1],
             &[0x03, 0, 9],
+            &[&leaf[..], &[0]].concat(),
+            &[0x05, 1, 0],
+            &[],
+            &ids_only,
+            json.as_bytes(),
         ] {
             assert!(reencode_page(bad).is_err(), "{bad:?}");
         }
-        // An index page of format 12 at height 2: three pages below, with 1, 2 and 300 leaves
-        // (varints), and lows "note-10.md" and "note-12.md" (the second shares 6 bytes
-        // with the first and has 4 of its own).
-        let mut index_12 = vec![0x05, 2, 3];
-        index_12.extend([0xab; 32]);
-        index_12.push(1);
-        index_12.extend([0xcd; 32]);
-        index_12.push(2);
-        index_12.extend([0, 10]);
-        index_12.extend(b"note-10.md");
-        index_12.extend([0xef; 32]);
-        index_12.extend([0xac, 0x02]);
-        index_12.extend([6, 4]);
-        index_12.extend(b"2.md");
-        assert_eq!(reencode_page(&index_12).unwrap(), index_12);
+        let err = reencode_page(json.as_bytes()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "object objects/00/0000000000000000000000000000000000000000000000000000000000000000 is corrupt: \
+             undecodable directory page: not a leaf or an index page"
+        );
+        // An index page at height 2: three pages below, with 1, 2 and 300 leaves (varints),
+        // and lows "note-10.md" and "note-12.md" (the second shares 6 bytes with the first
+        // and has 4 of its own).
+        let mut index = vec![0x05, 2, 3];
+        index.extend([0xab; 32]);
+        index.push(1);
+        index.extend([0xcd; 32]);
+        index.push(2);
+        index.extend([0, 10]);
+        index.extend(b"note-10.md");
+        index.extend([0xef; 32]);
+        index.extend([0xac, 0x02]);
+        index.extend([6, 4]);
+        index.extend(b"2.md");
+        assert_eq!(reencode_page(&index).unwrap(), index);
         // Refused: a height of 0, names out of order, more shared than the name before has,
         // a page with no leaves, a name that is not one (`.`).
         let with = |at: usize, bytes: &[u8]| {
-            let mut b = index_12.clone();
+            let mut b = index.clone();
             b.splice(at..at + bytes.len(), bytes.iter().copied());
             b
         };
@@ -194,21 +182,29 @@ mod tests {
         assert!(reencode_page(&huge_day).is_err());
         let state = format!(r#"{{"horizon":4,"pending":{{"{id}":1764000000000}}}}"#);
         assert_eq!(reencode_gc_state(state.as_bytes()).unwrap(), state.as_bytes());
-        assert!(reencode_page(br#"{"pages":[]}"#).is_err());
-        assert!(reencode_commit(b"{}").is_err());
-        // A JSON commit (formats 3 to 10) is written again in the binary form, a fixed point.
-        let json = format!(
-            r#"{{"parent":"{id}","tree":"{id}","generation":300,"time_ms":1764000000000,"actor":"a","command":"{{}}","changes":[{{"kind":"renamed","from":"/memories/x","to":"/memories/y"}}],"files":1,"bytes":2,"replaced":[{{"generation":3,"commit":"{id}"}}]}}"#
-        );
-        let binary = reencode_commit(json.as_bytes()).unwrap();
-        assert_eq!(binary[..2], [0x03, 0b101], "binary, with a parent and replaced commits");
-        assert_eq!(reencode_commit(&binary).unwrap(), binary);
-        let commit = CommitObject::decode(&binary).unwrap();
-        assert_eq!((commit.generation, commit.time_ms, commit.files, commit.bytes), (300, 1_764_000_000_000, 1, 2));
         assert_eq!(
-            commit.changes,
-            [memfs_core::Change::Renamed { from: "/memories/x".into(), to: "/memories/y".into() }]
+            reencode_commit(b"{}").unwrap_err().to_string(),
+            "object commit is corrupt: undecodable commit: not a commit (an unknown first byte)"
         );
+        // A commit with a parent and replaced commits, a fixed point.
+        let ab = ObjectId::from_bytes([0xab; 32]);
+        let commit = CommitObject {
+            parent: Some(ab),
+            tree: ab,
+            generation: 300,
+            time_ms: 1_764_000_000_000,
+            actor: "a".into(),
+            command: "{}".into(),
+            changes: vec![memfs_core::Change::Renamed { from: "/memories/x".into(), to: "/memories/y".into() }],
+            files: 1,
+            bytes: 2,
+            policy: None,
+            replaced: vec![format::CommitAt { generation: 3, commit: ab }],
+        };
+        let binary = commit.encode();
+        assert_eq!(binary[..2], [0x03, 0b101], "with a parent and replaced commits");
+        assert_eq!(reencode_commit(&binary).unwrap(), binary);
+        assert_eq!(format!("{:?}", CommitObject::decode(&binary).unwrap()), format!("{commit:?}"));
         // Refused: cut short anywhere, a byte after the end, an unknown flag.
         for len in 0..binary.len() {
             assert!(reencode_commit(&binary[..len]).is_err(), "cut to {len}");
@@ -217,17 +213,33 @@ mod tests {
         assert!(reencode_commit(&[&[0x03, 0b1000][..], &binary[2..]].concat()).is_err());
     }
 
-    /// A head whose inline commit does not hash to its id is refused by its snapshot check.
+    /// A head's inline ids are the keyed hashes of their plaintexts; a head whose inline
+    /// commit does not decode is refused, and so is a plaintext that is not a head.
     #[test]
-    fn a_head_with_a_forged_inline_object_is_refused() {
-        let keys = Keys::new(&MasterKey::from_bytes([7; 32]));
-        let zero = "0".repeat(64);
-        let empty = format!(r#"{{"generation":1,"commit":"{zero}","inline":[]}}"#);
-        keys.open_head_plain(empty.as_bytes()).unwrap();
-        let forged = format!(
-            r#"{{"generation":1,"commit":"{zero}","inline":[{{"kind":"commit","id":"{zero}","plain":"{{}}"}}]}}"#
+    fn a_heads_inline_objects_are_addressed_and_decoded() {
+        let master = MasterKey::from_bytes([7; 32]);
+        let keys = Keys::new(&master);
+        // `0x01`, no flags, generation 1, the commit (zero), no recent commits, and one
+        // inline object: a file's content (kind 4) of one byte, `x`.
+        let mut head = vec![0x01, 0, 1];
+        head.extend([0; 32]);
+        head.extend([0, 1, 4, 1, b'x']);
+        keys.open_head_plain(&head).unwrap();
+        let decoded = keys.decode_head(&head).unwrap();
+        assert_eq!(decoded.inline.len(), 1);
+        assert_eq!(decoded.inline[0].id, StoreKeys::from_master(&master).blob_address.address(b"x"));
+        assert_eq!(encode_head(&decoded), head);
+        assert_eq!(reencode_head(&head).unwrap(), head);
+        // The same bytes as a commit (kind 1): `x` is not one.
+        let at = head.len() - 3;
+        head[at] = 1;
+        let err = keys.open_head_plain(&head).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "object head is corrupt: undecodable inline commit: not a commit (an unknown first byte)"
         );
-        let err = keys.open_head_plain(forged.as_bytes()).unwrap_err();
-        assert!(err.to_string().contains("does not match its id"), "{err}");
+        let json = format!(r#"{{"generation":1,"commit":"{}","inline":[]}}"#, "0".repeat(64));
+        let err = keys.open_head_plain(json.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), "object head is corrupt: undecodable head: not a head (an unknown first byte)");
     }
 }

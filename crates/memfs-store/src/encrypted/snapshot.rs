@@ -212,7 +212,7 @@ impl EncryptedRepository {
             .open(ObjectKind::Head, &head_id(), bytes)
             .map_err(|e| open_error(e, HEAD_PATH.into()))?;
         let head = self.decode_head(&plain)?;
-        // Absent in a head written before format 6 (docs/FORMAT.md, "Versioning").
+        // Absent in an in-memory store's head.
         if head.store_id.as_ref().is_some_and(|id| *id != self.store_id) {
             return Err(Error::ForeignHead);
         }
@@ -228,9 +228,8 @@ impl EncryptedRepository {
         Ok(head)
     }
 
-    /// Decodes a head's plaintext (binary, format 14, or JSON): the ids of its inline objects
-    /// are their keyed hashes under this store's keys (computed for a binary head, checked
-    /// for a JSON one).
+    /// Decodes a head's plaintext: the ids of its inline objects are their keyed hashes under
+    /// this store's keys.
     pub(super) fn decode_head(&self, plain: &[u8]) -> Result<HeadObject, Error> {
         let address = |kind: InlineKind, plain: &[u8]| match kind {
             InlineKind::Blob => self.keys.blob_address.address(plain),
@@ -240,7 +239,7 @@ impl EncryptedRepository {
     }
 
     /// Decodes every inline object of `head` (whose ids [`EncryptedRepository::decode_head`]
-    /// computed or checked, as [`EncryptedRepository::get_object`] checks a fetched one's),
+    /// computed, as [`EncryptedRepository::get_object`] checks a fetched one's),
     /// then caches them: commits and policies decoded, directory pages as
     /// plaintexts, assembled into directories from the commit's root down, file contents as
     /// they are.
@@ -418,10 +417,9 @@ impl EncryptedRepository {
     }
 }
 
-/// The bytes an inline object with this plaintext takes in the (binary, format 14) head, at
-/// most: its plaintext and [`INLINE_OVERHEAD`] (its kind and its length). An unwritten one
-/// takes no more (format 14 marks it in the kind byte; the JSON of formats 8 to 13 spent 17
-/// bytes on it).
+/// The bytes an inline object with this plaintext takes in the head, at most: its plaintext
+/// and [`INLINE_OVERHEAD`] (its kind and its length). An unwritten one takes no more (the
+/// kind byte marks it).
 pub(super) fn inline_size(plain: &[u8]) -> usize {
     INLINE_OVERHEAD + plain.len()
 }

@@ -1,15 +1,12 @@
-//! A commit's plaintext in the binary form of format 11 (`docs/FORMAT.md`, "Commit"): the
-//! same fields as the JSON form formats 3 to 10 wrote (still read), ids as their 32 bytes,
-//! numbers as varints (LEB128), strings as a varint length and UTF-8. About 230 bytes less
-//! per commit of a `create`: the JSON escaped the command's text a second time and spelled
-//! each id in 64 hex digits.
+//! A commit's plaintext (`docs/FORMAT.md`, "Commit"): ids as their 32 bytes, numbers as
+//! varints (LEB128), strings as a varint length and UTF-8.
 
 use integer_encoding::VarInt;
 use memfs_core::{Change, ObjectId};
 
 use super::{CommitAt, CommitObject, Reader};
 
-/// The first byte of a binary commit. No JSON commit starts with it: those start with `{`.
+/// The first byte of a commit.
 pub(super) const BINARY_COMMIT: u8 = 0x03;
 
 /// Flags: which optional fields follow.
@@ -69,9 +66,8 @@ pub(super) fn encode(commit: &CommitObject) -> Vec<u8> {
     out
 }
 
-/// Decodes a binary commit; the error says what is wrong with it. Nothing may follow the last
-/// field, and unknown flags or change kinds are refused, as unknown fields of a JSON commit
-/// are.
+/// Decodes a commit; the error says what is wrong with it. Nothing may follow the last
+/// field, and unknown flags or change kinds are refused.
 pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
     let mut r = Reader::new(bytes, 1);
     let flags = r.byte()?;

@@ -1,10 +1,7 @@
-//! The head's plaintext in the binary form of format 14 (`docs/FORMAT.md`, "Head"): the same
-//! fields as the JSON form formats 4 to 13 wrote (still read), ids as their 32 bytes, numbers
-//! as varints, and each inline object as its kind and its plaintext only. An inline object's
-//! id is the keyed hash of its plaintext, which a reader computes anyway to check it, so the
-//! binary form leaves it out. About half the bytes of the JSON form, which spelled every
-//! inline object's id in 64 hex digits beside the field names, and binary plaintexts (pages,
-//! commits) in base64: sixteen writers on S3 moved every head two to three times per
+//! The head's plaintext (`docs/FORMAT.md`, "Head"): ids as their 32 bytes, numbers as
+//! varints, and each inline object as its kind and its plaintext only. An inline object's id
+//! is the keyed hash of its plaintext, which its reader computes, so the head leaves it out:
+//! the head is small, and sixteen writers on S3 move every head two to three times per
 //! mutation (the swap, a refused swap, the read after it).
 
 use memfs_core::ObjectId;
@@ -12,7 +9,7 @@ use memfs_core::ObjectId;
 use super::binary_commit::Writer;
 use super::{HeadObject, InlineKind, InlineObject, MAX_RECENT, Reader};
 
-/// The first byte of a binary head. No JSON head starts with it: those start with `{`.
+/// The first byte of a head.
 pub(crate) const BINARY_HEAD: u8 = 0x01;
 
 /// Flags: which optional fields follow.
@@ -24,10 +21,10 @@ const COMMIT: u8 = 1;
 const POLICY: u8 = 2;
 const DIR: u8 = 3;
 const BLOB: u8 = 4;
-/// The high bit of an inline object's first byte: carried unwritten (format 8).
+/// The high bit of an inline object's first byte: carried unwritten.
 const UNWRITTEN: u8 = 0x80;
 
-/// What an inline object costs the binary head besides its plaintext, at most: its kind byte
+/// What an inline object costs the head besides its plaintext, at most: its kind byte
 /// and its length (a varint: 3 bytes up to 2 MiB; a head holds far less).
 pub(crate) const INLINE_OVERHEAD: usize = 4;
 
@@ -66,9 +63,9 @@ pub(super) fn encode(head: &HeadObject) -> Vec<u8> {
     out
 }
 
-/// Decodes a binary head; `address` gives an inline object's id from its kind and plaintext.
-/// Nothing may follow the last object; unknown flags and kinds are refused, as unknown fields
-/// of a JSON head are, and so is a list of more than [`MAX_RECENT`] recent commits.
+/// Decodes a head; `address` gives an inline object's id from its kind and plaintext.
+/// Nothing may follow the last object; unknown flags and kinds are refused, and so is a list
+/// of more than [`MAX_RECENT`] recent commits.
 pub(super) fn decode(
     bytes: &[u8],
     address: impl Fn(InlineKind, &[u8]) -> ObjectId,

@@ -14,6 +14,7 @@ use std::time::Duration;
 use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Tree};
 use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind};
 use memfs_store::fault::{FaultStore, OpCounts};
+use memfs_store::fuzzing::{HeadObject, InlineKind, InlineObject};
 use memfs_store::log_store::LogStore;
 use memfs_store::{
     Backend, CommitInfo, EncryptedRepository, Error, HEAD_SNAPSHOT_BYTES, OpenOptions, Repository, StateDir,
@@ -84,26 +85,41 @@ async fn small_tree(store: &Counted) -> EncryptedRepository {
     repo
 }
 
-/// The head's plaintext, opened with the tests' master key, in JSON (a binary head, format
-/// 14, given the ids its reader computes).
-async fn head_json(store: &Counted) -> Value {
+/// The head's plaintext, opened with the tests' master key and decoded, each inline object
+/// with the id its reader computes.
+async fn read_head(store: &Counted) -> HeadObject {
     let sealed = store.inner().get(&Path::from("head")).await.unwrap().bytes().await.unwrap();
     let master = MasterKey::from_bytes([0x5a; 32]);
     let plain =
         ObjectKeys::from_master(&master).open(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &sealed).unwrap();
-    serde_json::from_slice(&memfs_store::fuzzing::Keys::new(&master).head_json(&plain).unwrap()).unwrap()
+    memfs_store::fuzzing::Keys::new(&master).decode_head(&plain).unwrap()
+}
+
+/// What an inline object is, as these tests name it.
+fn kind(object: &InlineObject) -> &'static str {
+    match object.kind {
+        InlineKind::Commit => "commit",
+        InlineKind::Policy => "policy",
+        InlineKind::Dir => "dir",
+        InlineKind::Blob => "blob",
+    }
+}
+
+/// The kinds of the objects `head` carries, in order.
+fn kinds(head: &HeadObject) -> Vec<&'static str> {
+    head.inline.iter().map(kind).collect()
 }
 
 /// Rewrites the stored head without the file contents it carries, so that readers fetch them.
 async fn drop_inline_contents(store: &Counted) {
-    let mut head = head_json(store).await;
-    head["inline"].as_array_mut().unwrap().retain(|o| o["kind"] != "blob");
+    let mut head = read_head(store).await;
+    head.inline.retain(|o| o.kind != InlineKind::Blob);
     replace_head(store, &head).await;
 }
 
 /// Seals `head` and puts it in place of the stored head.
-async fn replace_head(store: &Counted, head: &Value) {
-    let plain = serde_json::to_vec(head).unwrap();
+async fn replace_head(store: &Counted, head: &HeadObject) {
+    let plain = memfs_store::fuzzing::encode_head(head);
     let sealed = ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32]))
         .seal(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &plain)
         .unwrap();
@@ -114,9 +130,7 @@ async fn replace_head(store: &Counted, head: &Value) {
 async fn a_cold_file_view_reads_the_head_and_the_content_only_if_the_head_lacks_it() {
     let store = counted();
     small_tree(&store).await;
-    let kinds: Vec<Value> =
-        head_json(&store).await["inline"].as_array().unwrap().iter().map(|o| o["kind"].clone()).collect();
-    assert_eq!(kinds, ["commit", "dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"]);
+    assert_eq!(kinds(&read_head(&store).await), ["commit", "dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"]);
     for path in ["/memories/a.md", "/memories/notes/deep/c.md"] {
         let repo = cold(&store).await;
         let (answer, cost) = counting(&store, &repo, view(path)).await;
@@ -269,70 +283,53 @@ async fn a_stale_reader_loses_no_update() {
     assert!(answer.contains("/memories/b.md") && answer.contains("/memories/c.md"), "{answer}");
 }
 
-/// A JSON head (formats 4 to 13, still read) names each inline object's id, which must be the
-/// keyed hash of its plaintext. (A binary head, format 14, names none: its reader takes the
-/// hash as the id, so a changed plaintext is another object, named by no directory.)
+/// A head names no inline object's id: its reader takes each one's keyed hash, so a changed
+/// plaintext, or a plaintext given another kind, is another object, named by nothing, and the
+/// reader fetches the genuine one. An inline commit that does not decode is refused.
 #[tokio::test]
-async fn a_tampered_inline_object_is_refused() {
+async fn a_tampered_inline_object_is_another_object() {
     let store = counted();
     small_tree(&store).await;
-    let original = head_json(&store).await;
-    let inline = original["inline"].as_array().unwrap();
-    assert_eq!(inline[0]["kind"], "commit");
-    assert!(inline.iter().any(|o| o["kind"] == "dir"));
+    let original = read_head(&store).await;
+    assert_eq!(kinds(&original), ["commit", "dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"]);
+    let expected = verify(&cold(&store).await).await.unwrap().paths;
+    assert_eq!(expected["/memories/a.md"], "alpha\n");
 
-    // Each inline object changed in turn (a renamed file, a changed commit), re-sealed with
-    // the right key so that only the id check can tell: every reader refuses the head.
-    for i in 0..inline.len() {
+    // Each inline object changed in turn (a renamed file in a page or the commit, a changed
+    // content), re-sealed with the right key: every reader reads the genuine tree.
+    for i in 0..original.inline.len() {
         let mut head = original.clone();
-        // A binary plaintext (a directory page, format 10) travels in base64: another first
-        // character decodes to other bytes.
-        if let Some(b64) = head["inline"][i]["plain_base64"].as_str() {
-            let first = if b64.starts_with('A') { 'B' } else { 'A' };
-            head["inline"][i]["plain_base64"] = Value::String(format!("{first}{}", &b64[1..]));
-        } else {
-            let plain = head["inline"][i]["plain"].as_str().unwrap().to_owned();
-            let changed = if plain.contains("a.md") {
-                plain.replace("a.md", "z.md")
-            } else if plain.contains('1') {
-                plain.replace("1", "2")
-            } else {
-                format!("{plain}!")
-            };
-            assert_ne!(plain, changed);
-            head["inline"][i]["plain"] = Value::String(changed);
+        let plain = &mut head.inline[i].plain;
+        match plain.windows(3).position(|w| w == b".md") {
+            Some(at) => plain[at + 2] = b'x',
+            None => plain[0] ^= 0x20,
         }
+        assert_ne!(*plain, original.inline[i].plain);
         replace_head(&store, &head).await;
-        let err = cold(&store).await.head().await.unwrap_err();
-        match &err {
-            Error::Corrupt { object, reason } => {
-                assert_eq!(object, "head");
-                assert!(reason.contains("does not match its id"), "{reason}");
-            }
-            other => panic!("inline object {i}: expected Corrupt, got {other:?}"),
-        }
+        assert_eq!(verify(&cold(&store).await).await.unwrap().paths, expected, "inline object {i} changed");
+    }
+    // A page given the kind of a content, a content the kind of a page: the same.
+    for (from, to) in [(InlineKind::Dir, InlineKind::Blob), (InlineKind::Blob, InlineKind::Dir)] {
+        let mut head = original.clone();
+        head.inline.iter_mut().find(|o| o.kind == from).unwrap().kind = to;
+        replace_head(&store, &head).await;
+        assert_eq!(verify(&cold(&store).await).await.unwrap().paths, expected, "{from:?} as {to:?}");
     }
 
-    // An object moved under another object's id, or given another kind, fails the same way.
     let mut head = original.clone();
-    let first_dir = inline.iter().position(|o| o["kind"] == "dir").unwrap();
-    head["inline"][first_dir]["id"] = original["inline"][0]["id"].clone();
+    head.inline[0].plain.push(0);
     replace_head(&store, &head).await;
-    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
-    let mut head = original.clone();
-    head["inline"][first_dir]["kind"] = json!("blob");
-    replace_head(&store, &head).await;
-    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
-    let first_blob = inline.iter().position(|o| o["kind"] == "blob").unwrap();
-    let mut head = original.clone();
-    head["inline"][first_blob]["kind"] = json!("dir");
-    replace_head(&store, &head).await;
-    assert!(matches!(cold(&store).await.head().await, Err(Error::Corrupt { .. })));
+    match cold(&store).await.head().await.unwrap_err() {
+        Error::Corrupt { object, reason } => {
+            assert_eq!(object, "head");
+            assert_eq!(reason, "undecodable inline commit: bytes after the last field");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
 
     // The genuine head reads again.
     replace_head(&store, &original).await;
-    let all = verify(&cold(&store).await).await.unwrap();
-    assert_eq!(all.paths["/memories/a.md"], "alpha\n");
+    assert_eq!(verify(&cold(&store).await).await.unwrap().paths, expected);
 }
 
 #[tokio::test]
@@ -357,19 +354,18 @@ async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
     let mutation = Mutation { tree: Tree::from_root(DirRef::new(root)), changes: Vec::new(), blobs, applied: None };
     let base = repo.head().await.unwrap();
     repo.commit(&base, &mutation, CommitInfo::default()).await.unwrap();
-    let head = head_json(&store).await;
-    let inline = head["inline"].as_array().unwrap();
+    let head = read_head(&store).await;
     // As the budget counts them: each one's plaintext, kind and length (at most 4 bytes).
-    let size: usize = inline.iter().map(|o| plain_of(o).len() + 4).sum();
+    let size: usize = head.inline.iter().map(|o| o.plain.len() + 4).sum();
     assert!(size <= HEAD_SNAPSHOT_BYTES, "{size}");
     assert!(size >= HEAD_SNAPSHOT_BYTES * 3 / 4, "the budget is used: {size}");
-    let kinds: Vec<&str> = inline.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    let kinds = kinds(&head);
     assert_eq!(kinds[0], "commit");
     // Directories first, then the contents of their files in the room left.
     let dirs = kinds.iter().take_while(|k| **k == "dir" || **k == "commit").count() - 1;
     assert!(dirs > 1, "{kinds:?}");
     assert!(kinds[1 + dirs..].iter().all(|k| *k == "blob"), "{kinds:?}");
-    assert_eq!(inline[0]["id"], head["commit"]);
+    assert_eq!(head.inline[0].id, head.commit);
     let contents = kinds.len() - 1 - dirs;
     eprintln!("snapshot of a 40 x 32 tree: {size} bytes, {dirs} pages, {contents} contents");
 
@@ -391,8 +387,8 @@ async fn the_snapshot_keeps_to_its_budget_on_a_big_tree() {
     // The next commit carries the snapshot over (from its cache: pages it only read inline).
     let writer = cold(&store).await;
     run(&writer, &create("/memories/directory-00/new.md", "new\n")).await.unwrap();
-    let next = head_json(&store).await;
-    let carried: usize = next["inline"].as_array().unwrap().iter().map(|o| plain_of(o).len() + 4).sum();
+    let next = read_head(&store).await;
+    let carried: usize = next.inline.iter().map(|o| o.plain.len() + 4).sum();
     assert!(carried >= HEAD_SNAPSHOT_BYTES * 3 / 4, "{carried} bytes carried over");
 }
 
@@ -402,8 +398,7 @@ async fn a_commit_larger_than_the_budget_is_fetched() {
     let repo = small_tree(&store).await;
     let big = "x".repeat(HEAD_SNAPSHOT_BYTES + 1);
     run(&repo, &create("/memories/big.md", &big)).await.unwrap();
-    let head = head_json(&store).await;
-    let kinds: Vec<&str> = head["inline"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    let kinds = kinds(&read_head(&store).await);
     assert_eq!(kinds, ["dir", "dir", "dir", "dir", "blob", "blob", "blob", "blob"], "the commit holds the file");
     // The head, then the commit: the directories and the content still come from the head.
     let repo = cold(&store).await;
@@ -511,24 +506,8 @@ async fn carried_kinds(store: &Counted) -> (usize, usize, usize) {
 
 /// The inline objects of the stored head carried unwritten: `(kind, plaintext)`.
 async fn carried(store: &Counted) -> Vec<(String, Vec<u8>)> {
-    let head = head_json(store).await;
-    head["inline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["unwritten"] == true)
-        .map(|o| (o["kind"].as_str().unwrap().to_owned(), plain_of(o)))
-        .collect()
-}
-
-/// The plaintext of an inline object of [`head_json`].
-fn plain_of(object: &Value) -> Vec<u8> {
-    use base64::Engine as _;
-    match (object["plain"].as_str(), object["plain_base64"].as_str()) {
-        (Some(text), _) => text.as_bytes().to_vec(),
-        (None, Some(b64)) => base64::engine::general_purpose::STANDARD.decode(b64).unwrap(),
-        _ => panic!("an inline object without its plaintext: {object}"),
-    }
+    let head = read_head(store).await;
+    head.inline.iter().filter(|o| o.unwritten).map(|o| (kind(o).to_owned(), o.plain.clone())).collect()
 }
 
 /// What the head's unwritten objects count against the budget: each one's plaintext and its
@@ -754,8 +733,8 @@ async fn carried_objects_of_a_purged_file_are_gone() {
     let path = MemoryPath::parse("/memories/secret.md").unwrap();
     let report = writer.purge(&head, &path, "eraser", memfs_store::PurgeOptions::default(), &()).await.unwrap();
     assert_eq!(report.remaining, 0, "{report:?}");
-    let head = head_json(&store).await;
-    assert!(!head.to_string().contains("the secret"), "{head}");
+    let head = memfs_store::fuzzing::encode_head(&read_head(&store).await);
+    assert!(!head.windows(10).any(|w| w == b"the secret"), "{head:?}");
     assert!(carried(&store).await.is_empty());
     for name in stored_objects(&store).await {
         let mut bytes = [0u8; 32];
@@ -804,8 +783,8 @@ async fn a_reader_behind_fetches_only_the_commits_below_the_heads_list() {
         let (answer, cost) = counting(&store, &reader, view(&last)).await;
         assert!(answer.contains("new"), "{answer}");
         assert_eq!(cost, gets(expected), "{behind} commits behind: the head, then the commits below its list");
-        let named = head_json(&store).await["recent"].as_array().map(Vec::len);
-        assert_eq!(named, Some((behind + 3).min(32)), "@{} names the commits before it, at most 32", behind + 4);
+        let named = read_head(&store).await.recent.len();
+        assert_eq!(named, (behind + 3).min(32), "@{} names the commits before it, at most 32", behind + 4);
     }
 }
 
