@@ -11,4 +11,4 @@ pub use crate::encrypted::fuzzing::{
     Keys, encode_head, open_keys, reencode_commit, reencode_gc_state, reencode_head, reencode_keys, reencode_page,
 };
 pub use crate::format::{HeadObject, InlineKind, InlineObject};
-pub use crate::log_store::fuzzing::{LOG_VERSIONS, LogParsed, LogRecord, encode_log_record, parse_log_record};
+pub use crate::log_store::fuzzing::{LogParsed, LogRecord, encode_log_record, parse_log_record};

@@ -56,7 +56,7 @@
 //! | offset | size | field                                                                |
 //! |-------:|-----:|----------------------------------------------------------------------|
 //! |      0 |    8 | magic, ASCII `memfslog`                                              |
-//! |      8 |    4 | format version, u32: 2 (1: still read, see the checksum below)       |
+//! |      8 |    4 | format version, u32: 2; a segment of any other version is refused    |
 //! |     12 |    4 | flags, u32: bit 0 = compacted (supersedes every lower-numbered segment); other bits must be 0 |
 //!
 //! ## Record (follows the header, then each other)
@@ -65,19 +65,16 @@
 //! |-------:|-----------:|----------------------------------------------------------------|
 //! |      0 |          4 | `len`, u32: the record's length, this field through the checksum |
 //! |      4 |          4 | `len_check`, u32: `!len` (bitwise not), so a damaged or zero-filled length is recognised |
-//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction; version 2: bit 7 set when the path is an object path stored as its id |
+//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction; bit 7 set when the path is an object path stored as its id |
 //! |      9 |          8 | time, u64: the write time in ms since the Unix epoch (at most 9999-12-31) |
 //! |     17 |          4 | `path_len`, u32                                                |
 //! |     21 |         16 | op 3 only: origin, u64 segment + u64 offset of the original put (its e_tag) |
-//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string; in version 2 an object path `objects/{id[0..2]}/{id}` is stored as the 32 bytes of `id` (op bit 7, `path_len` 32), and only so |
+//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string; an object path `objects/{id[0..2]}/{id}` is stored as the 32 bytes of `id` (op bit 7, `path_len` 32), and only so |
 //! |      … |          … | data: the object (op 1 and 3); nothing (op 2)                  |
-//! | `len`−16 |       16 | checksum over bytes `0..len-16`: XXH3-128 (seed 0), little-endian, in a segment of version 2; the first 16 bytes of BLAKE3 in one of version 1 |
+//! | `len`−16 |       16 | checksum over bytes `0..len-16`: XXH3-128 (seed 0), little-endian |
 //!
 //! The data is whatever the caller put: here, sealed objects, so the checksum only detects torn
-//! writes; tampering is the layer above's to detect. A segment's records all carry its
-//! version's checksum: a writer that finds the last segment of version 1 seals it at its first
-//! write and appends to a new segment of version 2, and a compaction writes version 2; so a
-//! log of version 1 is read as it is and left behind as it is compacted.
+//! writes; tampering is the layer above's to detect.
 //!
 //! ## Index file (`log/<n>.index`, one per sealed segment)
 //!
@@ -88,7 +85,7 @@
 //! | offset | size | field                                                                 |
 //! |-------:|-----:|-----------------------------------------------------------------------|
 //! |      0 |    8 | magic, ASCII `memfsidx`                                               |
-//! |      8 |    4 | format version, u32: 3 (1 and 2: still read)                          |
+//! |      8 |    4 | format version, u32: 3; an index of any other version is not used     |
 //! |     12 |    4 | flags, u32: 0                                                         |
 //! |     16 |    8 | segment number                                                        |
 //! |     24 |    8 | the segment's length, which the index covers exactly                  |
@@ -103,24 +100,21 @@
 //! |    112 |   16 | checksum of bytes 0..112                                              |
 //!
 //! Blocks follow from offset 128: entries sorted by path, at most 1 KiB with the block's
-//! checksum after them (4 KiB from writers before; a reader takes any length). An entry is a tag (bits 0–1: the record's op, 1 put, 2 delete, 3
-//! compacted put; bit 7: the path is `objects/{id[0..2]}/{id}`, else it is stored as a u16
-//! length and UTF-8), the object path of a put (op 1 or 3) as the first 16 bytes of `id`
-//! (version 3; the whole 32 in versions 1 and 2) and of a delete as the 32 bytes of `id`,
+//! checksum after them (unless one entry is larger; a reader takes any length). An entry is a
+//! tag (bits 0–1: the record's op, 1 put, 2 delete, 3 compacted put; bit 7: the path is
+//! `objects/{id[0..2]}/{id}`, else it is stored as a u16 length and UTF-8), the object path of
+//! a put (op 1 or 3) as the first 16 bytes of `id` and of a delete as the 32 bytes of `id`,
 //! then for a put the record's offset, length and time and for a compacted put its origin
-//! (segment, offset): in version 3 varints (unsigned LEB128), the time as the zigzag varint
-//! of its difference from the previous entry's in the block (the first's from 0); in versions
-//! 1 and 2 u64 each. A version-3 entry found by its 16 bytes is confirmed by its record (the
-//! whole id is there); a record whose id does not start with them fails the index. The
-//! metadata is the bloom filter (little-endian u64 words, 10 bits per entry, 7 probes at
-//! `(h1 + i·h2) mod bits`, `h1` and `h2 | 1` the two u64 halves of XXH3-128 of the path, or in
-//! version 1 the first two u64 of BLAKE3 of it) and then, per block, its offset (u64), length
-//! without checksum (u32) and first path (u16 length, UTF-8): the block's first path, or (from
-//! this release) its shortest start that sorts after the previous block's last path. Checksums are XXH3-128 seeded with the
-//! segment number, little-endian (version 1: the first 16 bytes of BLAKE3 keyed with the
-//! segment number as a u64 followed by 24 zero bytes), except the header's, seeded (keyed) with
-//! 0. The version of an index file is its own: a writer writes version 3, for a segment of
-//! either log version.
+//! (segment, offset), as varints (unsigned LEB128), the time as the zigzag varint of its
+//! difference from the previous entry's in the block (the first's from 0). An entry found by
+//! its 16 bytes is confirmed by its record (the whole id is there); a record whose id does not
+//! start with them fails the index. The metadata is the bloom filter (little-endian u64 words,
+//! 10 bits per entry, 7 probes at `(h1 + i·h2) mod bits`, `h1` and `h2 | 1` the two u64 halves
+//! of XXH3-128 of the path) and then, per block, its offset (u64), length without checksum
+//! (u32) and first path (u16 length, UTF-8): the shortest start of the block's first path that
+//! sorts after the previous block's last path (the first block's: its whole first path).
+//! Checksums are XXH3-128 seeded with the segment number, little-endian, except the header's,
+//! seeded with 0.
 //!
 //! # Semantics
 //!
@@ -133,10 +127,9 @@
 //! - `put_multipart` buffers the parts in memory and appends one put (`Overwrite`) on
 //!   `complete`. `copy` reads and appends under one lock. Attributes are not stored:
 //!   a put with attributes is `NotImplemented` (as for `LocalFileSystem`).
-//! - When a segment would grow past the segment limit (4 MiB by default; 8 MiB before this
-//!   release, whose segments are read as they are), the writer syncs it,
-//!   writes its index file, creates the next one (header synced, folder synced) and appends
-//!   there.
+//! - When a segment would grow past the segment limit (4 MiB by default; a reader takes
+//!   segments of any length), the writer syncs it, writes its index file, creates the next
+//!   one (header synced, folder synced) and appends there.
 //! - The last segment can have an index file covering its start (its header names how much):
 //!   a compacted segment appended to since, or one a writer indexed so far after a synced put
 //!   once half a segment of its records (2 MiB by default) were past what its index covered.

@@ -1,7 +1,6 @@
 //! The record parser, for [`crate::fuzzing`]: what `record::parse` decided about some bytes,
 //! with the record copied out of the buffer, and `record::encode` to write it back.
 
-use super::checksum::Sum;
 use super::record::{self, Kind, Parsed};
 
 /// What [`parse_log_record`] found at the start of the bytes (see `record::Parsed`).
@@ -36,16 +35,9 @@ pub struct LogRecord {
     pub len: usize,
 }
 
-/// The log versions there are (docs/FORMAT.md, "Log versions"): a segment's header names one.
-pub const LOG_VERSIONS: [u32; 2] = [1, 2];
-
-fn sum(version: u32) -> Sum {
-    Sum::of_version(version).unwrap_or_else(|| panic!("log version {version}: there are {LOG_VERSIONS:?}"))
-}
-
-/// `record::parse(bytes, eof)` in a segment of log `version` (one of [`LOG_VERSIONS`]), owned.
-pub fn parse_log_record(bytes: &[u8], eof: bool, version: u32) -> LogParsed {
-    match record::parse(bytes, eof, sum(version)) {
+/// `record::parse(bytes, eof)`, owned.
+pub fn parse_log_record(bytes: &[u8], eof: bool) -> LogParsed {
+    match record::parse(bytes, eof) {
         Parsed::Record(r) => LogParsed::Record(LogRecord {
             origin: match r.kind {
                 Kind::Put { origin } => origin,
@@ -64,12 +56,11 @@ pub fn parse_log_record(bytes: &[u8], eof: bool, version: u32) -> LogParsed {
     }
 }
 
-/// `record::encode` of `r` for a segment of log `version`, checksum included; `None` if it does
-/// not fit a record.
-pub fn encode_log_record(r: &LogRecord, version: u32) -> Option<Vec<u8>> {
+/// `record::encode` of `r`, checksum included; `None` if it does not fit a record.
+pub fn encode_log_record(r: &LogRecord) -> Option<Vec<u8>> {
     let kind = if r.delete { Kind::Delete } else { Kind::Put { origin: r.origin } };
     let mut buf = Vec::new();
-    record::encode(&mut buf, sum(version), kind, r.time_ms, &r.path, &[&r.data])?;
+    record::encode(&mut buf, kind, r.time_ms, &r.path, &[&r.data])?;
     Some(buf)
 }
 
@@ -90,13 +81,9 @@ mod tests {
         };
         let delete = LogRecord { origin: None, delete: true, time_ms: 6, path: "x".into(), data: Vec::new(), len: 38 };
         for r in [put, delete] {
-            for version in LOG_VERSIONS {
-                let bytes = encode_log_record(&r, version).unwrap();
-                assert_eq!(parse_log_record(&bytes, true, version), LogParsed::Record(r.clone()));
-                assert_eq!(parse_log_record(&bytes[..bytes.len() - 1], true, version), LogParsed::Tail);
-                let other = 3 - version;
-                assert_eq!(parse_log_record(&bytes, true, other), LogParsed::Tail, "the other version's checksum");
-            }
+            let bytes = encode_log_record(&r).unwrap();
+            assert_eq!(parse_log_record(&bytes, true), LogParsed::Record(r.clone()));
+            assert_eq!(parse_log_record(&bytes[..bytes.len() - 1], true), LogParsed::Tail);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Object paths, `objects/{id[0..2]}/{id}` (64 lowercase hex digits), which make up most of a
-//! log: an index file stores them as the 32 bytes of `id`, and so does a record of log version
-//! 2, 32 bytes instead of 75.
+//! log: a record stores them as the 32 bytes of `id`, 32 bytes instead of 75, and so does an
+//! index file (a put's entry the first 16).
 
 /// The 32 bytes of `name` if it is an object path in exactly that form.
 pub(super) fn object_id(name: &str) -> Option<[u8; 32]> {

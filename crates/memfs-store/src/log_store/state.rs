@@ -11,7 +11,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use object_store::path::Path;
 
-use super::checksum::Sum;
 use super::error::LogError;
 use super::record::{self, HEADER_LEN, Kind, MAX_TIME_MS, Parsed};
 use super::report::{CompactReport, StoredBytes};
@@ -71,8 +70,6 @@ pub(super) enum Mode {
 /// readable.
 struct Segment {
     file: File,
-    /// The checksum its records carry (its header's version).
-    sum: Sum,
     /// Its index file: what its records say up to `table.seal.covered_len` (a sealed segment's
     /// whole length, or a compacted segment's records before anything appended to it).
     table: Option<Table>,
@@ -88,8 +85,8 @@ struct Segment {
 }
 
 impl Segment {
-    fn new(file: File, sum: Sum) -> Segment {
-        Segment { file, sum, table: None, map: BTreeMap::new(), len: HEADER_LEN, dead_through: 0, index_failed: false }
+    fn new(file: File) -> Segment {
+        Segment { file, table: None, map: BTreeMap::new(), len: HEADER_LEN, dead_through: 0, index_failed: false }
     }
 
     /// Whether its index covers all of it that was read.
@@ -110,7 +107,7 @@ impl Segment {
             return Ok(Some(slot.clone()));
         }
         let Some(t) = &mut self.table else { return Ok(None) };
-        match t.get(location, self.sum, &self.file, confirm) {
+        match t.get(location, &self.file, confirm) {
             Ok(found) => Ok(found),
             Err(_) => {
                 self.distrust(log_dir, n)?;
@@ -131,7 +128,7 @@ impl Segment {
         let start = prefix.as_ref();
         if let Some(t) = &mut self.table {
             let mut found = Vec::new();
-            let scanned = t.scan_from(start, self.sum, &self.file, |name, slot| {
+            let scanned = t.scan_from(start, &self.file, |name, slot| {
                 if !name.starts_with(start) {
                     return Ok(false);
                 }
@@ -165,7 +162,7 @@ impl Segment {
         let covered = table.seal.covered_len;
         let file_path = segment::path(log_dir, n);
         let mut map = BTreeMap::new();
-        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, covered, self.sum, |offset, r, _| {
+        let stop = segment::scan(&self.file, &file_path, HEADER_LEN, covered, |offset, r, _| {
             let location = location_of(&file_path, offset, &r.path)?;
             map.insert(location, slot_of(n, offset, r.kind, r.time_ms, r.path_len, r.len));
             Ok(())
@@ -186,7 +183,7 @@ impl Segment {
     fn everything(&mut self, log_dir: &std::path::Path, n: u64) -> Result<Vec<(String, Slot)>, LogError> {
         let mut indexed = Vec::new();
         if let Some(t) = &mut self.table {
-            let scanned = t.scan_from("", self.sum, &self.file, |name, slot| {
+            let scanned = t.scan_from("", &self.file, |name, slot| {
                 indexed.push((name.to_owned(), slot));
                 Ok(true)
             });
@@ -332,7 +329,7 @@ impl State {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
             self.seal_current()?;
-            self.open_next(next, file, header.sum);
+            self.open_next(next, file);
             let len = self.current_len()?.unwrap_or(HEADER_LEN);
             tail = self.scan_current(len)?;
         }
@@ -383,13 +380,13 @@ impl State {
                 }
                 return Err(LogError::Missing { dir: self.log_dir.clone(), missing: expected });
             };
-            opened.push((expected, file, header.sum));
+            opened.push((expected, file));
             if header.compacted || expected == 1 {
                 break;
             }
         }
         let mut tail = None;
-        while let Some((n, file, sum)) = opened.pop() {
+        while let Some((n, file)) = opened.pop() {
             if let Some(offset) = tail {
                 return Err(LogError::TornNotLast { file: self.current_path(), offset });
             }
@@ -398,7 +395,7 @@ impl State {
             let file_path = segment::path(&self.log_dir, n);
             let len = file.metadata().map_err(LogError::io("stat", &file_path))?.len();
             let table = Table::open(&self.log_dir, n, &file, &file_path, len);
-            self.open_next(n, file, sum);
+            self.open_next(n, file);
             if let Some(table) = table {
                 self.dead = table.seal.dead;
                 self.end = table.seal.covered_len;
@@ -488,7 +485,7 @@ impl State {
     }
 
     /// Writes the index of every sealed segment that lacks a whole one (under the lock): after
-    /// a crash between sealing and indexing, a damaged index, or a store from before indexes.
+    /// a crash between sealing and indexing, or an index damaged, removed or unusable.
     /// Best effort: a segment without an index is read instead, so a failure here only costs
     /// time.
     fn write_missing_tables(&mut self) {
@@ -529,8 +526,8 @@ impl State {
         Ok(())
     }
 
-    fn open_next(&mut self, n: u64, file: File, sum: Sum) {
-        self.segments.insert(n, Segment::new(file, sum));
+    fn open_next(&mut self, n: u64, file: File) {
+        self.segments.insert(n, Segment::new(file));
         self.current = n;
         self.end = HEADER_LEN;
     }
@@ -551,7 +548,7 @@ impl State {
             return Ok(None);
         }
         let mut records = Vec::new();
-        let stop = segment::scan(&seg.file, &file_path, self.end, len, seg.sum, |offset, r, _| {
+        let stop = segment::scan(&seg.file, &file_path, self.end, len, |offset, r, _| {
             let location = location_of(&file_path, offset, &r.path)?;
             records.push((offset, r.kind, r.time_ms, location, r.path_len, r.len));
             Ok(())
@@ -705,7 +702,7 @@ impl State {
             return Err(corrupt("the file ends inside an indexed record"));
         }
         let start = entry.data_start() as usize;
-        match record::parse(&buf, true, seg.sum) {
+        match record::parse(&buf, true) {
             Parsed::Record(r)
                 if r.data_start == start
                     && r.data_len as u64 == entry.size()
@@ -730,8 +727,7 @@ impl State {
         let time_ms = now_ms();
         let size = data.iter().map(|d| d.len() as u64).sum();
         let mut buf = std::mem::take(&mut self.buf);
-        let encoded =
-            record::encode(&mut buf, Sum::NEWEST, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
+        let encoded = record::encode(&mut buf, Kind::Put { origin: None }, time_ms, location.as_ref(), data);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size }),
             Some(_) => self.append(&buf).and_then(|(segment, offset)| {
@@ -741,7 +737,7 @@ impl State {
                     record_len: buf.len() as u64,
                     time_ms,
                     origin: None,
-                    path_len: record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64,
+                    path_len: record::stored_path_len(location.as_ref()) as u64,
                 };
                 let e_tag = entry.e_tag();
                 self.dead += replaced.map_or(0, |e| e.record_len);
@@ -774,9 +770,7 @@ impl State {
         let mut record = std::mem::take(&mut self.buf);
         let mut lens = Vec::with_capacity(fresh.len());
         for (location, data) in &fresh {
-            if record::encode(&mut record, Sum::NEWEST, Kind::Put { origin: None }, time_ms, location.as_ref(), &[data])
-                .is_none()
-            {
+            if record::encode(&mut record, Kind::Put { origin: None }, time_ms, location.as_ref(), &[data]).is_none() {
                 self.buf = record;
                 return Err(LogError::TooLarge { path: location.to_string(), size: data.len() as u64 });
             }
@@ -797,7 +791,7 @@ impl State {
         }
         let (segment, mut offset) = self.append(&batch)?;
         for ((location, _), record_len) in fresh.into_iter().zip(lens) {
-            let path_len = record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64;
+            let path_len = record::stored_path_len(location.as_ref()) as u64;
             let entry = Entry { segment, offset, record_len, time_ms, origin: None, path_len };
             self.current_map()?.insert(location.clone(), Slot::Live(entry));
             offset += record_len;
@@ -870,7 +864,7 @@ impl State {
     /// looked it up, under the lock), and drops it from the index.
     pub(super) fn delete(&mut self, location: &Path, old: Entry, sync: bool) -> Result<(), LogError> {
         let mut buf = std::mem::take(&mut self.buf);
-        let encoded = record::encode(&mut buf, Sum::NEWEST, Kind::Delete, now_ms(), location.as_ref(), &[]);
+        let encoded = record::encode(&mut buf, Kind::Delete, now_ms(), location.as_ref(), &[]);
         let result = match encoded {
             None => Err(LogError::TooLarge { path: location.to_string(), size: 0 }),
             Some(_) => self.append(&buf),
@@ -892,16 +886,12 @@ impl State {
         let len = bytes.len() as u64;
         if self.current == 0 {
             let file = segment::create(&self.log_dir, 1, false, |_, _| Ok(()))?;
-            self.open_next(1, file, Sum::NEWEST);
-        } else if (self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit)
-            || self.segments.get(&self.current).is_some_and(|seg| seg.sum != Sum::NEWEST)
-        {
+            self.open_next(1, file);
+        } else if self.end > HEADER_LEN && self.end.saturating_add(len) > self.config.segment_limit {
             // Seal the full segment first: a synced record in the next segment must not
             // depend on unsynced ones in this one. Its index goes before the next segment, so
             // that whoever sees the next one finds it. The zeros written ahead go first: a
-            // sealed segment ends with its last record. A segment of an older log version is
-            // sealed at its first write too (so one segment has one version): its records
-            // stay as they are, new ones go to a segment of the newest version.
+            // sealed segment ends with its last record.
             let end = self.end;
             self.current_file()?.set_len(end).map_err(LogError::io("truncate", self.current_path()))?;
             self.sync()?;
@@ -909,7 +899,7 @@ impl State {
             let _ = self.write_table(self.current);
             let next = self.current + 1;
             let file = segment::create(&self.log_dir, next, false, |_, _| Ok(()))?;
-            self.open_next(next, file, Sum::NEWEST);
+            self.open_next(next, file);
         }
         let (n, at) = (self.current, self.end);
         let filled = self.fill_ahead(at + len)?;
@@ -998,7 +988,7 @@ impl State {
                 let data = self.read(location, e)?;
                 let origin = Some(e.origin.unwrap_or((e.segment, e.offset)));
                 let kind = Kind::Put { origin };
-                record::encode(&mut rec, Sum::NEWEST, kind, e.time_ms, location.as_ref(), &[&data])
+                record::encode(&mut rec, kind, e.time_ms, location.as_ref(), &[&data])
                     .ok_or_else(|| LogError::TooLarge { path: location.to_string(), size: data.len() as u64 })?;
                 std::io::Write::write_all(w, &rec).map_err(LogError::io("write", tmp))?;
                 moved.push(Slot::Live(Entry {
@@ -1006,9 +996,7 @@ impl State {
                     offset,
                     record_len: rec.len() as u64,
                     origin,
-                    // As the new segment stores it (an object path of a version-1 record
-                    // takes 32 bytes now).
-                    path_len: record::stored_path_len(Sum::NEWEST, location.as_ref()) as u64,
+                    path_len: record::stored_path_len(location.as_ref()) as u64,
                     ..e.clone()
                 }));
                 offset += rec.len() as u64;
@@ -1021,7 +1009,7 @@ impl State {
         // Other instances holding them open keep reading them until they see the new one.
         self.reset();
         let map: BTreeMap<Path, Slot> = live.into_iter().map(|(p, _)| p).zip(moved).collect();
-        self.open_next(new, file, Sum::NEWEST);
+        self.open_next(new, file);
         self.end = bytes_after;
         if let Some(seg) = self.segments.get_mut(&new) {
             (seg.map, seg.len) = (map, bytes_after);

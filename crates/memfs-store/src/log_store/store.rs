@@ -46,9 +46,9 @@ struct Inner {
 impl LogStore {
     /// The default segment limit: 4 MiB. An open reads the last segment's records past its
     /// index (the sealed ones only through their index files), at most half a segment, so this
-    /// bounds its cost: with 8 MiB (before this release) an open read 2 MiB of records on
-    /// average, some 7 ms of CPU; with 4 MiB, 1 MiB. Each segment keeps its file and its index
-    /// file open, so a store of 1 GiB of log holds some 500 files open.
+    /// bounds its cost: with 8 MiB an open would read 2 MiB of records on average, some 7 ms of
+    /// CPU; with 4 MiB, 1 MiB. Each segment keeps its file and its index file open, so a store
+    /// of 1 GiB of log holds some 500 files open.
     pub const DEFAULT_SEGMENT_LIMIT: u64 = 4 << 20;
 
     /// The default threshold of automatic compaction: 64 MiB of dead records (replaced heads,

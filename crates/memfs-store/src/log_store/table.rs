@@ -19,7 +19,7 @@ use object_store::path::Path;
 
 use integer_encoding::VarInt;
 
-use super::checksum::{self, Sum};
+use super::checksum;
 use super::error::LogError;
 use super::object_path::{object_id, object_path};
 use super::record::{self, HEADER_LEN};
@@ -32,8 +32,8 @@ const TABLE_HEADER_LEN: usize = 128;
 const CHECKSUM_LEN: usize = checksum::LEN;
 /// A block holds whole entries and its checksum, in at most this many bytes (unless one entry
 /// is larger: then that entry is a block of its own). A lookup reads one block and decodes its
-/// entries until it meets the key (a version-3 block holds about 38; blocks of 4 KiB made that
-/// a quarter of a cold create's CPU in a store of 20,000 files); readers take any length.
+/// entries until it meets the key (a block holds about 38; blocks of 4 KiB made that a quarter
+/// of a cold create's CPU in a store of 20,000 files); readers take any length.
 const BLOCK_LEN: usize = 1024;
 /// Bloom filter: bits per entry and probes. About 0.8% false positives.
 const BLOOM_BITS_PER_ENTRY: u64 = 10;
@@ -46,14 +46,15 @@ const TAG_DELETE: u8 = 2;
 const TAG_COMPACTED_PUT: u8 = 3;
 const TAG_OBJECT_PATH: u8 = 0x80;
 
-/// The index version a writer writes: 3, entries in the compact form (XXH3-128 checksums and
-/// bloom hash, as 2). Versions 1 (BLAKE3) and 2 are read.
+/// The index version: 3, XXH3-128 checksums and bloom hash, entries in the compact form (a put
+/// of an object path by the first [`PREFIX_LEN`] bytes of its id, numbers as varints). An
+/// index file of any other version is not used.
 const VERSION: u32 = 3;
-/// How many of an object id's bytes a compact entry of a put keeps: enough to tell the ids of
-/// one segment apart, and a hit is confirmed against the record, which holds the whole path.
+/// How many of an object id's bytes an entry of a put keeps: enough to tell the ids of one
+/// segment apart, and a hit is confirmed against the record, which holds the whole path.
 const PREFIX_LEN: usize = 16;
 
-/// Whether a lookup confirms a hit on a compact entry's id prefix against the record.
+/// Whether a lookup confirms a hit on an entry's id prefix against the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Confirm {
     /// Read the record's stored id: the answer is final (existence, metadata, replacing).
@@ -84,8 +85,8 @@ pub(super) struct Entry {
     /// The position of the put that wrote this version: its e_tag. `Some` for a put copied by
     /// compaction (op 3), whose record carries it.
     pub(super) origin: Option<(u64, u64)>,
-    /// How many bytes the path takes in the record (32 for an object path in a segment of log
-    /// version 2), which with the op fixes where the data starts.
+    /// How many bytes the path takes in the record (32 for an object path), which with the op
+    /// fixes where the data starts.
     pub(super) path_len: u64,
 }
 
@@ -152,12 +153,6 @@ impl Seal {
 pub(super) struct Table {
     file: File,
     path: PathBuf,
-    /// The checksum its header, metadata and blocks carry, and its bloom filter's hash (the
-    /// header's version).
-    sum: Sum,
-    /// Entries in the compact form (version 3): a put of an object path by the first
-    /// [`PREFIX_LEN`] bytes of its id, numbers as varints.
-    compact: bool,
     pub(super) seal: Seal,
     meta_offset: u64,
     meta_len: u64,
@@ -211,12 +206,10 @@ impl Table {
         if segment::read_full_at(&file, &mut h, 0).ok()? < TABLE_HEADER_LEN {
             return None;
         }
-        let version = u32_at(&h, 8);
-        let sum = Sum::of_version(if version == VERSION { Sum::Xxh3.version() } else { version })?;
-        if h[..8] != MAGIC || u32_at(&h, 12) != 0 {
+        if h[..8] != MAGIC || u32_at(&h, 8) != VERSION || u32_at(&h, 12) != 0 {
             return None;
         }
-        if sum.of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]) != h[TABLE_HEADER_LEN - CHECKSUM_LEN..] {
+        if checksum::of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]) != h[TABLE_HEADER_LEN - CHECKSUM_LEN..] {
             return None;
         }
         let seal = Seal {
@@ -228,8 +221,6 @@ impl Table {
         Some(Table {
             file,
             path,
-            sum,
-            compact: version == VERSION,
             seal,
             meta_offset: u64_at(&h, 64),
             meta_len: u64_at(&h, 72),
@@ -260,7 +251,7 @@ impl Table {
         let mut buf = vec![0; self.meta_len as usize];
         let read =
             segment::read_full_at(&self.file, &mut buf, self.meta_offset).map_err(LogError::io("read", &self.path))?;
-        if read < buf.len() || self.sum.of_segment(self.seal.segment, &buf) != self.meta_checksum {
+        if read < buf.len() || checksum::of_segment(self.seal.segment, &buf) != self.meta_checksum {
             return Err(self.bad("index metadata fails its checksum"));
         }
         let bloom_len = usize::try_from(self.bloom_words.saturating_mul(8)).unwrap_or(usize::MAX);
@@ -269,7 +260,7 @@ impl Table {
         }
         let bloom =
             buf[..bloom_len].chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect();
-        let mut r = Reader { b: &buf, at: bloom_len, compact: false, last_time: 0 };
+        let mut r = Reader { b: &buf, at: bloom_len, last_time: 0 };
         let mut dir = Vec::new();
         for _ in 0..self.blocks {
             let offset = r.u64().ok_or_else(|| self.bad("index directory cut short"))?;
@@ -283,24 +274,15 @@ impl Table {
         Ok(Meta { bloom, dir })
     }
 
-    /// What this segment says of `location`: `None` if it has no record of it. `records`: the
-    /// checksum of the segment's records, which says how they store a path; `file`: the
-    /// segment, where a compact entry's record confirms the whole path. `confirm`: whether a
-    /// hit on a compact entry's id prefix is confirmed there (one read of the record's id);
+    /// What this segment says of `location`: `None` if it has no record of it. `file`: the
+    /// segment, where an entry's record confirms the whole path. `confirm`: whether a hit on
+    /// an entry's id prefix is confirmed there (one read of the record's id);
     /// without it, the caller must read the record and check its path itself, as
     /// [`State::get`](super::state::State::get) does before it answers.
-    pub(super) fn get(
-        &mut self,
-        location: &Key<'_>,
-        records: Sum,
-        file: &File,
-        confirm: Confirm,
-    ) -> Result<Option<Slot>, LogError> {
+    pub(super) fn get(&mut self, location: &Key<'_>, file: &File, confirm: Confirm) -> Result<Option<Slot>, LogError> {
         let segment = self.seal.segment;
-        let sum = self.sum;
-        let compact = self.compact;
         let meta = self.meta()?;
-        if !bloom_contains(&meta.bloom, location, sum) {
+        if !bloom_contains(&meta.bloom, location) {
             return Ok(None);
         }
         let key = location.path.as_ref();
@@ -311,7 +293,7 @@ impl Table {
         let body = self.read_block(offset, len)?;
         // Compared as stored: an object path by its id bytes, without spelling out each entry.
         let id = location.id();
-        let mut r = Reader::new(&body, compact);
+        let mut r = Reader::new(&body);
         while r.at < body.len() {
             let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
             let hit = match (name, &id) {
@@ -327,7 +309,7 @@ impl Table {
                     };
                     match confirm {
                         Confirm::ByCaller if !shared() => true,
-                        _ => self.record_id(file, &raw, records, stored)? == *id,
+                        _ => self.record_id(file, &raw, stored)? == *id,
                     }
                 }
                 (Name::Plain(stored), None) => stored == key,
@@ -336,7 +318,7 @@ impl Table {
             // The whole block is read, though entries are in path order: a block forged out of
             // order must not turn a stored path into a miss (the attack tests swap two).
             if hit {
-                return Ok(Some(raw.into_slot(segment, key, records)));
+                return Ok(Some(raw.into_slot(segment, key)));
             }
         }
         Ok(None)
@@ -347,12 +329,10 @@ impl Table {
     pub(super) fn scan_from(
         &mut self,
         from: &str,
-        records: Sum,
         file: &File,
         mut visit: impl FnMut(&str, Slot) -> Result<bool, LogError>,
     ) -> Result<(), LogError> {
         let segment = self.seal.segment;
-        let compact = self.compact;
         let meta = self.meta()?;
         let start = meta.dir.partition_point(|b| b.first.as_str() <= from).saturating_sub(1);
         let blocks: Vec<(u64, u32)> = meta.dir[start..].iter().map(|b| (b.offset, b.len)).collect();
@@ -360,13 +340,13 @@ impl Table {
         let mut last = String::new();
         for (offset, len) in blocks {
             let body = self.read_block(offset, len)?;
-            let mut r = Reader::new(&body, compact);
+            let mut r = Reader::new(&body);
             let mut first = true;
             while r.at < body.len() {
                 let (stored, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
                 match stored {
                     Name::Object(id) => object_path(id, &mut name),
-                    Name::Prefix(prefix) => object_path(&self.record_id(file, &raw, records, prefix)?, &mut name),
+                    Name::Prefix(prefix) => object_path(&self.record_id(file, &raw, prefix)?, &mut name),
                     // Spelled out in the file: checked as a path once (an object path spelled
                     // from its id is one).
                     Name::Plain(s) if Path::parse(s).is_err() => return Err(self.bad("not an object_store path")),
@@ -383,7 +363,7 @@ impl Table {
                 if last.as_str() < from {
                     continue;
                 }
-                if !visit(&last, raw.into_slot(segment, &last, records))? {
+                if !visit(&last, raw.into_slot(segment, &last))? {
                     return Ok(());
                 }
             }
@@ -391,29 +371,23 @@ impl Table {
         Ok(())
     }
 
-    /// The object id of the record a compact entry names (`raw`, whose id starts with
-    /// `prefix`): a compact entry keeps part of the id, its record all of it. A record that
-    /// cannot be read, is not an object's, or whose id does not start with the prefix is an
-    /// error (the index is damaged or forged, and set aside), never a miss.
-    fn record_id(&self, file: &File, raw: &RawSlot, records: Sum, prefix: &[u8]) -> Result<[u8; 32], LogError> {
+    /// The object id of the record an entry names by a prefix (`raw`, whose id starts with
+    /// `prefix`): the entry keeps part of the id, its record all of it. A record that cannot be
+    /// read, or whose id does not start with the prefix, is an error (the index is damaged or
+    /// forged, and set aside), never a miss.
+    fn record_id(&self, file: &File, raw: &RawSlot, prefix: &[u8]) -> Result<[u8; 32], LogError> {
         let RawSlot::Live { offset, origin, .. } = raw else {
             return Err(self.bad("a compact index entry of a delete"));
         };
-        let len = record::stored_object_path_len(records);
-        let at = offset.saturating_add((record::data_start(origin.is_some(), len) - len) as u64);
-        let mut stored = vec![0; len];
-        if !matches!(segment::read_full_at(file, &mut stored, at), Ok(read) if read == len) {
+        let at = offset.saturating_add((record::data_start(origin.is_some(), 32) - 32) as u64);
+        let mut id = [0; 32];
+        if !matches!(segment::read_full_at(file, &mut id, at), Ok(read) if read == id.len()) {
             return Err(self.bad("an indexed record cannot be read"));
         }
-        let id = match <[u8; 32]>::try_from(&stored[..]) {
-            Ok(id) => Some(id),
-            // A record of log version 1 spells the path out.
-            Err(_) => std::str::from_utf8(&stored).ok().and_then(object_id),
-        };
-        match id {
-            Some(id) if id[..PREFIX_LEN] == *prefix => Ok(id),
-            _ => Err(self.bad("an index entry names another record")),
+        if id[..PREFIX_LEN] != *prefix {
+            return Err(self.bad("an index entry names another record"));
         }
+        Ok(id)
     }
 
     /// Reads one block and checks it; returns its entries' bytes.
@@ -421,7 +395,7 @@ impl Table {
         let mut buf = vec![0; len as usize + CHECKSUM_LEN];
         let read = segment::read_full_at(&self.file, &mut buf, offset).map_err(LogError::io("read", &self.path))?;
         let body = len as usize;
-        if read < buf.len() || self.sum.of_segment(self.seal.segment, &buf[..body]) != buf[body..] {
+        if read < buf.len() || checksum::of_segment(self.seal.segment, &buf[..body]) != buf[body..] {
             return Err(self.bad("index block fails its checksum"));
         }
         buf.truncate(body);
@@ -433,7 +407,7 @@ impl Table {
 enum Name<'a> {
     /// `objects/{id[0..2]}/{id}`, by the bytes of `id`.
     Object(&'a [u8]),
-    /// An object path by the first [`PREFIX_LEN`] bytes of its id (a put, index version 3).
+    /// An object path by the first [`PREFIX_LEN`] bytes of its id (a put).
     Prefix(&'a [u8]),
     Plain(&'a str),
 }
@@ -445,10 +419,10 @@ enum RawSlot {
 }
 
 impl RawSlot {
-    fn into_slot(self, segment: u64, path: &str, records: Sum) -> Slot {
+    fn into_slot(self, segment: u64, path: &str) -> Slot {
         match self {
             RawSlot::Live { offset, record_len, time_ms, origin } => {
-                let path_len = record::stored_path_len(records, path) as u64;
+                let path_len = record::stored_path_len(path) as u64;
                 Slot::Live(Entry { segment, offset, record_len, time_ms, origin, path_len })
             }
             RawSlot::Deleted => Slot::Deleted,
@@ -465,21 +439,6 @@ pub(super) fn write<'a>(
     estimate: usize,
     entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
 ) -> Result<Option<Table>, LogError> {
-    write_version(log_dir, seal, estimate, entries, VERSION)
-}
-
-/// As [`write()`], in index version `version` (2 or 3): the tests write version 2 as a release
-/// before version 3 did.
-fn write_version<'a>(
-    log_dir: &FsPath,
-    seal: Seal,
-    estimate: usize,
-    entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
-    version: u32,
-) -> Result<Option<Table>, LogError> {
-    let encode = |out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64| {
-        encode_entry(out, name, slot, version == VERSION, last_time)
-    };
     let final_path = path(log_dir, seal.segment);
     let tmp = log_dir.join(format!("{:016x}.index.tmp", seal.segment));
     let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
@@ -503,7 +462,7 @@ fn write_version<'a>(
         let mut previous = String::new();
         let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
             w.write_all(block)?;
-            w.write_all(&Sum::NEWEST.of_segment(seal.segment, block))?;
+            w.write_all(&checksum::of_segment(seal.segment, block))?;
             dir.push(BlockRef { offset: *offset, len: block.len() as u32, first: first.to_owned() });
             *offset += (block.len() + CHECKSUM_LEN) as u64;
             block.clear();
@@ -513,7 +472,7 @@ fn write_version<'a>(
             let (name, slot) = item?;
             one.clear();
             let mut time = last_time;
-            if !encode(&mut one, name, slot, &mut time) {
+            if !encode_entry(&mut one, name, slot, &mut time) {
                 return Ok(None);
             }
             if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
@@ -521,7 +480,7 @@ fn write_version<'a>(
                 // The entry starts a block: encoded again against no previous time.
                 one.clear();
                 time = 0;
-                encode(&mut one, name, slot, &mut time);
+                encode_entry(&mut one, name, slot, &mut time);
             }
             last_time = time;
             if block.is_empty() {
@@ -534,7 +493,7 @@ fn write_version<'a>(
             previous.clear();
             previous.push_str(name);
             block.extend_from_slice(&one);
-            bloom_insert(&mut bloom, name, Sum::NEWEST);
+            bloom_insert(&mut bloom, name);
             count += 1;
         }
         if !block.is_empty() {
@@ -554,7 +513,7 @@ fn write_version<'a>(
         drop(w);
         let mut h = [0u8; TABLE_HEADER_LEN];
         h[..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&version.to_le_bytes());
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
         h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
         h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
         h[32..48].copy_from_slice(&seal.last_checksum);
@@ -564,8 +523,8 @@ fn write_version<'a>(
         h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
         h[80..88].copy_from_slice(&words.to_le_bytes());
         h[88..96].copy_from_slice(&(dir.len() as u64).to_le_bytes());
-        h[96..112].copy_from_slice(&Sum::NEWEST.of_segment(seal.segment, &meta));
-        let sum = Sum::NEWEST.of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
+        h[96..112].copy_from_slice(&checksum::of_segment(seal.segment, &meta));
+        let sum = checksum::of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
         h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
         file.write_all_at(&h, 0).map_err(io)?;
         // Synced before the rename: after a crash the name never shows a file without its data
@@ -596,11 +555,10 @@ fn separator<'a>(before: &str, name: &'a str) -> &'a str {
     &name[..end]
 }
 
-/// Encodes one entry, in the compact form of version 3 or the full one of versions 1 and 2
-/// (which only the tests write); `false` if its path is too long for the format.
-/// `last_time`: the time of the block's previous entry (0 for its first), which a compact
-/// entry's is relative to, replaced by this entry's.
-fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, compact: bool, last_time: &mut u64) -> bool {
+/// Encodes one entry; `false` if its path is too long for the format. `last_time`: the time of
+/// the block's previous entry (0 for its first), which an entry's is relative to, replaced by
+/// this entry's.
+fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64) -> bool {
     let tag = match slot {
         Slot::Live(e) if e.origin.is_some() => TAG_COMPACTED_PUT,
         Slot::Live(_) => TAG_PUT,
@@ -610,7 +568,7 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, compact: bool, last_
         Some(id) => {
             out.push(tag | TAG_OBJECT_PATH);
             // A delete has no record offset to confirm a prefix by: it keeps the whole id.
-            out.extend_from_slice(if compact && tag != TAG_DELETE { &id[..PREFIX_LEN] } else { &id });
+            out.extend_from_slice(if tag != TAG_DELETE { &id[..PREFIX_LEN] } else { &id });
         }
         None => {
             if u16::try_from(name.len()).is_err() {
@@ -622,18 +580,12 @@ fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, compact: bool, last_
     }
     let Slot::Live(e) = slot else { return true };
     let origin = e.origin.map(|(s, o)| [s, o]);
-    if compact {
-        // Wrapping, and read back the same way: any two u64 times have a difference.
-        let delta = e.time_ms.wrapping_sub(*last_time) as i64;
-        put_varint(out, e.offset);
-        put_varint(out, e.record_len);
-        put_varint(out, delta);
-        origin.iter().flatten().for_each(|&n| put_varint(out, n));
-    } else {
-        for n in [e.offset, e.record_len, e.time_ms].iter().chain(origin.iter().flatten()) {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-    }
+    // Wrapping, and read back the same way: any two u64 times have a difference.
+    let delta = e.time_ms.wrapping_sub(*last_time) as i64;
+    put_varint(out, e.offset);
+    put_varint(out, e.record_len);
+    put_varint(out, delta);
+    origin.iter().flatten().for_each(|&n| put_varint(out, n));
     *last_time = e.time_ms;
     true
 }
@@ -651,22 +603,21 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// A path to look up, with its bloom filter hashes computed once for all the segments asked
-/// (one per index version met), and only if one with a table is asked.
+/// A path to look up, with its bloom filter hash computed once for all the segments asked, and
+/// only if one with a table is asked.
 pub(super) struct Key<'a> {
     path: &'a Path,
-    hashes: [std::cell::OnceCell<(u64, u64)>; 2],
+    hash: std::cell::OnceCell<(u64, u64)>,
     /// The id bytes of an object path, decoded once for every segment looked in.
     id: std::cell::OnceCell<Option<[u8; 32]>>,
 }
 
 impl<'a> Key<'a> {
-    /// The hash is the index version's ([`Sum::of_path`]: BLAKE3 in version 1, XXH3-128 in
-    /// version 2); the probes are double hashing over its two 64-bit halves. Written here
-    /// rather than taken from a crate because the bits are stored: the hash and the probes
-    /// must never change with a dependency's version.
+    /// The hash is XXH3-128 ([`checksum::of_path`]); the probes are double hashing over its two
+    /// 64-bit halves. Written here rather than taken from a crate because the bits are stored:
+    /// the hash and the probes must never change with a dependency's version.
     pub(super) fn new(path: &'a Path) -> Key<'a> {
-        Key { path, hashes: Default::default(), id: Default::default() }
+        Key { path, hash: Default::default(), id: Default::default() }
     }
 
     /// For an object path, its id bytes (what index entries store).
@@ -678,9 +629,8 @@ impl<'a> Key<'a> {
         self.path
     }
 
-    fn probes(&self, bits: u64, sum: Sum) -> impl Iterator<Item = u64> {
-        let cell = &self.hashes[usize::from(sum == Sum::Xxh3)];
-        let hash = *cell.get_or_init(|| sum.of_path(self.path.as_ref()));
+    fn probes(&self, bits: u64) -> impl Iterator<Item = u64> {
+        let hash = *self.hash.get_or_init(|| checksum::of_path(self.path.as_ref()));
         probes(hash, bits)
     }
 }
@@ -691,14 +641,14 @@ fn probes((h1, h2): (u64, u64), bits: u64) -> impl Iterator<Item = u64> {
     (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
 }
 
-fn bloom_insert(bloom: &mut [u64], name: &str, sum: Sum) {
-    for bit in probes(sum.of_path(name), bloom.len() as u64 * 64) {
+fn bloom_insert(bloom: &mut [u64], name: &str) {
+    for bit in probes(checksum::of_path(name), bloom.len() as u64 * 64) {
         bloom[(bit / 64) as usize] |= 1 << (bit % 64);
     }
 }
 
-fn bloom_contains(bloom: &[u64], key: &Key<'_>, sum: Sum) -> bool {
-    key.probes(bloom.len() as u64 * 64, sum).all(|bit| bloom[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
+fn bloom_contains(bloom: &[u64], key: &Key<'_>) -> bool {
+    key.probes(bloom.len() as u64 * 64).all(|bit| bloom[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
 }
 
 /// Reads entries and directory items; `None` when the bytes end early.
@@ -706,15 +656,13 @@ fn bloom_contains(bloom: &[u64], key: &Key<'_>, sum: Sum) -> bool {
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
-    /// Entries in the compact form (index version 3).
-    compact: bool,
-    /// The time of the previous entry read, which a compact entry's is relative to.
+    /// The time of the previous entry read, which an entry's is relative to.
     last_time: u64,
 }
 
 impl<'a> Reader<'a> {
-    fn new(b: &'a [u8], compact: bool) -> Reader<'a> {
-        Reader { b, at: 0, compact, last_time: 0 }
+    fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b, at: 0, last_time: 0 }
     }
 
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
@@ -747,16 +695,11 @@ impl<'a> Reader<'a> {
         Some(n)
     }
 
-    /// A number: a varint in a compact entry, a u64 in a full one.
-    fn number(&mut self) -> Option<u64> {
-        if self.compact { self.varint() } else { self.u64() }
-    }
-
     /// One block entry: its path, and what it says.
     fn entry(&mut self) -> Option<(Name<'a>, RawSlot)> {
         let tag = self.take(1)?[0];
         let op = tag & !TAG_OBJECT_PATH;
-        let name = match (tag & TAG_OBJECT_PATH != 0, self.compact && op != TAG_DELETE) {
+        let name = match (tag & TAG_OBJECT_PATH != 0, op != TAG_DELETE) {
             (true, true) => Name::Prefix(self.take(PREFIX_LEN)?),
             (true, false) => Name::Object(self.take(32)?),
             (false, _) => Name::Plain(self.str()?),
@@ -767,16 +710,12 @@ impl<'a> Reader<'a> {
             TAG_COMPACTED_PUT => true,
             _ => return None,
         };
-        let (offset, record_len) = (self.number()?, self.number()?);
-        let time_ms = if self.compact {
-            let (delta, len) = i64::decode_var(self.b.get(self.at..)?)?;
-            self.at += len;
-            self.last_time.wrapping_add(delta as u64)
-        } else {
-            self.u64()?
-        };
+        let (offset, record_len) = (self.varint()?, self.varint()?);
+        let (delta, len) = i64::decode_var(self.b.get(self.at..)?)?;
+        self.at += len;
+        let time_ms = self.last_time.wrapping_add(delta as u64);
         self.last_time = time_ms;
-        let origin = if origin { Some((self.number()?, self.number()?)) } else { None };
+        let origin = if origin { Some((self.varint()?, self.varint()?)) } else { None };
         Some((name, RawSlot::Live { offset, record_len, time_ms, origin }))
     }
 }
@@ -811,21 +750,14 @@ mod tests {
         assert_eq!(object_id("head"), None);
     }
 
-    /// Plain paths: no entry needs its record (the object paths of version 3 are tested
-    /// through the store, `tests/store/log_index.rs`). Both the version written and the one
-    /// before it, which stores are full of.
+    /// Plain paths: no entry needs its record (object paths are tested through the store,
+    /// `tests/store/log_index.rs`).
     #[test]
     fn a_table_finds_every_entry_and_nothing_else() {
-        for version in [2, VERSION] {
-            finds_every_entry_and_nothing_else(version);
-        }
-    }
-
-    fn finds_every_entry_and_nothing_else(version: u32) {
         let dir = tempfile::tempdir().unwrap();
         let segment = File::create(dir.path().join("segment")).unwrap();
         let names: Vec<Path> = (0..3000).map(|i| Path::from(format!("p/{i:05}"))).collect();
-        // Times going up and down: stored as differences in version 3.
+        // Times going up and down: stored as differences.
         let slots: Vec<Slot> = (0..3000u64)
             .map(|i| {
                 let time_ms = 1_764_000_000_000 + i * 1_000;
@@ -839,11 +771,10 @@ mod tests {
             .collect();
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [9; 16], dead: 42 };
         let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n.as_ref(), s)));
-        let mut table = write_version(dir.path(), seal, names.len(), entries, version).unwrap().expect("written");
-        assert_eq!(table.compact, version == VERSION);
+        let mut table = write(dir.path(), seal, names.len(), entries).unwrap().expect("written");
         assert!(table.blocks > 10, "{} blocks", table.blocks);
         for (i, (n, s)) in names.iter().zip(&slots).enumerate() {
-            let got = table.get(&Key::new(n), Sum::NEWEST, &segment, Confirm::Yes).unwrap();
+            let got = table.get(&Key::new(n), &segment, Confirm::Yes).unwrap();
             let want = match s {
                 Slot::Live(e) => Slot::Live(Entry { path_len: n.as_ref().len() as u64, ..e.clone() }),
                 Slot::Deleted => Slot::Deleted,
@@ -854,12 +785,12 @@ mod tests {
         // block starts): a miss, whether the scan stops early or the directory sends it on.
         for n in &names {
             let between = Path::from(format!("{n}x"));
-            assert_eq!(table.get(&Key::new(&between), Sum::NEWEST, &segment, Confirm::Yes).unwrap(), None, "{between}");
+            assert_eq!(table.get(&Key::new(&between), &segment, Confirm::Yes).unwrap(), None, "{between}");
         }
-        assert_eq!(table.get(&Key::new(&Path::from("a")), Sum::NEWEST, &segment, Confirm::Yes).unwrap(), None);
+        assert_eq!(table.get(&Key::new(&Path::from("a")), &segment, Confirm::Yes).unwrap(), None);
         let mut seen = Vec::new();
         table
-            .scan_from("p/02990", Sum::NEWEST, &segment, |n, slot| {
+            .scan_from("p/02990", &segment, |n, slot| {
                 seen.push((n.to_owned(), slot));
                 Ok(true)
             })
@@ -894,7 +825,7 @@ mod tests {
         assert!(firsts[1..].iter().all(|f| f.len() <= 7), "{firsts:?}");
         let segment = File::create(dir.path().join("segment")).unwrap();
         for n in &names {
-            assert!(table.get(&Key::new(n), Sum::NEWEST, &segment, Confirm::Yes).unwrap().is_some(), "{n}");
+            assert!(table.get(&Key::new(n), &segment, Confirm::Yes).unwrap().is_some(), "{n}");
         }
     }
 
@@ -911,13 +842,29 @@ mod tests {
         std::fs::write(&file, &bytes).unwrap();
         let mut table = Table::read(dir.path(), 3).unwrap();
         let segment = File::create(dir.path().join("segment")).unwrap();
-        assert!(matches!(
-            table.get(&Key::new(&names[0]), Sum::NEWEST, &segment, Confirm::Yes),
-            Err(LogError::BadIndex { .. })
-        ));
+        assert!(matches!(table.get(&Key::new(&names[0]), &segment, Confirm::Yes), Err(LogError::BadIndex { .. })));
         // A damaged header: not used at all.
         bytes[20] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
         assert!(Table::read(dir.path(), 3).is_none());
+    }
+
+    /// An index file of another version, however intact, is not used (the segment is read).
+    #[test]
+    fn an_index_of_another_version_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let slot = live(1);
+        let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
+        write(dir.path(), seal, 1, [Ok(("p/1", &slot))].into_iter()).unwrap().unwrap();
+        let file = path(dir.path(), 3);
+        let mut bytes = std::fs::read(&file).unwrap();
+        assert_eq!(u32_at(&bytes, 8), VERSION);
+        for version in [1, 2, 4] {
+            bytes[8..12].copy_from_slice(&u32::to_le_bytes(version));
+            let sum = checksum::of_segment(0, &bytes[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
+            bytes[TABLE_HEADER_LEN - CHECKSUM_LEN..TABLE_HEADER_LEN].copy_from_slice(&sum);
+            std::fs::write(&file, &bytes).unwrap();
+            assert!(Table::read(dir.path(), 3).is_none(), "version {version}");
+        }
     }
 }

@@ -169,6 +169,7 @@ async fn a_bad_index_is_read_around_and_written_again() {
         ),
         ("another segment's", Box::new(|i| fs::copy(&idx[i + 1], &idx[i]).map(|_| ()).unwrap())),
         ("an empty file", Box::new(|i| fs::write(&idx[i], b"").unwrap())),
+        ("another version (2), intact", Box::new(|i| set_index_version(&idx[i], 2))),
     ];
     for (what, damage) in &damage {
         for i in [0, 3, 7] {
@@ -207,6 +208,16 @@ async fn an_index_of_a_changed_segment_is_not_used() {
     }
     fs::write(two, saved).unwrap();
     assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+}
+
+/// Sets the version of index file `file`, and its header's checksum to match (XXH3-128, seed
+/// 0, over bytes 0..112).
+fn set_index_version(file: &FsPath, version: u32) {
+    let mut bytes = fs::read(file).unwrap();
+    bytes[8..12].copy_from_slice(&version.to_le_bytes());
+    let sum = twox_hash::XxHash3_128::oneshot(&bytes[..112]).to_le_bytes();
+    bytes[112..128].copy_from_slice(&sum);
+    fs::write(file, bytes).unwrap();
 }
 
 fn flip(file: &FsPath, at: u64) {

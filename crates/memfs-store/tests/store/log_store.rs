@@ -420,6 +420,29 @@ async fn a_bad_segment_header_is_an_error() {
     );
 }
 
+/// A segment of another log format version (1: BLAKE3 checksums, object paths spelled out, as
+/// pre-release builds wrote) is refused, not read.
+#[tokio::test]
+async fn a_segment_of_another_version_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = LogStore::open(dir.path()).unwrap();
+    put(&log, "head", "h", PutMode::Create).await.unwrap();
+    let file = segments(dir.path())[0].clone();
+    for version in [1u8, 3] {
+        let mut bytes = fs::read(&file).unwrap();
+        bytes[8] = version;
+        fs::write(&file, &bytes).unwrap();
+        let e = LogStore::open(dir.path()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "Generic LogStore error: {}: unsupported log format version {version} (this build reads 2)",
+                file.display()
+            )
+        );
+    }
+}
+
 /// Only the end of the last segment can be torn by a crash: a writer completes its segment
 /// before it starts the next. And segments are numbered without gaps.
 #[tokio::test]
