@@ -14,7 +14,7 @@
 # MEMFS_FUZZ_SANITIZER=address (and `cargo +nightly` via RUSTUP_TOOLCHAIN=nightly) for ASan.
 #
 # Each target starts from its committed seeds, fuzz/seeds/<target> (written by
-# `cd fuzz && cargo run --example make_seeds` from the format-5 fixture store), and grows its
+# `cd fuzz && cargo run --example make_seeds` from the format-1 fixture store), and grows its
 # corpus in fuzz/corpus/<target>; crashes land in fuzz/artifacts/<target> (corpus and artifacts
 # are git-ignored). fuzz/dict/<target>.dict, when present, is passed as a libFuzzer dictionary.
 # Exits non-zero if any target crashed; replay a crash with

@@ -1,8 +1,8 @@
-//! Writes `seeds/<target>/` from the format-5 fixture store (`tests/fixtures/format-5`): its
-//! log records and segment, `memfs.keys`, sealed objects and heads, and their plaintexts
-//! (opened with the fixture's key file; directory pages and commits also in format 11's
-//! binary form); policy, gc state, exec lines and HTTP bodies, which the fixture does not hold, are written
-//! from small literal examples.
+//! Writes `seeds/<target>/` from the fixture store (`tests/fixtures/format-1`): its log records
+//! and segment, `memfs.keys`, its sealed head, and the objects the head carries (the fixture
+//! holds every object in its head, unwritten, as a bucket would): their plaintexts, and each
+//! sealed again under the fixture's keys as it would be stored. Policy, gc state, exec lines
+//! and HTTP bodies, which the fixture does not hold, are written from small literal examples.
 //!
 //!   cd fuzz && cargo run --example make_seeds
 
@@ -11,11 +11,11 @@ use std::path::Path;
 use futures::TryStreamExt;
 use memfs_core::{ObjectId, Policy};
 use memfs_crypt::ObjectKind;
-use memfs_store::fuzzing::{LogParsed, parse_log_record};
+use memfs_store::fuzzing::{InlineKind, Keys, LogParsed, parse_log_record};
 use memfs_store::log_store::LogStore;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/format-5/store");
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/format-1/store");
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,23 +25,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), bytes))
     };
 
-    // The segment, whole and cut after its first records; each record on its own.
+    // The segment, whole and cut after its first record; each record on its own.
     let segment = std::fs::read(Path::new(FIXTURE).join("log/0000000000000001"))?;
     let mut offset = 16;
     let mut boundaries = Vec::new();
-    let version = u32::from_le_bytes(segment[8..12].try_into()?);
-    while let LogParsed::Record(r) = parse_log_record(&segment[offset..], true, version) {
+    while let LogParsed::Record(r) = parse_log_record(&segment[offset..], true) {
         boundaries.push(offset);
-        if boundaries.len() <= 6 {
-            write("log_record", &format!("record-{}", boundaries.len()), &segment[offset..offset + r.len])?;
-        }
+        write("log_record", &format!("record-{}", boundaries.len()), &segment[offset..offset + r.len])?;
         offset += r.len;
     }
-    write("log_segment", "format-5", &segment)?;
-    write("log_segment", "format-5-first-5", &segment[..boundaries[5]])?;
-    write("log_segment", "torn-tail", &segment[..boundaries[5] + 40])?;
+    write("log_segment", "format-1", &segment)?;
+    write("log_segment", "format-1-first", &segment[..boundaries[1]])?;
+    write("log_segment", "torn-tail", &segment[..boundaries[1] + 40])?;
 
-    // The objects, read through a copy of the store (opening a log may create files).
+    // What the log holds, read through a copy of the store (opening a log may create files).
     let copy = tempfile::tempdir()?;
     std::fs::create_dir(copy.path().join("log"))?;
     std::fs::write(copy.path().join("log/0000000000000001"), &segment)?;
@@ -54,53 +51,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok::<_, object_store::Error>(objects)
     })?;
-
-    let key = memfs_fuzz::master().object_key();
-    let kinds = [
-        (ObjectKind::Blob, "blob"),
-        (ObjectKind::Dir, "directory_page"),
-        (ObjectKind::Commit, "commit"),
-        (ObjectKind::Policy, "policy"),
-    ];
+    let (_, keys_json) =
+        objects.iter().find(|(path, _)| path == "memfs.keys").ok_or("the fixture has no memfs.keys")?;
+    let keys = memfs_fuzz::store_keys_of(keys_json);
+    let head_id = ObjectId::from_bytes([0; 32]);
     for (path, bytes) in &objects {
-        let (id, plain_target, kind) = match path.as_str() {
-            "memfs.keys" => {
-                write("keys", "format-5", bytes)?;
-                continue;
+        match path.as_str() {
+            "memfs.keys" => write("keys", "format-1", bytes)?,
+            "head" => {
+                let mut sealed = head_id.to_bytes().to_vec();
+                sealed.extend_from_slice(bytes);
+                write("sealed_object", "head", &sealed)?;
+                write("head", "head", &keys.objects.open(ObjectKind::Head, &head_id, bytes)?)?;
             }
-            "head" => (ObjectId::from_bytes([0; 32]), "head", ObjectKind::Head),
-            _ => {
-                let hex = path.rsplit('/').next().unwrap_or_default();
-                let mut id = [0u8; 32];
-                for (i, b) in id.iter_mut().enumerate() {
-                    *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)?;
-                }
-                let id = ObjectId::from_bytes(id);
-                let Some(&(kind, target)) = kinds.iter().find(|(k, _)| key.open(*k, &id, bytes).is_ok()) else {
-                    return Err(format!("{path} opens as no kind").into());
-                };
-                (id, target, kind)
-            }
+            other => return Err(format!("the fixture holds {other}: it should hold its objects in its head").into()),
+        }
+    }
+
+    // The objects the head carries: plaintexts, and sealed as a store would hold them.
+    let plain = std::fs::read(seeds.join("head/head"))?;
+    let head = Keys::new(memfs_fuzz::store_keys_of(keys_json)).decode_head(&plain)?;
+    for object in &head.inline {
+        let (target, kind) = match object.kind {
+            InlineKind::Commit => ("commit", ObjectKind::Commit),
+            InlineKind::Policy => ("policy", ObjectKind::Policy),
+            InlineKind::Dir => ("directory_page", ObjectKind::Dir),
+            InlineKind::Blob => ("blob", ObjectKind::Blob),
         };
-        let plain = key.open(kind, &id, bytes)?;
-        let name = &path.rsplit('/').next().unwrap_or_default()[..path.len().min(16)];
-        let mut sealed = id.to_bytes().to_vec();
-        sealed.extend_from_slice(bytes);
-        write("sealed_object", &format!("{plain_target}-{name}"), &sealed)?;
-        if plain_target != "blob" {
-            write(plain_target, name, &plain)?;
-        }
-        // The fixture's pages, commits and head are JSON (format 5); format 11 writes pages
-        // and commits in a binary form.
-        if plain_target == "directory_page" {
-            write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_page(&plain)?)?;
-        }
-        if plain_target == "commit" {
-            write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::reencode_commit(&plain)?)?;
-        }
-        // And format 14 the head.
-        if plain_target == "head" {
-            write(plain_target, &format!("{name}-binary"), &memfs_store::fuzzing::encode_head_binary(&plain)?)?;
+        let name = &object.id.to_string()[..16];
+        let mut sealed = object.id.to_bytes().to_vec();
+        sealed.extend_from_slice(&keys.objects.seal(kind, &object.id, &object.plain)?);
+        write("sealed_object", &format!("{target}-{name}"), &sealed)?;
+        if target != "blob" {
+            write(target, name, &object.plain)?;
         }
     }
 

@@ -8,8 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use memfs_store::fuzzing::{Keys, reencode_head};
 
 fuzz_target!(|data: &[u8]| {
-    let verified = Keys::new(memfs_fuzz::master()).open_head_plain(data).is_ok();
+    let verified = Keys::new(memfs_fuzz::store_keys()).open_head_plain(data).is_ok();
     let Ok(json) = reencode_head(data) else { return };
     assert_eq!(reencode_head(&json).expect("an encoded head decodes"), json);
-    assert_eq!(Keys::new(memfs_fuzz::master()).open_head_plain(&json).is_ok(), verified);
+    assert_eq!(Keys::new(memfs_fuzz::store_keys()).open_head_plain(&json).is_ok(), verified);
 });

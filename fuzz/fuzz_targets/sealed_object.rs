@@ -10,7 +10,7 @@ use memfs_store::fuzzing::Keys;
 
 fuzz_target!(|data: &[u8]| {
     let Some((id, sealed)) = data.split_first_chunk::<32>() else { return };
-    let keys = Keys::new(memfs_fuzz::master());
+    let keys = Keys::new(memfs_fuzz::store_keys());
     let kinds = [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head, ObjectKind::Policy];
     let opened = kinds.iter().filter(|&&k| keys.open_sealed(k, &ObjectId::from_bytes(*id), sealed).is_ok()).count();
     assert!(opened <= 1, "opened as {opened} kinds");

@@ -59,11 +59,11 @@ pub fn reencode_gc_state(bytes: &[u8]) -> Result<Vec<u8>, Error> {
 pub struct Keys(EncryptedRepository);
 
 impl Keys {
-    /// The store of `master`, with empty caches.
-    pub fn new(master: &MasterKey) -> Self {
+    /// A store working with `keys`, with empty caches.
+    pub fn new(keys: StoreKeys) -> Self {
         let conn = connect(Backend::Memory).expect("an in-memory store connects");
         let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
-        let keys = super::Keys::new(StoreKeys::from_master(master), None, None);
+        let keys = super::Keys::new(keys, None, None);
         Keys(EncryptedRepository::assemble(conn, keys, String::new(), options).expect("no state to open"))
     }
 
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn a_heads_inline_objects_are_addressed_and_decoded() {
         let master = MasterKey::from_bytes([7; 32]);
-        let keys = Keys::new(&master);
+        let keys = Keys::new(StoreKeys::from_master(&master));
         // `0x01`, no flags, generation 1, the commit (zero), no recent commits, and one
         // inline object: a file's content (kind 4) of one byte, `x`.
         let mut head = vec![0x01, 0, 1];

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Tree};
-use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind};
+use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind, StoreKeys};
 use memfs_store::fault::{FaultStore, OpCounts};
 use memfs_store::fuzzing::{HeadObject, InlineKind, InlineObject};
 use memfs_store::log_store::LogStore;
@@ -92,7 +92,7 @@ async fn read_head(store: &Counted) -> HeadObject {
     let master = MasterKey::from_bytes([0x5a; 32]);
     let plain =
         ObjectKeys::from_master(&master).open(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &sealed).unwrap();
-    memfs_store::fuzzing::Keys::new(&master).decode_head(&plain).unwrap()
+    memfs_store::fuzzing::Keys::new(StoreKeys::from_master(&master)).decode_head(&plain).unwrap()
 }
 
 /// What an inline object is, as these tests name it.
