@@ -56,8 +56,8 @@ pub(crate) enum Page {
 pub(crate) struct Index {
     /// The pages below, in order (at least one).
     pub(crate) pages: Vec<ObjectId>,
-    /// What guides a search down; every decoded index page has one.
-    pub(crate) guide: Option<Guide>,
+    /// What guides a search down through them.
+    pub(crate) guide: Guide,
 }
 
 /// What an index page says of the pages below it besides their ids, so that a reader goes
@@ -139,7 +139,7 @@ pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> 
 
 /// Encodes a decoded index page again, for the fuzzers and the tests that forge pages.
 pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
-    let guide = index.guide.as_ref().expect("a decoded index page has its guide");
+    let guide = &index.guide;
     let children: Vec<IndexChild<'_>> = (0..index.pages.len())
         .map(|i| IndexChild {
             id: &index.pages[i],
@@ -264,7 +264,7 @@ fn decode_index(bytes: &[u8], id: &ObjectId) -> Result<Page, Error> {
         return Err(bad("more leaves than can be counted"));
     }
     match r.at == bytes.len() {
-        true => Ok(Page::Index(Index { pages, guide: Some(Guide { height, leaves, lows }) })),
+        true => Ok(Page::Index(Index { pages, guide: Guide { height, leaves, lows } })),
         false => Err(bad("bytes after the last page")),
     }
 }

@@ -6,10 +6,9 @@
 //! page has at least [`MIN_ENTRIES`], or when the page reaches [`MAX_ENTRIES`]. If there is
 //! more than one leaf, the leaf ids are cut the same way into index pages (one in [`FANOUT`],
 //! the boundary decided by the child page's id, itself a keyed hash), and so on until one page
-//! remains: the directory's top page, whose id is the directory's id. From format 12 an index
-//! page also names, for each page below it, the leaves under it and its low ([`Child`]: the
-//! lowest name that falls below it),
-//! so a reader finds the leaf a name falls in one page a level down, and a change is cut again
+//! remains: the directory's top page, whose id is the directory's id. An index page also
+//! names, for each page below it, the leaves under it and its low ([`Child`]: the lowest name
+//! that falls below it), so a reader finds the leaf a name falls in one page a level down, and a change is cut again
 //! around itself only (`encrypted/recut.rs`).
 //!
 //! Boundaries depend only on the entries, not on the history of edits (a prolly tree), so
@@ -24,8 +23,6 @@
 //! Leaves are cut finer than index pages because a change rewrites the leaf it falls in, and
 //! the leaf an entry falls in is on average about twice the mean leaf: smaller leaves write
 //! fewer bytes per change, for more leaves to read in a large directory (docs/FORMAT.md).
-//! Every one-in-eight boundary (format 10 and before) is a one-in-four one, so a re-cut of
-//! part of an older directory meets an old leaf end again.
 //!
 //! The name hash is keyed (the tree address key, over a prefix no stored object starts with),
 //! so page sizes tell the storage holder nothing about names it could not see anyway.
@@ -37,7 +34,7 @@ use crate::format;
 
 /// One index page boundary in this many child pages, on average.
 pub(crate) const FANOUT: u32 = 8;
-/// One leaf boundary in this many entries, on average (format 11; 8 before).
+/// One leaf boundary in this many entries, on average.
 pub(crate) const LEAF_FANOUT: u32 = 4;
 /// No boundary before a page has this many entries (except at the end).
 pub(crate) const MIN_ENTRIES: usize = 2;
@@ -163,27 +160,10 @@ fn cut<T>(items: &[T], boundary: impl Fn(&T) -> bool) -> Vec<&[T]> {
     chunks
 }
 
-/// Where a directory's pages are: its index pages and its leaves, which hold its entries in
-/// name order. A large directory is read through it a leaf at a time (`encrypted/parts.rs`).
-#[derive(Debug)]
-pub(crate) struct Layout {
-    /// The index pages, the top one first (none for a directory of one leaf).
-    pub(crate) index: Vec<ObjectId>,
-    /// The leaves, in order.
-    pub(crate) leaves: Vec<ObjectId>,
-}
-
-impl Layout {
-    /// Every page.
-    pub(crate) fn pages(&self) -> impl Iterator<Item = &ObjectId> {
-        self.index.iter().chain(&self.leaves)
-    }
-}
-
 /// Whether an entry with this name ends its leaf.
 pub(crate) fn name_boundary(key: &AddressKey, name: &Name) -> bool {
-    // A leading NUL: no plaintext addressed with this key starts with one (JSON starts with `{`,
-    // a binary page with 0x01 to 0x04, a binary commit with 0x03), so this hash is never an id.
+    // A leading NUL: no plaintext addressed with this key starts with one (a page starts with
+    // 0x03 or 0x05, a commit with 0x03, a policy with `{`), so this hash is never an id.
     let mut input = Vec::with_capacity(name.as_str().len() + 16);
     input.extend_from_slice(b"\0page boundary\0");
     input.extend_from_slice(name.as_str().as_bytes());

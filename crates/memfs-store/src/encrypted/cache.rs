@@ -17,7 +17,6 @@ use memfs_core::{Dir, ObjectId, Policy};
 use quick_cache::Weighter;
 
 use crate::format::CommitObject;
-use crate::pages::Layout;
 
 /// The default budget: 64 MiB.
 pub const DEFAULT_MEMORY_CACHE_BYTES: usize = 64 << 20;
@@ -27,7 +26,6 @@ pub const DEFAULT_MEMORY_CACHE_BYTES: usize = 64 << 20;
 enum Slot {
     Dir,
     Partial,
-    Layout,
     Pages,
     Blob,
     Commit,
@@ -41,8 +39,6 @@ enum Item {
     Dir(Arc<Dir>),
     /// The leaves of a large directory read so far, decoded ([`Dir::partial`]).
     Partial(Arc<Dir>),
-    /// Where a directory's pages are.
-    Layout(Arc<Layout>),
     /// The ids of a directory's pages, top page first.
     Pages(Arc<[ObjectId]>),
     /// A file's content.
@@ -67,7 +63,6 @@ impl Weighter<(Slot, ObjectId), Item> for Weight {
     fn weight(&self, _: &(Slot, ObjectId), item: &Item) -> u64 {
         let data = match item {
             Item::Dir(dir) | Item::Partial(dir) => dir.len() as u64 * DIR_ENTRY_BYTES,
-            Item::Layout(layout) => layout.pages().count() as u64 * 32,
             Item::Pages(pages) => pages.len() as u64 * 32,
             Item::Blob(bytes) | Item::Plain(bytes) => bytes.len() as u64,
             Item::Commit(commit) => {
@@ -117,8 +112,6 @@ impl Cache {
         dir, insert_decoded: Dir(Arc<Dir>);
         /// Part of a directory (see [`Dir::partial`]).
         partial, insert_partial: Partial(Arc<Dir>);
-        /// Where a directory's pages are.
-        layout, insert_layout: Layout(Arc<Layout>);
         /// A directory's page ids (see [`Cache::insert_dir`]).
         pages, insert_pages: Pages(Arc<[ObjectId]>);
         blob, insert_blob: Blob(Arc<[u8]>);
@@ -140,9 +133,7 @@ impl Cache {
 
     /// Drops everything known about `id` (an object deleted from the store).
     pub(super) fn forget(&mut self, id: &ObjectId) {
-        for slot in
-            [Slot::Dir, Slot::Partial, Slot::Layout, Slot::Pages, Slot::Blob, Slot::Commit, Slot::Policy, Slot::Plain]
-        {
+        for slot in [Slot::Dir, Slot::Partial, Slot::Pages, Slot::Blob, Slot::Commit, Slot::Policy, Slot::Plain] {
             self.items.remove(&(slot, *id));
         }
     }

@@ -161,10 +161,9 @@ impl EncryptedRepository {
         // page holds: a leaf's sum, or an index page's pages.
         let mut claimed: HashMap<ObjectId, (Totals, String)> = HashMap::new();
         let mut leaf_totals: HashMap<ObjectId, Totals> = HashMap::new();
-        let mut index_pages: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
-        // What guides a reader down a directory of format 12: each index page's guide, each
-        // leaf's first and last names.
-        let mut guides: HashMap<ObjectId, format::Guide> = HashMap::new();
+        let mut index_pages: HashMap<ObjectId, format::Index> = HashMap::new();
+        // What guides a reader down a directory: each index page's guide (above), each leaf's
+        // first and last names.
         let mut leaf_names: HashMap<ObjectId, Option<(Name, Name)>> = HashMap::new();
         if let Some((head, _)) = head {
             report.newest = head.generation;
@@ -244,10 +243,7 @@ impl EncryptedRepository {
                     Ok(format::Page::Index(index)) => {
                         report.dirs += 1;
                         next.extend(index.pages.iter().map(|p| (*p, path.clone(), generation)));
-                        if let Some(guide) = index.guide {
-                            guides.insert(id, guide);
-                        }
-                        index_pages.insert(id, index.pages);
+                        index_pages.insert(id, index);
                         continue;
                     }
                     Err(e) => {
@@ -284,7 +280,7 @@ impl EncryptedRepository {
         // Recorded totals against the pages.
         let mut claimed: Vec<(ObjectId, (Totals, String))> = claimed.into_iter().collect();
         claimed.sort_by_key(|c| c.0);
-        let pages = Pages { index: &index_pages, guides: &guides, leaves: &leaf_names };
+        let pages = Pages { index: &index_pages, leaves: &leaf_names };
         let mut summaries = HashMap::new();
         for (id, (said, context)) in claimed {
             // A guide that does not match the pages below it would lead a reader to the wrong
@@ -369,7 +365,7 @@ impl EncryptedRepository {
 fn page_totals(
     page: &ObjectId,
     leaves: &HashMap<ObjectId, Totals>,
-    index: &HashMap<ObjectId, Vec<ObjectId>>,
+    index: &HashMap<ObjectId, format::Index>,
     depth: usize,
 ) -> Option<Totals> {
     if let Some(t) = leaves.get(page) {
@@ -381,16 +377,15 @@ fn page_totals(
         return None;
     }
     let mut sum = Totals::default();
-    for p in index.get(page)? {
+    for p in &index.get(page)?.pages {
         sum += page_totals(p, leaves, index, depth + 1)?;
     }
     Some(sum)
 }
 
-/// The pages of the directories read, for checking the guides of format 12.
+/// The pages of the directories read, for checking their guides.
 struct Pages<'a> {
-    index: &'a HashMap<ObjectId, Vec<ObjectId>>,
-    guides: &'a HashMap<ObjectId, format::Guide>,
+    index: &'a HashMap<ObjectId, format::Index>,
     leaves: &'a HashMap<ObjectId, Option<(Name, Name)>>,
 }
 
@@ -416,14 +411,15 @@ impl Pages<'_> {
         }
         let summary = if let Some(names) = self.leaves.get(page) {
             Some(Summary { height: 0, leaves: 1, names: names.clone() })
-        } else if let (Some(children), true) = (self.index.get(page), depth <= format::MAX_HEIGHT) {
-            let mut below = Vec::with_capacity(children.len());
-            for child in children {
+        } else if let (Some(index), true) = (self.index.get(page), depth <= format::MAX_HEIGHT) {
+            let mut below = Vec::with_capacity(index.pages.len());
+            for child in &index.pages {
                 below.push(self.summary(child, done, depth + 1)?);
             }
             let below: Option<Vec<Summary>> = below.into_iter().collect();
-            match (below, self.guides.get(page)) {
-                (Some(below), Some(guide)) => {
+            let guide = &index.guide;
+            match below {
+                Some(below) => {
                     // Each low is the separator of the child's first name from the last name
                     // before it, exactly (what a writer computes).
                     let low = |i: usize| {
@@ -447,8 +443,8 @@ impl Pages<'_> {
                         names: names.map(|((first, _), (_, last))| (first, last)),
                     })
                 }
-                // Formats 3 to 11: nothing to check but the totals (above).
-                _ => None,
+                // A page below was not read (reported already): nothing to check.
+                None => None,
             }
         } else {
             None
@@ -490,7 +486,7 @@ mod tests {
         report.problems.iter().map(|p| format!("{}: {}: {}", p.object, p.context, p.error)).collect()
     }
 
-    /// An index page of format 12 whose low does not match the pages below it (as a buggy
+    /// An index page whose low does not match the pages below it (as a buggy
     /// writer could make: a reader would look for a name in the wrong leaf) is named.
     #[tokio::test]
     async fn an_index_page_that_misleads_a_reader_is_named() {
@@ -515,7 +511,7 @@ mod tests {
         let format::Page::Index(mut index) = format::decode_page(&top, &ObjectId::from_bytes([0; 32])).unwrap() else {
             panic!("a directory of 60 entries has index pages");
         };
-        let guide = index.guide.as_mut().unwrap();
+        let guide = &mut index.guide;
         guide.lows[0] = memfs_core::Name::parse(&format!("{}0", guide.lows[0])).unwrap();
         let forged = format::reencode_index(&index);
         let bad = key.address(&forged);

@@ -6,8 +6,6 @@ use super::*;
 /// Why a commit's plan stopped: something to read before planning again, or damage found.
 #[derive(Debug)]
 pub(super) enum Missing {
-    /// A directory whole (one of an older format, changed in part).
-    Dir(ObjectId),
     /// A page's plaintext.
     Page(ObjectId),
     /// A page read is damaged.

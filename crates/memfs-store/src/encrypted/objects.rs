@@ -2,7 +2,6 @@
 //! verifying them; directories planned into pages for a commit and loaded back.
 
 use super::*;
-use crate::pages::Layout;
 use crate::whole_read::get_bytes;
 
 /// Objects sealed for a local folder's log, under the epoch `epoch`.
@@ -264,53 +263,19 @@ impl EncryptedRepository {
         Ok(commit)
     }
 
-    /// Reads a whole directory: its top page and, for a large one, every page below.
+    /// Reads a whole directory: its top page and, for a large one, every page below, each
+    /// level's pages at once. Every page is decoded once. Returns the directory and the id of
+    /// every page (the top one first, then level by level).
     pub(super) async fn load_dir(&self, id: &ObjectId) -> Result<(Dir, Vec<ObjectId>), Error> {
-        match self.walk_dir(id, usize::MAX).await? {
-            Walked::Whole(dir, pages) => Ok((dir, pages)),
-            Walked::Large(..) => unreachable!("no directory has more than usize::MAX leaves"),
-        }
-    }
-
-    /// Reads directory `id` down from its top page, each level's pages at once: whole if it
-    /// has at most `whole_up_to` leaves, else only its index pages and its middle leaf. A
-    /// page does not say how deep it is, so a level of more than `whole_up_to` pages is first
-    /// looked at through its middle page alone: a leaf ends the walk there (it is where a
-    /// search of the leaves starts), an index page is read with the rest of its level. Every
-    /// page is decoded once.
-    pub(super) async fn walk_dir(&self, id: &ObjectId, whole_up_to: usize) -> Result<Walked, Error> {
         let mut index = Vec::new();
         let mut level = vec![*id];
         loop {
-            let mut middle = None;
-            if level.len() > whole_up_to {
-                let place = (level.len() - 1) / 2;
-                match format::decode_page(&self.page(&level[place]).await?, &level[place])? {
-                    format::Page::Leaf(entries) => {
-                        // Only the one leaf of an empty directory is empty.
-                        if entries.is_empty() && level.len() > 1 {
-                            return Err(empty_leaf(&level[place]));
-                        }
-                        return Ok(Walked::Large(Layout { index, leaves: level }, place, entries));
-                    }
-                    page => middle = Some((place, page)),
-                }
-            }
-            let others = level.iter().enumerate().filter(|(i, _)| middle.as_ref().is_none_or(|(m, _)| m != i));
-            let reads: Vec<_> = others.map(|(_, p)| self.page(p)).collect();
+            let reads: Vec<_> = level.iter().map(|p| self.page(p)).collect();
             let plains: Vec<Arc<[u8]>> = stream::iter(reads).buffered(PARALLEL).try_collect().await?;
-            let mut plains = plains.iter();
-            let mut pages = Vec::with_capacity(level.len());
-            for (i, page_id) in level.iter().enumerate() {
-                match middle.take_if(|(m, _)| *m == i) {
-                    Some((_, page)) => pages.push(page),
-                    None => pages.push(format::decode_page(plains.next().expect("a plaintext per page"), page_id)?),
-                }
-            }
-            match level_of(&level, pages)? {
+            match decode_level(&level, &plains)? {
                 Level::Leaves(entries) => {
                     index.extend(level);
-                    return Ok(Walked::Whole(Dir::from_entries(entries), index));
+                    return Ok((Dir::from_entries(entries), index));
                 }
                 Level::Below(below) => {
                     index.append(&mut level);
@@ -358,15 +323,6 @@ pub(super) enum Level {
     Leaves(Vec<(memfs_core::Name, Node)>),
     /// The level was index pages: the pages of the next level, in order.
     Below(Vec<ObjectId>),
-}
-
-/// What [`EncryptedRepository::walk_dir`] found.
-pub(super) enum Walked {
-    /// The whole directory, and the id of every page (the top one first, then level by level).
-    Whole(Dir, Vec<ObjectId>),
-    /// A directory of more leaves than asked for whole: where its pages are, and its middle
-    /// leaf (its place among the leaves, its entries).
-    Large(Layout, usize, Vec<(memfs_core::Name, Node)>),
 }
 
 /// A page in a level of several leaves with no entry (only the one leaf of an empty

@@ -2,40 +2,33 @@
 //! thousands reads one page a level down to the leaf the name falls in, and its commit
 //! rewrites only the leaves its change falls in and the index pages above them (`recut.rs`).
 //!
-//! An index page of format 12 names each child's low (the lowest name that falls below it)
-//! and the leaves below it, so the way down picks at each level the last child whose low is
-//! at most the name, and counts the leaves to its left: the leaf's place, and the names it
-//! holds (from its low to the next leaf's). An index page of an older format names only the pages below it,
-//! so the leaf a name falls in is found by searching the leaves: every index page is read,
-//! then one leaf (or, on a remote store, several at once) at a time, in the half that holds
-//! the name. That is about log2(leaves) reads.
+//! An index page names each child's low (the lowest name that falls below it) and the leaves
+//! below it, so the way down picks at each level the last child whose low is at most the
+//! name, and counts the leaves to its left: the leaf's place, and the names it holds (from its
+//! low to the next leaf's).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use memfs_core::{Name, Part, Parts, Totals};
 
-use super::objects::{Walked, empty_leaf};
+use super::objects::empty_leaf;
 use super::*;
-use crate::pages::Layout;
 
 /// How a repository looks for the leaf a name falls in.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PartSearch {
     /// A directory of at most this many leaves is read whole.
     pub(super) whole_up_to: usize,
-    /// Leaves read at once in each step of the search.
-    pub(super) probes: usize,
 }
 
 impl PartSearch {
     /// A local folder or process memory: a read costs microseconds, so the fewest reads win.
     /// A directory of up to 16 leaves (about 130 entries) is read whole, as it always was.
-    pub(super) const NEAR: PartSearch = PartSearch { whole_up_to: 16, probes: 1 };
+    pub(super) const NEAR: PartSearch = PartSearch { whole_up_to: 16 };
     /// An object store: a read costs a round trip and reads go out in parallel, so a
-    /// directory is read whole up to 256 leaves (one round of requests per level), and a
-    /// larger one is searched eight leaves at a time (a ninth of the range left per round).
-    pub(super) const FAR: PartSearch = PartSearch { whole_up_to: 256, probes: 8 };
+    /// directory is read whole up to 256 leaves (one round of requests per level).
+    pub(super) const FAR: PartSearch = PartSearch { whole_up_to: 256 };
 }
 
 /// Decoded leaves of one directory, by their place among its leaves.
@@ -54,77 +47,15 @@ impl EncryptedRepository {
         {
             return Ok(dir.clone());
         }
-        let cached = self.cache().layout(id);
-        if cached.is_none() {
-            let top = self.page(id).await?;
-            if let format::Page::Index(index @ format::Index { guide: Some(_), .. }) = format::decode_page(&top, id)? {
-                return self.descend(id, totals, name, held.as_deref(), index).await;
-            }
+        let top = self.page(id).await?;
+        match format::decode_page(&top, id)? {
+            format::Page::Index(index) => self.descend(id, totals, name, held.as_deref(), index).await,
+            // A directory of one leaf.
+            format::Page::Leaf(_) => Repository::dir(self, id).await,
         }
-        let mut leaves = Leaves::new();
-        let layout = match cached {
-            Some(layout) => layout,
-            // One walk down: a small directory comes back whole, a large one as its layout
-            // and its middle leaf, the first the search would read.
-            None => match self.walk_dir(id, self.part_search.whole_up_to).await? {
-                Walked::Whole(dir, pages) => {
-                    let dir = Arc::new(dir);
-                    self.cache().insert_dir(*id, dir.clone(), pages.into());
-                    return Ok(dir);
-                }
-                Walked::Large(layout, place, entries) => {
-                    let layout = Arc::new(layout);
-                    self.cache().insert_layout(*id, layout.clone());
-                    leaves.insert(place, entries);
-                    layout
-                }
-            },
-        };
-        let count = layout.leaves.len();
-        if count <= self.part_search.whole_up_to {
-            return Repository::dir(self, id).await;
-        }
-        if let Some(held) = held.as_deref() {
-            leaves.extend(split(held));
-        }
-        // Each search copies what is held; past half the leaves, the whole directory is cheaper.
-        if leaves.len() * 2 >= count {
-            return Repository::dir(self, id).await;
-        }
-        // The first leaf whose last name is at or after `name`, else the last leaf: between
-        // the leaves read before, then by reading some.
-        let (mut low, mut high) = (0, count - 1);
-        for (&place, entries) in &leaves {
-            match last_name(entries) >= name {
-                true => high = high.min(place),
-                false => low = low.max((place + 1).min(count - 1)),
-            }
-        }
-        while low < high {
-            let span = high - low;
-            let k = self.part_search.probes.min(span);
-            let mut probes: Vec<usize> = (1..=k).map(|j| low + span * j / (k + 1)).collect();
-            probes.dedup();
-            self.read_leaves(&layout, &probes, &mut leaves).await?;
-            for p in probes {
-                if last_name(&leaves[&p]) >= name {
-                    high = p;
-                    break;
-                }
-                low = p + 1;
-            }
-        }
-        self.read_leaves(&layout, &[low], &mut leaves).await?;
-        // Below the leaf's first name: in the gap after the leaf before, which tells where it ends.
-        if low > 0 && *name < leaves[&low][0].0 {
-            self.read_leaves(&layout, &[low - 1], &mut leaves).await?;
-        }
-        let dir = Arc::new(partial_dir(*id, totals, count, &leaves)?);
-        self.cache().insert_partial(*id, dir.clone());
-        Ok(dir)
     }
 
-    /// [`EncryptedRepository::dir_part`] of a directory of format 12 whose top page is `top`:
+    /// [`EncryptedRepository::dir_part`] of a directory whose top page is `top`, an index page:
     /// down one page a level to the leaf `name` falls in, added to the leaves `held` holds.
     async fn descend(
         &self,
@@ -136,8 +67,7 @@ impl EncryptedRepository {
     ) -> Result<Arc<Dir>, Error> {
         let corrupt =
             |page: &ObjectId, reason: &str| Error::Corrupt { object: format::object_name(page), reason: reason.into() };
-        let guide = top.guide.as_ref().expect("a page of format 12");
-        let count = guide.leaves.iter().sum::<u64>();
+        let count = top.guide.leaves.iter().sum::<u64>();
         if count <= self.part_search.whole_up_to as u64 {
             return Repository::dir(self, id).await;
         }
@@ -145,10 +75,7 @@ impl EncryptedRepository {
         let (mut index, mut page) = (top, *id);
         let (mut place, mut low, mut high) = (0u64, None::<Name>, None::<Name>);
         loop {
-            let guide = index
-                .guide
-                .as_ref()
-                .ok_or_else(|| corrupt(&page, "an index page of an older format below one of format 12"))?;
+            let guide = &index.guide;
             // The page's names lie between the bounds the page above gave it.
             let (first, last) = (guide.lows.first(), guide.lows.last());
             if first.zip(low.as_ref()).is_some_and(|(f, l)| f <= l)
@@ -183,53 +110,17 @@ impl EncryptedRepository {
                     self.cache().insert_partial(*id, dir.clone());
                     return Ok(dir);
                 }
-                format::Page::Index(below)
-                    if height > 1 && below.guide.as_ref().is_some_and(|g| g.height == height - 1) =>
-                {
+                format::Page::Index(below) if height > 1 && below.guide.height == height - 1 => {
                     (index, page) = (below, child);
                 }
                 _ => return Err(corrupt(&child, "a page at the wrong height")),
             }
         }
     }
-
-    /// Reads and decodes the leaves at `places` not in `leaves` yet, [`PARALLEL`] at a time.
-    async fn read_leaves(&self, layout: &Layout, places: &[usize], leaves: &mut Leaves) -> Result<(), Error> {
-        let wanted: Vec<usize> = places.iter().copied().filter(|p| !leaves.contains_key(p)).collect();
-        let reads: Vec<_> = wanted.iter().map(|p| self.page(&layout.leaves[*p])).collect();
-        let plains: Vec<Arc<[u8]>> = stream::iter(reads).buffered(PARALLEL).try_collect().await?;
-        for (place, plain) in wanted.into_iter().zip(plains) {
-            leaves.insert(place, decode_leaf(&plain, &layout.leaves[place])?);
-        }
-        Ok(())
-    }
-}
-
-/// A leaf's entries: a page in a level of leaves must be a leaf, and not empty (only the one
-/// leaf of an empty directory is).
-pub(super) fn decode_leaf(plain: &[u8], id: &ObjectId) -> Result<Vec<(Name, Node)>, Error> {
-    let corrupt = |reason: &str| Error::Corrupt { object: format::object_name(id), reason: reason.into() };
-    match format::decode_page(plain, id)? {
-        format::Page::Leaf(entries) if !entries.is_empty() => Ok(entries),
-        format::Page::Leaf(_) => Err(empty_leaf(id)),
-        format::Page::Index(_) => Err(corrupt("an index page where a leaf page belongs")),
-    }
 }
 
 fn last_name(entries: &[(Name, Node)]) -> &Name {
     &entries.last().expect("leaves are not empty").0
-}
-
-/// The leaves a partial directory holds, back by place.
-fn split(dir: &Dir) -> Leaves {
-    let parts = dir.parts().map(|p| p.held.as_slice()).unwrap_or_default();
-    parts
-        .iter()
-        .map(|part| {
-            let entries = dir.part_entries(part).map(|(n, node)| (n.clone(), node.clone())).collect();
-            (part.index as usize, entries)
-        })
-        .collect()
 }
 
 /// The partial directory `held` (of `id`, if any) with the leaf `part` of `entries` added.

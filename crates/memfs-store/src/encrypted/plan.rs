@@ -1,12 +1,10 @@
 //! Planning a commit: the pages of every directory a mutation copied, of which only those the
 //! store does not already hold are written.
 //!
-//! A copy of part of a large directory (`parts.rs`) of format 12 is cut into pages again
-//! around its changes only (`recut.rs`), reading the old pages the cuts run into; one of an
-//! older format (index pages without leaf counts and names) is read whole and written whole,
-//! in format 12, once.
+//! A copy of part of a large directory (`parts.rs`) is cut into pages again around its
+//! changes only (`recut.rs`), reading the old pages the cuts run into.
 
-use memfs_core::{Name, Part, Parts};
+use memfs_core::{Part, Parts};
 
 use super::missing::Missing;
 use super::parts::{Leaves, partial_dir};
@@ -17,7 +15,6 @@ use super::*;
 /// an entry go between two plans).
 #[derive(Default)]
 pub(super) struct PlanInputs {
-    dirs: HashMap<ObjectId, Arc<Dir>>,
     pages: HashMap<ObjectId, Arc<[u8]>>,
 }
 
@@ -34,9 +31,6 @@ impl EncryptedRepository {
     /// Reads what `missing` names into `inputs`.
     pub(super) async fn supply(&self, missing: Missing, inputs: &mut PlanInputs) -> Result<(), Error> {
         match missing {
-            Missing::Dir(id) => {
-                inputs.dirs.insert(id, Repository::dir(self, &id).await?);
-            }
             Missing::Page(id) => {
                 inputs.pages.insert(id, self.page(&id).await?);
             }
@@ -108,7 +102,9 @@ impl EncryptedRepository {
     }
 
     /// The pages of `dir`, a copy a mutation made of part of the stored directory
-    /// `parts.base` (children already by id), added to `out`; returns its id.
+    /// `parts.base` (children already by id), added to `out`; returns its id. A directory read
+    /// in part has index pages: a base whose top page is a leaf is refused as corrupt
+    /// ([`recut::recut`]).
     pub(super) fn plan_parts(
         &self,
         dir: &Dir,
@@ -120,10 +116,6 @@ impl EncryptedRepository {
             let plain = inputs.pages.get(id).cloned().or_else(|| self.cache().plain(id)).ok_or(Missing::Page(*id))?;
             format::decode_page(&plain, id).map_err(Missing::Failed)
         };
-        match read(&parts.base)? {
-            format::Page::Index(format::Index { guide: Some(_), .. }) => {}
-            _ => return self.plan_whole(dir, parts, inputs, out),
-        }
         let key = &self.keys.tree_address;
         // The directory as read (its leaves the search read): a held leaf whose entries are
         // the same there keeps its page, as a leaf not held does, unless a cut runs into it.
@@ -160,26 +152,6 @@ impl EncryptedRepository {
             out.partials.push((id, Arc::new(decoded)));
         }
         Ok(id)
-    }
-
-    /// [`EncryptedRepository::plan_parts`] for a directory of an older format: its index pages
-    /// name no leaf counts nor names, so it is read whole and written whole, in format 12.
-    fn plan_whole(
-        &self,
-        dir: &Dir,
-        parts: &Parts,
-        inputs: &PlanInputs,
-        out: &mut PlannedDirs,
-    ) -> Result<ObjectId, Missing> {
-        let base = inputs.dirs.get(&parts.base).cloned().or_else(|| self.cache().dir(&parts.base));
-        let base = base.ok_or(Missing::Dir(parts.base))?;
-        let held = |name: &Name| parts.held.iter().any(|part| part.contains(name));
-        let entries = base
-            .entries()
-            .filter(|(name, _)| !held(name))
-            .chain(dir.entries())
-            .map(|(name, node)| (name.clone(), node.clone()));
-        Ok(self.plan_whole_dir(Dir::from_entries(entries), None, out))
     }
 }
 

@@ -1,11 +1,11 @@
-//! A change to part of a large directory of format 12, cut into pages again without reading
+//! A change to part of a large directory, cut into pages again without reading
 //! the rest: each level, leaves first, is cut again from the start of the old page a change
 //! falls in, on through the changed pages and into the old ones after them until a cut lands
 //! where an old page ended. Past that point the old pages are what a cut from scratch would
 //! make (a cut depends only on where its page starts, [`pages::ends_page`]), so the pages
 //! written are the ones a whole re-encoding would write and the directory's id is the same.
 //!
-//! An index page of format 12 says how many leaves are below each child and each child's
+//! An index page says how many leaves are below each child and each child's
 //! low (the lowest name that falls below it), so a page of any level is found by a leaf's
 //! place, one page a level down from the top, and the pages a cut runs into are read as it
 //! reaches them: [`Missing::Page`] stops the plan, the caller reads the page, and plans again.
@@ -123,9 +123,7 @@ impl Old<'_> {
 /// The children of index page `id` at `height`, decoded from `page`, the first with `low`.
 fn children(id: &ObjectId, height: u32, low: Option<Name>, page: Page) -> Result<Vec<Child>, Missing> {
     let Page::Index(index) = page else { return Err(corrupt(id, "a leaf page where an index page belongs")) };
-    let Some(guide) = index.guide else {
-        return Err(corrupt(id, "an index page of an older format below one of format 12"));
-    };
+    let guide = index.guide;
     if guide.height != height {
         return Err(corrupt(id, "an index page at the wrong height"));
     }
@@ -142,11 +140,11 @@ fn corrupt(id: &ObjectId, reason: &str) -> Missing {
     Missing::Failed(Error::Corrupt { object: format::object_name(id), reason: reason.into() })
 }
 
-/// Cuts the directory whose top page is `top` (an index page of format 12) again after the
+/// Cuts the directory whose top page is `top` (an index page) again after the
 /// change of the leaves in `held` (by increasing place).
 pub(super) fn recut(key: &AddressKey, top: &ObjectId, held: Vec<Held>, read: &Read<'_>) -> Result<Recut, Missing> {
     let Page::Index(index) = read(top)? else { return Err(corrupt(top, "a directory read in part is one leaf")) };
-    let Some(guide) = &index.guide else { return Err(corrupt(top, "not an index page of format 12")) };
+    let guide = &index.guide;
     let old = Old { top: *top, height: guide.height, leaves: guide.leaves.iter().sum(), read };
     let mut pages = Vec::new();
     let (changes, known) = recut_leaves(key, &old, held, &mut pages)?;
