@@ -8,8 +8,6 @@
 //! again. An entry is checked once more when its record is read (path, kind, length).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path as FsPath, PathBuf};
 
 use std::time::{Duration, UNIX_EPOCH};
@@ -25,6 +23,9 @@ use super::object_path::{object_id, object_path};
 use super::record::{self, HEADER_LEN};
 use super::segment;
 use crate::local_fs::{self, OpenError};
+
+mod writer;
+pub(super) use writer::write;
 
 const MAGIC: [u8; 8] = *b"memfsidx";
 /// The header's length; blocks follow it.
@@ -430,179 +431,6 @@ impl RawSlot {
     }
 }
 
-/// Writes segment `seal.segment`'s index from its entries, sorted by path, then renames it into
-/// place. `estimate` sizes the bloom filter (at least the number of entries). `None` if an
-/// entry cannot be indexed (a path longer than 64 KiB): that segment is read instead.
-pub(super) fn write<'a>(
-    log_dir: &FsPath,
-    seal: Seal,
-    estimate: usize,
-    entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
-) -> Result<Option<Table>, LogError> {
-    let final_path = path(log_dir, seal.segment);
-    let tmp = log_dir.join(format!("{:016x}.index.tmp", seal.segment));
-    let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
-    let written = (|| {
-        let mut w = BufWriter::with_capacity(1 << 16, &file);
-        let io = |e| LogError::io("write", &tmp)(e);
-        w.write_all(&[0; TABLE_HEADER_LEN]).map_err(io)?;
-        let words = (estimate as u64).max(1).saturating_mul(BLOOM_BITS_PER_ENTRY).div_ceil(64).max(1);
-        let mut bloom = vec![0u64; words as usize];
-        let mut dir: Vec<BlockRef> = Vec::new();
-        let mut block: Vec<u8> = Vec::with_capacity(BLOCK_LEN);
-        let mut first = String::new();
-        let mut offset = TABLE_HEADER_LEN as u64;
-        let mut count = 0u64;
-        let mut one = Vec::new();
-        // Times are stored as the difference from the block's previous entry's.
-        let mut last_time = 0;
-        // The path before the current one: a block's first path in the directory is the
-        // shortest start of its first entry's that sorts after it (readers only compare keys
-        // against it), so the directory read on every open stays small.
-        let mut previous = String::new();
-        let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
-            w.write_all(block)?;
-            w.write_all(&checksum::of_segment(seal.segment, block))?;
-            dir.push(BlockRef { offset: *offset, len: block.len() as u32, first: first.to_owned() });
-            *offset += (block.len() + CHECKSUM_LEN) as u64;
-            block.clear();
-            Ok::<(), std::io::Error>(())
-        };
-        for item in entries {
-            let (name, slot) = item?;
-            one.clear();
-            let mut time = last_time;
-            if !encode_entry(&mut one, name, slot, &mut time) {
-                return Ok(None);
-            }
-            if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
-                flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
-                // The entry starts a block: encoded again against no previous time.
-                one.clear();
-                time = 0;
-                encode_entry(&mut one, name, slot, &mut time);
-            }
-            last_time = time;
-            if block.is_empty() {
-                first.clear();
-                first.push_str(match previous.is_empty() {
-                    true => name,
-                    false => separator(&previous, name),
-                });
-            }
-            previous.clear();
-            previous.push_str(name);
-            block.extend_from_slice(&one);
-            bloom_insert(&mut bloom, name);
-            count += 1;
-        }
-        if !block.is_empty() {
-            flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
-        }
-        let mut meta = Vec::with_capacity(bloom.len() * 8 + dir.len() * 64);
-        for word in &bloom {
-            meta.extend_from_slice(&word.to_le_bytes());
-        }
-        for b in &dir {
-            meta.extend_from_slice(&b.offset.to_le_bytes());
-            meta.extend_from_slice(&b.len.to_le_bytes());
-            put_str(&mut meta, &b.first);
-        }
-        w.write_all(&meta).map_err(io)?;
-        w.flush().map_err(io)?;
-        drop(w);
-        let mut h = [0u8; TABLE_HEADER_LEN];
-        h[..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
-        h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
-        h[32..48].copy_from_slice(&seal.last_checksum);
-        h[48..56].copy_from_slice(&count.to_le_bytes());
-        h[56..64].copy_from_slice(&seal.dead.to_le_bytes());
-        h[64..72].copy_from_slice(&offset.to_le_bytes());
-        h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
-        h[80..88].copy_from_slice(&words.to_le_bytes());
-        h[88..96].copy_from_slice(&(dir.len() as u64).to_le_bytes());
-        h[96..112].copy_from_slice(&checksum::of_segment(seal.segment, &meta));
-        let sum = checksum::of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
-        h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
-        file.write_all_at(&h, 0).map_err(io)?;
-        // Synced before the rename: after a crash the name never shows a file without its data
-        // (which would be refused anyway, by its checksums, and read around).
-        file.sync_data().map_err(LogError::io("sync", &tmp))?;
-        Ok(Some(()))
-    })();
-    match written {
-        Ok(Some(())) => {}
-        Ok(None) | Err(_) => {
-            let _ = std::fs::remove_file(&tmp);
-            return written.map(|_| None);
-        }
-    }
-    std::fs::rename(&tmp, &final_path).map_err(LogError::io("rename", &tmp))?;
-    drop(file);
-    Ok(Table::read(log_dir, seal.segment).filter(|t| t.seal == seal))
-}
-
-/// The shortest start of `name` that sorts after `before` (which sorts before `name`): where
-/// a block begins, between the previous block's last path and its own first.
-fn separator<'a>(before: &str, name: &'a str) -> &'a str {
-    let differ = before.bytes().zip(name.bytes()).take_while(|(a, b)| a == b).count();
-    let mut end = (differ + 1).min(name.len());
-    while !name.is_char_boundary(end) {
-        end += 1;
-    }
-    &name[..end]
-}
-
-/// Encodes one entry; `false` if its path is too long for the format. `last_time`: the time of
-/// the block's previous entry (0 for its first), which an entry's is relative to, replaced by
-/// this entry's.
-fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64) -> bool {
-    let tag = match slot {
-        Slot::Live(e) if e.origin.is_some() => TAG_COMPACTED_PUT,
-        Slot::Live(_) => TAG_PUT,
-        Slot::Deleted => TAG_DELETE,
-    };
-    match object_id(name) {
-        Some(id) => {
-            out.push(tag | TAG_OBJECT_PATH);
-            // A delete has no record offset to confirm a prefix by: it keeps the whole id.
-            out.extend_from_slice(if tag != TAG_DELETE { &id[..PREFIX_LEN] } else { &id });
-        }
-        None => {
-            if u16::try_from(name.len()).is_err() {
-                return false;
-            }
-            out.push(tag);
-            put_str(out, name);
-        }
-    }
-    let Slot::Live(e) = slot else { return true };
-    let origin = e.origin.map(|(s, o)| [s, o]);
-    // Wrapping, and read back the same way: any two u64 times have a difference.
-    let delta = e.time_ms.wrapping_sub(*last_time) as i64;
-    put_varint(out, e.offset);
-    put_varint(out, e.record_len);
-    put_varint(out, delta);
-    origin.iter().flatten().for_each(|&n| put_varint(out, n));
-    *last_time = e.time_ms;
-    true
-}
-
-/// Appends `n` as a varint, without the allocation `encode_var_vec` makes (an index write
-/// encodes some 20,000 entries).
-fn put_varint(out: &mut Vec<u8>, n: impl VarInt) {
-    let mut buf = [0u8; 10];
-    let len = n.encode_var(&mut buf);
-    out.extend_from_slice(&buf[..len]);
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
 /// A path to look up, with its bloom filter hash computed once for all the segments asked, and
 /// only if one with a table is asked.
 pub(super) struct Key<'a> {
@@ -639,12 +467,6 @@ impl<'a> Key<'a> {
 fn probes((h1, h2): (u64, u64), bits: u64) -> impl Iterator<Item = u64> {
     let h2 = h2 | 1;
     (0..BLOOM_PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
-}
-
-fn bloom_insert(bloom: &mut [u64], name: &str) {
-    for bit in probes(checksum::of_path(name), bloom.len() as u64 * 64) {
-        bloom[(bit / 64) as usize] |= 1 << (bit % 64);
-    }
 }
 
 fn bloom_contains(bloom: &[u64], key: &Key<'_>) -> bool {
@@ -801,32 +623,6 @@ mod tests {
         });
         assert_eq!(seen, want.collect::<Vec<_>>());
         assert_eq!(Table::read(dir.path(), 3).map(|t| t.seal), Some(seal));
-    }
-
-    #[test]
-    fn a_block_starts_at_the_shortest_start_of_its_first_path_after_the_last() {
-        assert_eq!(separator("p/00099/long", "p/00100/long"), "p/001");
-        assert_eq!(separator("p/a", "p/ab"), "p/ab");
-        assert_eq!(separator("p/a", "p/a/b"), "p/a/");
-        // Never inside a character.
-        assert_eq!(separator("p/é1", "p/éa"), "p/éa");
-        assert_eq!(separator("p/a", "p/éa"), "p/é");
-        // Long paths that differ early: the directory keeps their starts only (at most
-        // `p/` and five digits).
-        let dir = tempfile::tempdir().unwrap();
-        let names: Vec<Path> = (0..3000).map(|i| Path::from(format!("p/{i:05}/{}", "x".repeat(60)))).collect();
-        let slot = live(1);
-        let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
-        let mut table =
-            write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot)))).unwrap().unwrap();
-        let firsts: Vec<String> = table.meta().unwrap().dir.iter().map(|b| b.first.clone()).collect();
-        assert!(firsts.len() > 100, "{} blocks", firsts.len());
-        assert_eq!(firsts[0], names[0].as_ref());
-        assert!(firsts[1..].iter().all(|f| f.len() <= 7), "{firsts:?}");
-        let segment = File::create(dir.path().join("segment")).unwrap();
-        for n in &names {
-            assert!(table.get(&Key::new(n), &segment, Confirm::Yes).unwrap().is_some(), "{n}");
-        }
     }
 
     #[test]
