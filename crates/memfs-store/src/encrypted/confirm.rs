@@ -3,39 +3,18 @@
 //! `unrecorded`).
 //!
 //! The confirmation is written when the store opens, before anything else: by compare-and-swap
-//! of `memfs.keys`, marked unrecorded ([`Confirmation`], in `memfs.keys`' field `unrecorded`).
+//! of `memfs.keys`, marked unrecorded (a [`Confirmation`] in `memfs.keys`' field `unrecorded`).
 //! The open then makes one commit that records it (the tree unchanged, the head naming the new
 //! change counter) and clears the mark. A crash between leaves the mark, so the next open makes
 //! the commit; two clients opening at once make it once, because a commit is skipped when the
 //! head already names the counter (see [`EncryptedRepository::record_unless_named`]).
 
 use object_store::path::Path;
-use serde::{Deserialize, Serialize};
 
-use super::key_set::parse_keys;
+use super::key_set::{Confirmation, parse_keys};
 use super::{EncryptedRepository, KEYS_PATH};
 use crate::error::Error;
 use crate::head::{ConditionalHead, HeadStore};
-use crate::record::Operation;
-
-/// The mark `memfs.keys` carries while a slot's confirmation is written and not yet recorded in
-/// a commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Confirmation {
-    /// The slot that confirmed the root.
-    pub(super) slot: u32,
-    /// `memfs.keys`' change counter once the confirmation is written: a head naming it (or a
-    /// later one) comes after the commit that records it.
-    pub(super) counter: u64,
-}
-
-impl Confirmation {
-    /// The operation its commit records, `memfs.keys` being at change `counter`.
-    pub(super) fn operation(self, counter: u64) -> Operation {
-        Operation::Keys { change: "confirm".into(), counter, slot: Some(self.slot) }
-    }
-}
 
 /// A confirmation opening the store made ([`EncryptedRepository::confirmed`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,12 +16,30 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use super::confirm::Confirmation;
 use super::{Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OpenOptions, decode_store_id};
 use crate::error::Error;
 use crate::head::HeadVersion;
 use crate::record::Operation;
 use crate::settle::{self, Swapped};
+
+/// The mark `memfs.keys` carries while a slot's confirmation is written and not yet recorded in
+/// a commit (`confirm.rs` makes that commit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Confirmation {
+    /// The slot that confirmed the root.
+    pub(super) slot: u32,
+    /// `memfs.keys`' change counter once the confirmation is written: a head naming it (or a
+    /// later one) comes after the commit that records it.
+    pub(super) counter: u64,
+}
+
+impl Confirmation {
+    /// The operation its commit records, `memfs.keys` being at change `counter`.
+    pub(super) fn operation(self, counter: u64) -> Operation {
+        Operation::Keys { change: "confirm".into(), counter, slot: Some(self.slot) }
+    }
+}
 
 /// The unsealed key object, `memfs.keys`.
 #[derive(Serialize, Deserialize)]
