@@ -61,8 +61,12 @@
 //! - `root`: [`RootKey`], and the tag that authenticates `memfs.keys`;
 //! - `seal`: the sealed-object envelope ([`ObjectKind`], [`MAGIC`]);
 //! - `secret`: 32 secret bytes zeroized on drop, the body of every key;
-//! - `slot`: [`KeySlots`], one X25519 key pair per credential, bounded work, the chain of
-//!   roots each slot confirms ([`Opened`], [`SlotSecret`]);
+//! - `slot`: one key slot: where its KEK comes from, its X25519 key pair wrapped under it,
+//!   the root wrapped to its public key, its holder's confirmation of a root;
+//! - `slot_set`: [`KeySlots`], every slot of a store as `memfs.keys` holds them, and the bounds
+//!   on what they may ask of the machine (slots, Argon2id work);
+//! - `slot_unlock`: opening a slot ([`Opened`], [`SlotSecret`]) and the chain of roots a slot
+//!   trusts (rotation, confirmation);
 //! - `slot_id`: [`SlotId`] and [`SlotKind`], a slot's name (a leaf: errors and credentials
 //!   name slots without depending on the slot set);
 //! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people
@@ -88,6 +92,8 @@ mod secret;
 mod slot;
 mod slot_id;
 mod slot_note;
+mod slot_set;
+mod slot_unlock;
 mod wrap;
 
 pub use credential::Credential;
@@ -101,6 +107,7 @@ pub use keyring::{Keyring, StoreKeys};
 pub use root::RootKey;
 pub use seal::{ENVELOPE_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKind};
 pub use secrecy::SecretString;
-pub use slot::{KeySlots, Opened, SlotSecret};
 pub use slot_id::{SlotId, SlotKind, join as join_ids};
 pub use slot_note::SlotNote;
+pub use slot_set::KeySlots;
+pub use slot_unlock::{Opened, SlotSecret};
