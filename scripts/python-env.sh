@@ -19,6 +19,10 @@ requirements=(
     "anthropic==2.10.0"
     # The official MCP client (stdio and streamable HTTP): tests/mcp/client.py drives `memfs mcp`.
     "mcp==2.3.0"
+    # The independent reader of format 1 (tests/format_reader), written from docs/FORMAT.md.
+    "blake3==1.0.11"
+    "xxhash==4.1.0"
+    "cryptography==50.0.2"
 )
 
 if [ ! -x "$venv/bin/python" ]; then

@@ -51,6 +51,9 @@ python3 scripts/module-cycles.py
 step "The fault-injecting proxy's own tests (scripts/faultproxy.py)"
 python3 scripts/test_faultproxy.py
 
+step "An independent reader of format 1, written from docs/FORMAT.md, on tests/fixtures/format-1"
+"$VENV/bin/python" tests/format_reader/test_read_store.py
+
 step "The declared rust-version, with --all-targets"
 # The toolchain of Cargo.toml's rust-version: the active one if it is that version (its build
 # artifacts are reused), else a rustup toolchain of that name or version.
