@@ -122,8 +122,8 @@ class Reader:
 # ---------------------------------------------------------------- 1. the log
 
 LOG_MAGIC = b"memfslog"
-OP_PUT, OP_DELETE, OP_PUT_COPIED = 1, 2, 3  # put = 1 seen in the fixture; 2, 3 are guesses
-OP_OBJECT_PATH = 0x80  # guess: the doc says only "flagged in the op byte"
+OP_PUT, OP_DELETE, OP_PUT_COPIED = 1, 2, 3  # FORMAT.md, "The local folder"
+OP_OBJECT_PATH = 0x80  # bit 7: the path is 32 id bytes
 
 
 def read_log(store):
