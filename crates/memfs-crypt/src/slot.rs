@@ -96,7 +96,7 @@ pub(crate) struct Slot {
     /// The root, wrapped to `public`.
     #[serde(with = "hex::array")]
     pub(crate) root: [u8; SLOT_ROOT_LEN],
-    /// The slot holder's confirmation of a root of the chain (see [`KeySlots::unlock`]): a
+    /// The slot holder's confirmation of a root of the chain (see [`crate::KeySlots::unlock`]): a
     /// keyed hash of its public key under a key from the slot's secret.
     #[serde(with = "hex::array")]
     pub(crate) tag: [u8; 32],
