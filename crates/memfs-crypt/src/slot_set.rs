@@ -44,7 +44,6 @@ use crate::root::RootKey;
 use crate::slot::{KekSource, Slot};
 use crate::slot_id::{SlotId, SlotKind};
 use crate::slot_note::SlotNote;
-use crate::slot_unlock::RootLink;
 
 /// The longest chain of roots a set holds (one per rotation, as many as the keyring's epochs).
 pub(crate) const MAX_ROOTS: usize = 4096;
@@ -62,6 +61,15 @@ pub(crate) fn check_work(total: u64) -> Result<(), Error> {
     } else {
         Err(Error::UnlockWork { mib_passes: total.div_ceil(1024) })
     }
+}
+
+/// One root of a store's chain: its public key, and the previous root's signature of it.
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct RootLink {
+    #[serde(with = "hex::array")]
+    pub(crate) public: [u8; 32],
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
+    pub(crate) vouch: Option<[u8; 64]>,
 }
 
 /// A store's key slots: every way to unlock it. Always holds at least one slot.

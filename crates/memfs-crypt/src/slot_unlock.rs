@@ -10,25 +10,14 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use crate::credential::Credential;
 use crate::error::Error;
-use crate::hex;
 use crate::root::RootKey;
 use crate::slot::{Slot, slot_tag, wrap_root};
 use crate::slot_id::{SlotId, SlotKind};
-use crate::slot_set::{KeySlots, MAX_ROOTS, check_work};
-
-/// One root of a store's chain: its public key, and the previous root's signature of it.
-#[derive(Clone, Serialize, Deserialize)]
-pub(crate) struct RootLink {
-    #[serde(with = "hex::array")]
-    pub(crate) public: [u8; 32],
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex::option_array")]
-    pub(crate) vouch: Option<[u8; 64]>,
-}
+use crate::slot_set::{KeySlots, MAX_ROOTS, RootLink, check_work};
 
 /// A slot opened by a credential: which one, and the root it gave. Keeps the slot's KEK (wiped
 /// on drop) so that a stale confirmation can be renewed, and the slot's secret kept, without a
