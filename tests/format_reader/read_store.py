@@ -108,6 +108,17 @@ class Reader:
             shift += 7
             need(shift < 64, f"{self.what}: varint too long")
 
+    def skip_extensions(self):
+        # a later writer's fields: count >= 1, then number (increasing), length, bytes
+        n = self.varint()
+        need(n >= 1, f"{self.what}: an empty list of extensions")
+        last = -1
+        for _ in range(n):
+            num = self.varint()
+            need(num > last, f"{self.what}: extensions out of order")
+            last = num
+            self.take(self.varint())
+
     def string(self):
         b = self.take(self.varint())
         try:
@@ -205,8 +216,11 @@ def open_keys(raw, key_file):
     need(ks.get("format") == "memfs", "memfs.keys: not a memfs key set")
     v = ks.get("version")
     need(v == 1, f"the store uses format version {v}, and this memfs reads format version 1 only")
-    need(set(ks) <= {"format", "version", "store_id", "slots", "keyring", "unrecorded", "mac"},
-         "memfs.keys: unknown field")
+    # fields this reader does not know are skipped (a later writer's); features are not
+    requires = ks.get("requires", [])
+    need(isinstance(requires, list), "memfs.keys: requires is not a list")
+    need(not requires, "the store requires " + ", ".join(json.dumps(f) for f in requires)
+         + ", which this memfs does not know: a later memfs reads it")
     sid_hex = ks["store_id"]
     need(isinstance(sid_hex, str) and len(sid_hex) == 32
          and all(c in "0123456789abcdef" for c in sid_hex),
@@ -250,7 +264,7 @@ def open_keys(raw, key_file):
 
     # tag of memfs.keys, checked before the keyring is used
     body = {k: v for k, v in ks.items() if k != "mac"}
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     mac = keyed(derive_key(CTX_KEYSET_AUTH, root), text)
     need(hmac.compare_digest(mac, unhex(ks["mac"], 32, "mac")),
          "object memfs.keys is corrupt: the key slots fail their authentication: "
@@ -285,7 +299,7 @@ def open_keys(raw, key_file):
     addr = gcm_open(derive_key(CTX_ADDRESS_WRAP, root), a[:12], a[12:],
                     b"memfs address keys" + sid, "address keys")
     k = Keys()
-    k.store_id_hex, k.store_id = sid_hex, sid
+    k.store_id_hex, k.store_id, k.root = sid_hex, sid, root
     k.blob_key, k.tree_key = addr[:32], addr[32:]
     k.counter = ring["counter"]
     k.epochs = {}
@@ -324,7 +338,7 @@ def decode_head(pt, keys):
     r = Reader(pt, "head")
     need(r.byte() == 0x01, "head: not a head")
     flags = r.byte()
-    need(flags & ~0x03 == 0, "head: unknown flag bits")
+    need(flags & ~0x83 == 0, "head: unknown flag bits")
     h = {}
     if flags & 1:
         h["store_id"] = r.string()
@@ -348,6 +362,8 @@ def decode_head(pt, keys):
         plain = r.take(r.varint())
         oid = keyed(keys.blob_key if kind == "blob" else keys.tree_key, plain)
         inline[oid] = (kind, plain, bool(kb & 0x80))
+    if flags & 0x80:
+        r.skip_extensions()
     r.end()
     h["inline"] = inline
     return h
@@ -362,7 +378,7 @@ def decode_commit(pt):
     r = Reader(pt, "commit")
     need(r.byte() == 0x03, "commit: not a commit")
     flags = r.byte()
-    need(flags & ~0x07 == 0, "commit: unknown flag bits")
+    need(flags & ~0x87 == 0, "commit: unknown flag bits")
     c = {"parent": r.take(32) if flags & 1 else None, "tree": r.take(32)}
     c["generation"], c["time_ms"] = r.varint(), r.varint()
     c["actor"], c["command"] = r.string(), r.string()
@@ -382,6 +398,8 @@ def decode_commit(pt):
         n = r.varint()
         need(n >= 1, "commit: empty replaced list")
         c["replaced"] = [(r.varint(), r.take(32)) for _ in range(n)]
+    if flags & 0x80:
+        r.skip_extensions()
     r.end()
     return c
 

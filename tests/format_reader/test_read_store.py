@@ -6,17 +6,21 @@ Run with the Python that has blake3, xxhash and cryptography installed:
     /tmp/fmt-venv/bin/python tests/format_reader/test_read_store.py
 """
 import os
+import json
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 import xxhash
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "fixtures", "format-1")
 READER = os.path.join(HERE, "read_store.py")
+sys.path.insert(0, HERE)
+import read_store  # noqa: E402  (its functions, to seal memfs.keys as a later writer would)
 
 # From tests/fixtures/README.md: one session of the memory tool's commands, 6 commits.
 # The README says actor `fixture`; the fixture's commits all record actor `test` (see README.md
@@ -69,6 +73,36 @@ def records(seg):
     return out
 
 
+def append_put(segp, path, data):
+    """Appends a put of `path` to the segment, as FORMAT.md lays a record out."""
+    seg = open(segp, "rb").read()
+    o, n = records(seg)[-1]
+    p = path.encode()
+    length = 8 + 1 + 8 + 4 + len(p) + len(data) + 16
+    rec = struct.pack("<IIBQI", length, ~length & 0xFFFFFFFF, 1, int(time.time() * 1000), len(p)) + p + data
+    rec += xxhash.xxh3_128_digest(rec)[::-1]
+    with open(segp, "r+b") as f:
+        f.seek(o + n)
+        f.write(rec + bytes(64))
+
+
+def later_keys(raw, key, edit):
+    """memfs.keys as a later writer makes it: `edit` applied, the tag made afresh."""
+    ks = json.loads(raw)
+    edit(ks)
+    root = read_store.open_keys(raw, open(key, "rb").read()).root
+    body = {k: v for k, v in ks.items() if k != "mac"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ks["mac"] = read_store.keyed(read_store.derive_key(read_store.CTX_KEYSET_AUTH, root), text).hex()
+    return json.dumps(ks, indent=2).encode()
+
+
+def later_fields(ks):
+    ks["later"] = {"b": [1, "x"], "a": None}
+    ks["slots"]["slots"][0]["later_slot_field"] = "y"
+    ks["keyring"]["later_keyring_field"] = 3
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         store, key = copy_fixture(tmp)
@@ -102,6 +136,22 @@ def main():
         open(segp, "wb").write(bad)
         rc, out, err = run(store, key)
         check(rc != 0 and "fail their authentication" in err, "a changed memfs.keys fails its tag")
+
+        # a later writer's fields, sealed with the root: skipped, the store reads the same
+        open(segp, "wb").write(before)
+        o, n = recs[0]
+        raw = before[o + 21 + len("memfs.keys"):o + n - 16]
+        check(raw.startswith(b"{"), "the first record is memfs.keys")
+        append_put(segp, "memfs.keys", later_keys(raw, key, later_fields))
+        rc, out, err = run(store, key)
+        check(rc == 0 and out == EXPECTED, f"a later writer's fields are skipped (stderr: {err.strip()!r})")
+
+        # a feature this reader does not know: refused before anything is unlocked
+        open(segp, "wb").write(before)
+        append_put(segp, "memfs.keys", later_keys(raw, key, lambda ks: ks.update(requires=["zstd-pages"])))
+        rc, out, err = run(store, key)
+        check(rc != 0 and 'the store requires "zstd-pages", which this memfs does not know' in err,
+              "a feature it does not know is refused")
 
         # a wrong key file opens no slot
         open(segp, "wb").write(before)

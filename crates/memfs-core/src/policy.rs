@@ -342,9 +342,11 @@ fn digits(s: &str) -> Option<u64> {
 
 /// The stored form: plain values, rules as name → pattern. Absent fields take their defaults
 /// (a limit written as `null` is no limit; an absent one is the default limit), so a policy
-/// object written before a setting existed still reads.
+/// object written before a setting existed still reads; fields it does not know (a later
+/// writer's settings) are skipped: a later memfs names a setting an older one must not skip in
+/// `memfs.keys`' `requires` (docs/FORMAT.md, "Versions").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 struct PolicyData {
     max_file_bytes: Option<u64>,
     max_store_bytes: Option<u64>,
@@ -441,7 +443,9 @@ mod tests {
         let p: Policy = serde_json::from_str(r#"{"sensitive": "redact", "max_files": null}"#).unwrap();
         let want = Policy { sensitive: SensitiveMode::Redact, max_files: None, ..Policy::default() };
         assert_eq!(p, want);
-        assert!(serde_json::from_str::<Policy>(r#"{"colour": "red"}"#).is_err());
+        // A later memfs's setting is skipped (docs/FORMAT.md, "Versions").
+        let later: Policy = serde_json::from_str(r#"{"max_files": 3, "max_line_chars": 80}"#).unwrap();
+        assert_eq!(later, Policy { max_files: Some(3), ..Policy::default() });
     }
 
     #[test]

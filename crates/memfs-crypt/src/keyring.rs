@@ -38,7 +38,7 @@ const EPOCH_AAD: &[u8; 15] = b"memfs epoch key";
 /// A store's keyring as stored: wrapped keys and the change counter. Nothing in it is secret
 /// without the root; the whole of `memfs.keys` is authenticated with [`RootKey::mac`].
 #[derive(Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, try_from = "UncheckedKeyring")]
+#[serde(try_from = "UncheckedKeyring")]
 pub struct Keyring {
     counter: u64,
     #[serde(with = "hex::array")]
@@ -47,7 +47,6 @@ pub struct Keyring {
 }
 
 #[derive(Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct WrappedEpoch {
     epoch: u32,
     #[serde(with = "hex::array")]
@@ -240,7 +239,6 @@ fn epoch_aad(store_id: &[u8; 16], epoch: u32) -> [u8; 35] {
 /// [`Keyring`] as read, before checking that its epochs are 1 to [`Keyring::MAX_EPOCHS`],
 /// distinct and in increasing order.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct UncheckedKeyring {
     counter: u64,
     #[serde(with = "hex::array")]

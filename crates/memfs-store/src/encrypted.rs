@@ -91,6 +91,11 @@ pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 /// The on-storage format this code writes.
 pub const FORMAT_VERSION: u64 = 1;
 
+/// The features of format 1 this code knows, by the names `memfs.keys` lists in `requires`
+/// (docs/FORMAT.md, "Versions"). A later memfs adds a feature an older reader must not skip
+/// by naming it there; format 1 itself defines none.
+pub const FEATURES: &[&str] = &[];
+
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy, directory pages and file contents, each with its kind and length (format 14;
 /// docs/FORMAT.md explains the choice). Readers accept any size.

@@ -167,6 +167,17 @@ pub enum Error {
         /// The version found.
         version: u64,
     },
+    /// The store names features in `memfs.keys`' `requires` that this memfs does not know
+    /// (docs/FORMAT.md, "Versions"): a later memfs wrote it, with something an older reader
+    /// must not skip.
+    #[error(
+        "the store requires {}, which this memfs does not know: a later memfs reads it",
+        features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ")
+    )]
+    UnsupportedFeature {
+        /// The features named that this memfs does not know.
+        features: Vec<String>,
+    },
     /// An object is sealed in an envelope version this memfs does not read: written by a later
     /// memfs, or by a pre-release one (envelope version 1).
     #[error(

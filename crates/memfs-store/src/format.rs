@@ -355,7 +355,6 @@ impl CommitObject {
 /// A commit named by its generation and id: an entry of a purge commit's `replaced` record
 /// or of gc's `cut` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct CommitAt {
     /// The commit's generation.
     pub(crate) generation: u64,
@@ -510,7 +509,6 @@ impl InlineKind {
 /// gc's state (sealed as kind Head under its own fixed id): the retention horizon and the
 /// unreachable objects waiting out the grace period.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(crate) struct GcStateObject {
     /// The generation of the oldest retained commit; older commits may be gone. 0: none cut.
     pub(crate) horizon: u64,

@@ -71,9 +71,9 @@ mod whole_read;
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
     Backend, CheckOptions, CheckReport, CommitRecord, Confirmed, DEFAULT_GRACE_MS, DEFAULT_MEMORY_CACHE_BYTES,
-    EncryptedRepository, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES, KeyChange, OpenOptions, Problem,
-    PurgeError, PurgeOptions, PurgeReport, ResealOptions, ResealReport, RotateKeys, Rotation, Shred, ShredKeys,
-    StateDir, UNWRITTEN_BYTES,
+    EncryptedRepository, FEATURES, FORMAT_VERSION, GcOptions, GcReport, HEAD_SNAPSHOT_BYTES, KeyChange, OpenOptions,
+    Problem, PurgeError, PurgeOptions, PurgeReport, ResealOptions, ResealReport, RotateKeys, Rotation, Shred,
+    ShredKeys, StateDir, UNWRITTEN_BYTES,
 };
 pub use error::Error;
 pub use fetch::{Fetched, whole_dir};

@@ -423,7 +423,8 @@ fn forge_root(keys: &[u8]) -> (Vec<u8>, memfs_crypt::RootKey) {
     let mac_at = forged.find(r#","mac":"#).unwrap();
     forged.replace_range(ring_at..mac_at, &format!(r#","keyring":{}"#, serde_json::to_string(&keyring).unwrap()));
     let body = forged[..forged.find(r#","mac":"#).unwrap()].to_owned() + "}";
-    let signed = format!(r#"{},"mac":"{}"}}"#, &body[..body.len() - 1], hex(&root.mac(body.as_bytes())));
+    let mac = root.mac(&support::keys_tag_body(body.as_bytes()));
+    let signed = format!(r#"{},"mac":"{}"}}"#, &body[..body.len() - 1], hex(&mac));
     (signed.into_bytes(), root)
 }
 
@@ -441,9 +442,9 @@ fn v6_a_root_wrapped_to_a_slot_by_the_storage_holder_is_refused() {
         let (forged, root) = forge_root(&genuine["memfs.keys"]);
         // The forgery is whole: its tag is the attacker's root's, by memfs's own verifier.
         let body = compact(std::str::from_utf8(&forged).unwrap());
-        let (body, mac) = body.split_at(body.find(r#","mac":"#).unwrap());
+        let mac = &body[body.find(r#","mac":"#).unwrap()..];
         let mac = support::unhex(&mac[8..72]).expect("the tag's hex");
-        root.verify(format!("{body}}}").as_bytes(), &mac.try_into().unwrap()).expect("the forged tag verifies");
+        root.verify(&support::keys_tag_body(&forged), &mac.try_into().unwrap()).expect("the forged tag verifies");
 
         let mut served = genuine.clone();
         served.insert("memfs.keys".into(), forged);

@@ -115,3 +115,38 @@ fn the_format_1_fixture_opens_as_it_is() {
     assert_eq!(keys(&root), keys_before, "a format-1 store is not rewritten");
     assert!(objects(&root) == before, "reading wrote nothing");
 }
+
+/// A store whose `memfs.keys` names, in `requires`, a feature this memfs does not know (a later
+/// memfs's, docs/FORMAT.md "Versions") is refused before anything is unlocked or written, with
+/// a message that says what to do; put back as it was, it opens as before.
+#[test]
+fn a_feature_this_memfs_does_not_know_is_refused() {
+    let (dir, root) = fixture("format-1");
+    let home = dir.path().join("client");
+    let store = root.join("store");
+    let mut later = keys(&root);
+    later["requires"] = serde_json::json!(["zstd-pages", "sealed-names"]);
+    support::append_put(&store, "memfs.keys", &serde_json::to_vec_pretty(&later).unwrap());
+    let before = objects(&root);
+    let out = memfs(&home, &root).arg("log").output().unwrap();
+    let expected = format!(
+        "memfs: store file://{}: the store requires \"zstd-pages\", \"sealed-names\", which this memfs does not \
+         know: a later memfs reads it\n",
+        store.display()
+    );
+    assert_text("refused", &support::fails("log", 1, &out), &expected);
+    assert!(objects(&root) == before, "a refused store is not written");
+
+    // `requires` is covered by the tag: even empty, written without the root it fails it.
+    later["requires"] = serde_json::json!([]);
+    support::append_put(&store, "memfs.keys", &serde_json::to_vec_pretty(&later).unwrap());
+    let expected = format!(
+        "memfs: store file://{}: object memfs.keys is corrupt: the key slots fail their authentication: memfs.keys \
+         was changed by someone without the store's key\n",
+        store.display()
+    );
+    assert_text("unsigned", &support::fails("log", 1, &memfs(&home, &root).arg("log").output().unwrap()), &expected);
+    later.as_object_mut().unwrap().remove("requires");
+    support::append_put(&store, "memfs.keys", &serde_json::to_vec_pretty(&later).unwrap());
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+}

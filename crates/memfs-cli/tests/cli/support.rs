@@ -199,6 +199,26 @@ pub(crate) fn records_end(bytes: &[u8]) -> usize {
 }
 
 /// The bytes of an even number of hex digits, or `None` for anything else.
+/// What `memfs.keys`' tag covers, as docs/FORMAT.md states it: the file's JSON without
+/// `mac`, compact, the members of every object in byte order of their names.
+pub(crate) fn keys_tag_body(keys: &[u8]) -> Vec<u8> {
+    fn sorted(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::Object(members) => {
+                let mut members: Vec<(String, Value)> = members.into_iter().collect();
+                members.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(members.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+            other => other,
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(keys).expect("memfs.keys is JSON");
+    value.as_object_mut().expect("memfs.keys is an object").remove("mac");
+    serde_json::to_vec(&sorted(value)).unwrap()
+}
+
 pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
 }

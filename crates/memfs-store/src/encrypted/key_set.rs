@@ -25,7 +25,6 @@ use crate::settle::{self, Swapped};
 /// The mark `memfs.keys` carries while a slot's confirmation is written and not yet recorded in
 /// a commit (`confirm.rs` makes that commit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Confirmation {
     /// The slot that confirmed the root.
     pub(super) slot: u32,
@@ -42,11 +41,18 @@ impl Confirmation {
 }
 
 /// The unsealed key object, `memfs.keys`.
+///
+/// Fields this memfs does not know are skipped (a later writer's additions), and covered by
+/// the tag all the same ([`tag_body`]); what a reader must not skip, a writer names in
+/// [`KeysObject::requires`].
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct KeysObject {
     pub(super) format: String,
     pub(super) version: u64,
+    /// The features a reader must know to read the store (docs/FORMAT.md, "Versions"): format
+    /// 1 defines none, so a reader of it refuses a store that names any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) requires: Vec<String>,
     /// Random, chosen at creation: 32 lowercase hex digits, and no other spelling (the key
     /// slots bind the bytes, and the rollback state is named by this string).
     pub(super) store_id: String,
@@ -58,10 +64,39 @@ pub(super) struct KeysObject {
     /// does (see [`EncryptedRepository::open`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) unrecorded: Option<Confirmation>,
-    /// The tag of everything above under the root (64 hex digits); absent only from the body
-    /// the tag covers ([`KeysObject::body`]).
+    /// The tag of everything else under the root (64 hex digits), over [`tag_body`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) mac: Option<String>,
+    /// The bytes the tag covers, as read ([`parse_keys`]): the object as stored, fields this
+    /// memfs skipped included. `None` once changed here ([`KeysObject::seal`]).
+    #[serde(skip)]
+    stored_body: Option<Vec<u8>>,
+}
+
+/// The bytes `memfs.keys`' tag covers: `value` (the object as stored, parsed) without its
+/// `mac`, as compact JSON with the members of every object in byte order of their names.
+/// Everything stored is covered, fields a reader does not know included, and a reader gets the
+/// writer's bytes from what it parsed, whatever order or spacing the file has.
+pub(super) fn tag_body(mut value: serde_json::Value) -> Vec<u8> {
+    if let serde_json::Value::Object(members) = &mut value {
+        members.remove("mac");
+    }
+    serde_json::to_vec(&sorted(value)).expect("JSON values serialize")
+}
+
+/// `value` with the members of every object inserted in byte order of their names (the order
+/// `serde_json` then writes them in, whether or not its `preserve_order` feature is on).
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(members) => {
+            let mut members: Vec<(String, Value)> = members.into_iter().collect();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(members.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
 }
 
 impl KeysObject {
@@ -70,36 +105,29 @@ impl KeysObject {
         let mut keys = KeysObject {
             format: "memfs".into(),
             version: FORMAT_VERSION,
+            requires: Vec::new(),
             store_id: hex::encode(store_id),
             slots,
             keyring,
             unrecorded: None,
             mac: None,
+            stored_body: None,
         };
         keys.seal(root);
         keys
     }
 
-    /// The bytes the tag covers: this object without its tag, as compact JSON. Serialization
-    /// is deterministic (fields in declaration order, hex in lower case), so a reader gets the
-    /// writer's bytes back from what it parsed; anything it could not parse back the same way
-    /// (an unknown field, another spelling) fails the tag.
+    /// The bytes the tag covers: as read, or, once changed here, this object's own.
     fn body(&self) -> Vec<u8> {
-        let KeysObject { format, version, store_id, slots, keyring, unrecorded, mac: _ } = self;
-        let unsigned = KeysObject {
-            format: format.clone(),
-            version: *version,
-            store_id: store_id.clone(),
-            slots: slots.clone(),
-            keyring: keyring.clone(),
-            unrecorded: *unrecorded,
-            mac: None,
-        };
-        serde_json::to_vec(&unsigned).expect("key slots serialize")
+        match &self.stored_body {
+            Some(body) => body.clone(),
+            None => tag_body(serde_json::to_value(self).expect("key slots serialize")),
+        }
     }
 
-    /// Sets the tag under `root`.
+    /// Sets the tag under `root`, over this object as it is now.
     pub(super) fn seal(&mut self, root: &RootKey) {
+        self.stored_body = None;
         self.mac = Some(hex::encode(root.mac(&self.body())));
     }
 
@@ -120,22 +148,32 @@ impl KeysObject {
     }
 }
 
-/// Parses `memfs.keys`, refusing another format or version.
+/// Parses `memfs.keys`, refusing another format or version, or a feature this memfs does not
+/// know ([`Error::UnsupportedFeature`]).
 pub(super) fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
     #[derive(Deserialize)]
     struct Version {
         format: String,
         version: u64,
+        #[serde(default)]
+        requires: Vec<String>,
     }
     let corrupt = |e: serde_json::Error| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() };
-    let v: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(corrupt)?;
+    let v: Version = Version::deserialize(&value).map_err(corrupt)?;
     if v.format != "memfs" {
         return Err(Error::Corrupt { object: KEYS_PATH.into(), reason: "not a memfs key file".into() });
     }
     if v.version != FORMAT_VERSION {
         return Err(Error::UnsupportedFormat { version: v.version });
     }
-    serde_json::from_slice(bytes).map_err(corrupt)
+    let unknown: Vec<String> = v.requires.into_iter().filter(|f| !crate::FEATURES.contains(&f.as_str())).collect();
+    if !unknown.is_empty() {
+        return Err(Error::UnsupportedFeature { features: unknown });
+    }
+    let mut keys = KeysObject::deserialize(&value).map_err(corrupt)?;
+    keys.stored_body = Some(tag_body(value));
+    Ok(keys)
 }
 
 /// The keys of `memfs.keys` whose root is `root`, once its tag is checked.
@@ -447,5 +485,81 @@ impl Keys {
             *live = LiveKeys { objects: Arc::new(opened.objects), root: Some(root), counter };
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memfs_crypt::{KeyFile, MasterKey};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A new `memfs.keys` as stored, and its root.
+    fn stored() -> (Value, RootKey) {
+        let (root, store_id) = (RootKey::generate().unwrap(), [7; 16]);
+        let slots = KeySlots::with_key_file(&root, &store_id, &KeyFile::generate().unwrap()).unwrap();
+        let keyring = Keyring::new(&root, &store_id, &MasterKey::generate().unwrap()).unwrap();
+        let keys = KeysObject::new(&store_id, slots, keyring, &root);
+        (serde_json::from_slice(&keys.to_bytes()).unwrap(), root)
+    }
+
+    /// `value` with its tag made afresh under `root`, as a later writer makes it.
+    fn sealed(mut value: Value, root: &RootKey) -> Vec<u8> {
+        let mac = hex::encode(root.mac(&tag_body(value.clone())));
+        value["mac"] = json!(mac);
+        serde_json::to_vec_pretty(&value).unwrap()
+    }
+
+    /// A later writer's fields, at the top, in a slot and in the keyring: skipped, and covered
+    /// by the tag like every other byte.
+    fn with_later_fields(mut value: Value) -> Value {
+        value["later"] = json!({"b": [1, "x"], "a": null});
+        value["slots"]["slots"][0]["later_slot_field"] = json!("y");
+        value["keyring"]["later_keyring_field"] = json!(3);
+        value
+    }
+
+    #[test]
+    fn a_later_writers_fields_are_skipped_and_covered_by_the_tag() {
+        let (value, root) = stored();
+        let counter = value["keyring"]["counter"].clone();
+        let keys = parse_keys(&sealed(with_later_fields(value.clone()), &root)).unwrap();
+        keys.authenticate(&root).unwrap();
+        assert_eq!(json!(keys.keyring.counter()), counter);
+
+        // Added by someone without the root, the same fields fail the tag.
+        let mut unsealed = with_later_fields(value.clone());
+        unsealed["mac"] = value["mac"].clone();
+        let keys = parse_keys(&serde_json::to_vec(&unsealed).unwrap()).unwrap();
+        let Err(Error::Corrupt { object, .. }) = keys.authenticate(&root) else { panic!("the tag held") };
+        assert_eq!(object, KEYS_PATH);
+    }
+
+    #[test]
+    fn the_tag_covers_the_stored_object_in_any_order_and_spacing() {
+        let (value, root) = stored();
+        let bytes = sealed(with_later_fields(value), &root);
+        let compact = serde_json::to_vec(&serde_json::from_slice::<Value>(&bytes).unwrap()).unwrap();
+        parse_keys(&compact).unwrap().authenticate(&root).unwrap();
+        // Changed here and sealed again, the fields this memfs does not know are dropped.
+        let mut keys = parse_keys(&bytes).unwrap();
+        keys.seal(&root);
+        let written: Value = serde_json::from_slice(&keys.to_bytes()).unwrap();
+        assert_eq!(written.get("later"), None);
+        parse_keys(&keys.to_bytes()).unwrap().authenticate(&root).unwrap();
+    }
+
+    #[test]
+    fn a_feature_this_memfs_does_not_know_is_refused_before_unlocking() {
+        let (mut value, _) = stored();
+        value["requires"] = json!(["zstd-pages", "later\nfeature"]);
+        let Err(e) = parse_keys(&serde_json::to_vec(&value).unwrap()) else { panic!("read") };
+        assert_eq!(
+            e.to_string(),
+            r#"the store requires "zstd-pages", "later\nfeature", which this memfs does not know: a later memfs reads it"#
+        );
+        value["requires"] = json!([]);
+        assert!(parse_keys(&serde_json::to_vec(&value).unwrap()).is_ok());
     }
 }

@@ -50,7 +50,6 @@ const SWAP_ATTEMPTS: usize = 32;
 /// The head and gc's state a shred's head swap replaced, as stored (hex of the sealed bytes;
 /// `None`: there was none).
 #[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Undo {
     head: Option<String>,
     gc_state: Option<String>,

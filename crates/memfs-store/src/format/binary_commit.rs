@@ -13,6 +13,8 @@ pub(super) const BINARY_COMMIT: u8 = 0x03;
 const HAS_PARENT: u8 = 1;
 const HAS_POLICY: u8 = 2;
 const HAS_REPLACED: u8 = 4;
+/// Flag (of a commit and of a head): extensions follow the last field ([`Reader::extensions`]).
+pub(super) const HAS_EXTENSIONS: u8 = 0x80;
 
 /// A change's kind.
 const CREATED: u8 = 1;
@@ -66,12 +68,13 @@ pub(super) fn encode(commit: &CommitObject) -> Vec<u8> {
     out
 }
 
-/// Decodes a commit; the error says what is wrong with it. Nothing may follow the last
-/// field, and unknown flags or change kinds are refused.
+/// Decodes a commit; the error says what is wrong with it. Extensions (a later writer's
+/// fields) are skipped; nothing else may follow the last field, and unknown flags or change
+/// kinds are refused.
 pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
     let mut r = Reader::new(bytes, 1);
     let flags = r.byte()?;
-    if flags & !(HAS_PARENT | HAS_POLICY | HAS_REPLACED) != 0 {
+    if flags & !(HAS_PARENT | HAS_POLICY | HAS_REPLACED | HAS_EXTENSIONS) != 0 {
         return Err("unknown flags");
     }
     let parent = if flags & HAS_PARENT != 0 { Some(r.object_id()?) } else { None };
@@ -100,6 +103,9 @@ pub(super) fn decode(bytes: &[u8]) -> Result<CommitObject, &'static str> {
         if replaced.is_empty() {
             return Err("an empty record of replaced commits");
         }
+    }
+    if flags & HAS_EXTENSIONS != 0 {
+        r.extensions()?;
     }
     if r.at != bytes.len() {
         return Err("bytes after the last field");
@@ -155,5 +161,64 @@ impl Reader<'_> {
         let len = usize::try_from(self.number()?).map_err(|_| "truncated")?;
         let bytes = self.take(len).ok_or("truncated")?;
         String::from_utf8(bytes.to_vec()).map_err(|_| "a string is not UTF-8")
+    }
+
+    /// Skips the extensions of a commit or head whose flag [`HAS_EXTENSIONS`] is set: their
+    /// count (at least 1), then each one's number (increasing), length and bytes. Format 1
+    /// defines no extension, so every one is a later writer's field, which this reader skips;
+    /// what a reader must not skip, a writer names in `memfs.keys`' `requires` instead.
+    pub(super) fn extensions(&mut self) -> Result<(), &'static str> {
+        let count = self.number()?;
+        if count == 0 {
+            return Err("an empty list of extensions");
+        }
+        let mut last = None;
+        for _ in 0..count {
+            let number = self.number()?;
+            if last.is_some_and(|last| number <= last) {
+                return Err("extensions out of order");
+            }
+            last = Some(number);
+            let len = usize::try_from(self.number()?).map_err(|_| "truncated")?;
+            self.take(len).ok_or("truncated")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit() -> CommitObject {
+        CommitObject {
+            parent: Some(ObjectId::from_bytes([1; 32])),
+            tree: ObjectId::from_bytes([2; 32]),
+            generation: 2,
+            time_ms: 1_764_108_000_000,
+            actor: "test".into(),
+            command: r#"{"command":"delete","path":"/memories/a.md"}"#.into(),
+            changes: vec![Change::Deleted { path: "/memories/a.md".into() }],
+            files: 0,
+            bytes: 0,
+            policy: None,
+            replaced: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_later_writers_extensions_are_skipped() {
+        let bytes = encode(&commit());
+        let mut extended = bytes.clone();
+        extended[1] |= HAS_EXTENSIONS;
+        extended.extend_from_slice(&[1, 9, 2, b'o', b'k']);
+        let decoded = decode(&extended).unwrap();
+        assert_eq!(format!("{decoded:?}"), format!("{:?}", commit()));
+        assert_eq!(encode(&decoded), bytes);
+        extended.push(0);
+        assert_eq!(decode(&extended).unwrap_err(), "bytes after the last field");
+        let mut flags = bytes.clone();
+        flags[1] |= 8;
+        assert_eq!(decode(&flags).unwrap_err(), "unknown flags");
     }
 }

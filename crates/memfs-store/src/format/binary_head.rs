@@ -6,7 +6,7 @@
 
 use memfs_core::ObjectId;
 
-use super::binary_commit::Writer;
+use super::binary_commit::{HAS_EXTENSIONS, Writer};
 use super::{HeadObject, InlineKind, InlineObject, MAX_RECENT, Reader};
 
 /// The first byte of a head.
@@ -64,15 +64,16 @@ pub(super) fn encode(head: &HeadObject) -> Vec<u8> {
 }
 
 /// Decodes a head; `address` gives an inline object's id from its kind and plaintext.
-/// Nothing may follow the last object; unknown flags and kinds are refused, and so is a list
-/// of more than [`MAX_RECENT`] recent commits.
+/// Extensions (a later writer's fields, [`Reader::extensions`]) are skipped; nothing else may
+/// follow the last object; unknown flags and kinds are refused, and so is a list of more than
+/// [`MAX_RECENT`] recent commits.
 pub(super) fn decode(
     bytes: &[u8],
     address: impl Fn(InlineKind, &[u8]) -> ObjectId,
 ) -> Result<HeadObject, &'static str> {
     let mut r = Reader::new(bytes, 1);
     let flags = r.byte()?;
-    if flags & !(HAS_STORE_ID | HAS_KEYS) != 0 {
+    if flags & !(HAS_STORE_ID | HAS_KEYS | HAS_EXTENSIONS) != 0 {
         return Err("unknown flags");
     }
     let store_id = if flags & HAS_STORE_ID != 0 { Some(r.string()?) } else { None };
@@ -99,6 +100,9 @@ pub(super) fn decode(
         let len = usize::try_from(r.number()?).map_err(|_| "truncated")?;
         let plain = r.take(len).ok_or("truncated")?.to_vec();
         inline.push(InlineObject { kind, id: address(kind, &plain), plain, unwritten: byte & UNWRITTEN != 0 });
+    }
+    if flags & HAS_EXTENSIONS != 0 {
+        r.extensions()?;
     }
     if r.at != bytes.len() {
         return Err("bytes after the last object");
@@ -179,5 +183,34 @@ mod tests {
         assert_eq!(decode(&kind, address).unwrap_err(), "an inline object of unknown kind");
         let many = HeadObject { recent: vec![ObjectId::from_bytes([2; 32]); MAX_RECENT + 1], ..head() };
         assert_eq!(decode(&encode(&many), address).unwrap_err(), "more than 256 recent commits");
+    }
+
+    /// `bytes` with the extension flag set and `area` after the last object.
+    fn extended(bytes: &[u8], area: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        out[1] |= HAS_EXTENSIONS;
+        out.extend_from_slice(area);
+        out
+    }
+
+    #[test]
+    fn a_later_writers_extensions_are_skipped() {
+        let bytes = encode(&head());
+        // Two extensions: number 1 of 3 bytes, number 300 of none.
+        let decoded = decode(&extended(&bytes, &[2, 1, 3, 7, 8, 9, 0xac, 0x02, 0]), address).unwrap();
+        assert_eq!(format!("{decoded:?}"), format!("{:?}", head()));
+        assert_eq!(encode(&decoded), bytes);
+    }
+
+    #[test]
+    fn malformed_extensions_are_refused() {
+        let bytes = encode(&head());
+        let refused = |area: &[u8]| decode(&extended(&bytes, area), address).unwrap_err();
+        assert_eq!(refused(&[]), "truncated");
+        assert_eq!(refused(&[0]), "an empty list of extensions");
+        assert_eq!(refused(&[1, 1, 3, 7, 8]), "truncated");
+        assert_eq!(refused(&[2, 5, 0, 5, 0]), "extensions out of order");
+        assert_eq!(refused(&[2, 5, 0, 4, 0]), "extensions out of order");
+        assert_eq!(refused(&[1, 1, 0, 0]), "bytes after the last object");
     }
 }
