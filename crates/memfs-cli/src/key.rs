@@ -196,94 +196,10 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
     // The change is recorded in a commit: opened as every command opens the store.
     let open = |unlock: Credential| store::options(args, memfs::Dialect::default(), Some(unlock));
     match command {
-        KeyCommand::List => {
-            let slots = Memfs::key_slots(&url).await?;
-            let kept: std::collections::HashMap<SlotId, String> =
-                Memfs::custody_keys(&url).await?.into_iter().collect();
-            // Listing needs no key; one that is there marks its slot (a wrong one marks none).
-            let in_use = Memfs::key_slot_of(&url, &store::credential(args, is_default)?).await.ok();
-            let mut out = String::new();
-            for (id, kind, note) in slots {
-                // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
-                let mark = if Some(id) == in_use { " (in use)" } else { "" };
-                let kind = kind.name();
-                let keeper = kept.get(&id).map(|key| format!(" kept by {key}")).unwrap_or_default();
-                out.push_str(&format!("{} {kind}{}{keeper}{mark}\n", id.get(), note_words(&note)));
-            }
-            crate::output::stdout(out.as_bytes())?;
-        }
-        KeyCommand::Add(add) => {
-            let unlock = open(unlock()?)?;
-            // Everything refusable before a new key file is written.
-            let kdf = add.kdf.params()?;
-            let note = add.label.note()?;
-            let (new, what) = new_credential(&add)?;
-            let id = match Memfs::add_key(&url, &unlock, &new, kdf, note).await {
-                Ok(id) => id,
-                Err(e) => {
-                    // A key file for a slot that was never added would only mislead.
-                    if let Some(path) = &add.new_key_file {
-                        let _ = std::fs::remove_file(path);
-                    }
-                    return Err(e.into());
-                }
-            };
-            crate::output::stdout(format!("added key slot {} ({what})\n", id.get()).as_bytes())?;
-        }
-        KeyCommand::Passwd(passwd) => {
-            let unlock = unlock()?;
-            let slot = match (passwd.slot, &unlock) {
-                (Some(id), _) => SlotId::new(id),
-                (None, Credential::Passphrase(_)) => Memfs::key_slot_of(&url, &unlock).await?,
-                (None, Credential::KeyFile(_)) => anyhow::bail!(
-                    "you unlocked with a key file: name the passphrase slot to change with --slot ID (see memfs key list)"
-                ),
-                (None, _) => anyhow::bail!(
-                    "you unlocked with a key kept outside memfs: name the passphrase slot to change with --slot ID (see memfs key list)"
-                ),
-            };
-            let new = match &passwd.new_passphrase_file {
-                Some(path) => store::passphrase_file(path)?,
-                None => prompt_twice()?,
-            };
-            let Credential::Passphrase(new) = new else { unreachable!("a passphrase was read") };
-            Memfs::change_passphrase(&url, &open(unlock)?, slot, &new, passwd.kdf.params()?).await?;
-            crate::output::stdout(format!("changed the passphrase of key slot {}\n", slot.get()).as_bytes())?;
-        }
-        KeyCommand::Remove(remove) => {
-            let (unlock, slot) = (open(unlock()?)?, SlotId::new(remove.id));
-            // What a removal checks (the slot exists, it is not the last, it is not the caller's
-            // own unless --force; with --rotate, that the keys can be rotated): the dry run
-            // refuses as the removal would, in one unlock.
-            if remove.rotate {
-                let question =
-                    "Remove it and rotate the keys? Its passphrase or key file will no longer unlock the store.";
-                let plan =
-                    RotateKeys { remove: Some(slot), own: remove.force, dry_run: true, readdress: remove.readdress };
-                let preview = async || Ok(Memfs::rotate_keys(&url, &unlock, plan).await?);
-                let render = |r: &Rotation| {
-                    (format!("would remove key slot {}\n{}", remove.id, rotated(r, true, remove.readdress)), true)
-                };
-                if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, preview, render)
-                    .await?
-                {
-                    let done = Memfs::rotate_keys(&url, &unlock, RotateKeys { dry_run: false, ..plan }).await?;
-                    crate::output::stdout(
-                        format!("removed key slot {}\n{}", remove.id, rotated(&done, false, remove.readdress))
-                            .as_bytes(),
-                    )?;
-                }
-                return Ok(());
-            }
-            let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
-            let options = RemoveKey { own: remove.force, dry_run: true };
-            let plan = async || Ok(Memfs::remove_key(&url, &unlock, slot, options).await?);
-            let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
-            if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
-                Memfs::remove_key(&url, &unlock, slot, RemoveKey { dry_run: false, ..options }).await?;
-                crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
-            }
-        }
+        KeyCommand::List => list(args, &url, is_default).await?,
+        KeyCommand::Add(add) => add_slot(&url, open(unlock()?)?, &add).await?,
+        KeyCommand::Passwd(passwd) => change_passphrase(&url, unlock()?, open, &passwd).await?,
+        KeyCommand::Remove(remove) => remove_slot(&url, open(unlock()?)?, &remove).await?,
         KeyCommand::Rotate(rotate) => {
             let unlock = open(unlock()?)?;
             let plan = RotateKeys { remove: None, own: false, dry_run: rotate.dry_run, readdress: rotate.readdress };
@@ -295,6 +211,105 @@ pub(crate) async fn run(args: &StoreArgs, command: KeyCommand) -> anyhow::Result
         }
         KeyCommand::Reseal(reseal_args) => reseal(args, reseal_args.history).await?,
         KeyCommand::Shred(shred_args) => shred(&url, open(unlock()?)?, shred_args).await?,
+    }
+    Ok(())
+}
+
+/// `memfs key list`: one line per slot, `ID KIND`, its note, who keeps it, and the one in use.
+async fn list(args: &StoreArgs, url: &memfs::Location, is_default: bool) -> anyhow::Result<()> {
+    let slots = Memfs::key_slots(url).await?;
+    let kept: std::collections::HashMap<SlotId, String> = Memfs::custody_keys(url).await?.into_iter().collect();
+    // Listing needs no key; one that is there marks its slot (a wrong one marks none).
+    let in_use = Memfs::key_slot_of(url, &store::credential(args, is_default)?).await.ok();
+    let mut out = String::new();
+    for (id, kind, note) in slots {
+        // One word per kind, as `memfs.keys` spells it, so the list splits on spaces.
+        let mark = if Some(id) == in_use { " (in use)" } else { "" };
+        let kind = kind.name();
+        let keeper = kept.get(&id).map(|key| format!(" kept by {key}")).unwrap_or_default();
+        out.push_str(&format!("{} {kind}{}{keeper}{mark}\n", id.get(), note_words(&note)));
+    }
+    crate::output::stdout(out.as_bytes())?;
+    Ok(())
+}
+
+/// `memfs key add`: a slot for a new credential; a key file made for it is removed if the
+/// store refuses the slot.
+async fn add_slot(url: &memfs::Location, unlock: memfs::OpenOptions, add: &KeyAddArgs) -> anyhow::Result<()> {
+    // Everything refusable before a new key file is written.
+    let kdf = add.kdf.params()?;
+    let note = add.label.note()?;
+    let (new, what) = new_credential(add)?;
+    let id = match Memfs::add_key(url, &unlock, &new, kdf, note).await {
+        Ok(id) => id,
+        Err(e) => {
+            // A key file for a slot that was never added would only mislead.
+            if let Some(path) = &add.new_key_file {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e.into());
+        }
+    };
+    crate::output::stdout(format!("added key slot {} ({what})\n", id.get()).as_bytes())?;
+    Ok(())
+}
+
+/// `memfs key passwd`: a new passphrase for the slot named, or for the one unlocked with.
+async fn change_passphrase(
+    url: &memfs::Location,
+    unlock: Credential,
+    open: impl FnOnce(Credential) -> anyhow::Result<memfs::OpenOptions>,
+    passwd: &KeyPasswdArgs,
+) -> anyhow::Result<()> {
+    let slot = match (passwd.slot, &unlock) {
+        (Some(id), _) => SlotId::new(id),
+        (None, Credential::Passphrase(_)) => Memfs::key_slot_of(url, &unlock).await?,
+        (None, Credential::KeyFile(_)) => anyhow::bail!(
+            "you unlocked with a key file: name the passphrase slot to change with --slot ID (see memfs key list)"
+        ),
+        (None, _) => anyhow::bail!(
+            "you unlocked with a key kept outside memfs: name the passphrase slot to change with --slot ID (see memfs key list)"
+        ),
+    };
+    let new = match &passwd.new_passphrase_file {
+        Some(path) => store::passphrase_file(path)?,
+        None => prompt_twice()?,
+    };
+    let Credential::Passphrase(new) = new else { unreachable!("a passphrase was read") };
+    Memfs::change_passphrase(url, &open(unlock)?, slot, &new, passwd.kdf.params()?).await?;
+    crate::output::stdout(format!("changed the passphrase of key slot {}\n", slot.get()).as_bytes())?;
+    Ok(())
+}
+
+/// `memfs key remove`: the slot removed (with `--rotate`, and the keys rotated) after the
+/// question, or only previewed with `--dry-run`.
+async fn remove_slot(url: &memfs::Location, unlock: memfs::OpenOptions, remove: &KeyRemoveArgs) -> anyhow::Result<()> {
+    let slot = SlotId::new(remove.id);
+    // What a removal checks (the slot exists, it is not the last, it is not the caller's
+    // own unless --force; with --rotate, that the keys can be rotated): the dry run
+    // refuses as the removal would, in one unlock.
+    if remove.rotate {
+        let question = "Remove it and rotate the keys? Its passphrase or key file will no longer unlock the store.";
+        let plan = RotateKeys { remove: Some(slot), own: remove.force, dry_run: true, readdress: remove.readdress };
+        let preview = async || Ok(Memfs::rotate_keys(url, &unlock, plan).await?);
+        let render = |r: &Rotation| {
+            (format!("would remove key slot {}\n{}", remove.id, rotated(r, true, remove.readdress)), true)
+        };
+        if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, preview, render).await? {
+            let done = Memfs::rotate_keys(url, &unlock, RotateKeys { dry_run: false, ..plan }).await?;
+            crate::output::stdout(
+                format!("removed key slot {}\n{}", remove.id, rotated(&done, false, remove.readdress)).as_bytes(),
+            )?;
+        }
+        return Ok(());
+    }
+    let question = "Remove it? Its passphrase or key file will no longer unlock the store.";
+    let options = RemoveKey { own: remove.force, dry_run: true };
+    let plan = async || Ok(Memfs::remove_key(url, &unlock, slot, options).await?);
+    let render = |kind: &SlotKind| (format!("would remove key slot {} ({kind})\n", remove.id), true);
+    if crate::confirm::preview(("key remove", question), remove.yes, remove.dry_run, plan, render).await? {
+        Memfs::remove_key(url, &unlock, slot, RemoveKey { dry_run: false, ..options }).await?;
+        crate::output::stdout(format!("removed key slot {}\n", remove.id).as_bytes())?;
     }
     Ok(())
 }

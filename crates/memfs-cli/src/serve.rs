@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Args;
 use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
-use memfs::{Dialect, KdfParams, Memfs, OpenOptions};
+use memfs::{Credential, Dialect, KdfParams, Location, Memfs, OpenOptions};
 
 use crate::store::StoreArgs;
 
@@ -182,23 +182,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
     }
     // The namespaces whose stores exist (or were created) at start: each is unlocked before the
     // server listens, so a wrong credential stops it here rather than answering 503 forever.
-    let (mut present, mut missing) = (Vec::new(), Vec::new());
-    if let Some(credential) = credential.as_ref().filter(|_| !memory) {
-        for namespace in tokens.namespaces() {
-            let at = location.clone().namespace(namespace);
-            if Memfs::exists(&at).await? {
-                present.push(namespace.to_owned());
-                continue;
-            }
-            if args.create_namespaces {
-                Memfs::init(&at, credential, KdfParams::DEFAULT).await?;
-                eprintln!("memfs: created a new encrypted store at {at}");
-                present.push(namespace.to_owned());
-            } else {
-                missing.push(namespace);
-            }
-        }
-    }
+    let (present, missing) = match credential.as_ref().filter(|_| !memory) {
+        Some(credential) => stores_at_start(&location, credential, &tokens, args.create_namespaces).await?,
+        None => (Vec::new(), Vec::new()),
+    };
     // With no passphrase or key file, the keys kept outside memfs unlock the namespaces that
     // exist; with none of them, nothing would ever open.
     if !given && !memory && present.is_empty() {
@@ -209,18 +196,7 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
             "memfs: warning: namespace {namespace} has no store; its requests get 503 until `memfs --namespace {namespace} init` (or serve --create-namespaces) creates it"
         );
     }
-    let options = OpenOptions {
-        dialect: args.dialect,
-        credential,
-        state_dir: crate::store::state_dir(),
-        trust_head: store.trust_head.clone(),
-        actor: store.actor.clone(),
-        today: crate::store::today()?,
-        max_staleness: store.max_staleness,
-        cache_dir: store.cache_dir.clone(),
-        memory_cache_bytes: store.cache_memory,
-        unwritten_bytes: None,
-    };
+    let options = open_options(store, args.dialect, credential)?;
     let limits = args.limits.limits();
     let namespaces = Namespaces::new(location, options);
     for namespace in &present {
@@ -239,6 +215,48 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
     eprintln!("memfs: serving on http://{bound}");
     server.serve(listener, stop).await?;
     Ok(())
+}
+
+/// The namespaces of the tokens whose stores exist, and those that do not; with
+/// `--create-namespaces`, a missing store is created and counts as present.
+async fn stores_at_start<'t>(
+    location: &Location,
+    credential: &Credential,
+    tokens: &'t Tokens,
+    create: bool,
+) -> anyhow::Result<(Vec<String>, Vec<&'t str>)> {
+    let (mut present, mut missing) = (Vec::new(), Vec::new());
+    for namespace in tokens.namespaces() {
+        let at = location.clone().namespace(namespace);
+        if Memfs::exists(&at).await? {
+            present.push(namespace.to_owned());
+            continue;
+        }
+        if create {
+            Memfs::init(&at, credential, KdfParams::DEFAULT).await?;
+            eprintln!("memfs: created a new encrypted store at {at}");
+            present.push(namespace.to_owned());
+        } else {
+            missing.push(namespace);
+        }
+    }
+    Ok((present, missing))
+}
+
+/// How every namespace's store is opened: the global options, the dialect, the credential.
+fn open_options(store: &StoreArgs, dialect: Dialect, credential: Option<Credential>) -> anyhow::Result<OpenOptions> {
+    Ok(OpenOptions {
+        dialect,
+        credential,
+        state_dir: crate::store::state_dir(),
+        trust_head: store.trust_head.clone(),
+        actor: store.actor.clone(),
+        today: crate::store::today()?,
+        max_staleness: store.max_staleness,
+        cache_dir: store.cache_dir.clone(),
+        memory_cache_bytes: store.cache_memory,
+        unwritten_bytes: None,
+    })
 }
 
 /// `--new-token`: a fresh token line for the tokens file, on stdout.

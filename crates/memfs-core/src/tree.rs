@@ -19,49 +19,10 @@ use std::fmt;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
+pub use memfs_id::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use crate::path::Name;
-
-/// The name of a stored object: 32 bytes, in practice a keyed BLAKE3 hash of the plaintext.
-///
-/// Ids are not secrets, but they are not exposed as `AsRef<[u8]>` either: comparing them is
-/// the store's business.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ObjectId([u8; 32]);
-
-impl ObjectId {
-    /// Wraps 32 bytes.
-    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
-        ObjectId(bytes)
-    }
-
-    /// The raw bytes.
-    pub const fn to_bytes(self) -> [u8; 32] {
-        self.0
-    }
-
-    /// Lower-case hex, 64 characters.
-    pub fn to_hex(&self) -> String {
-        // Into a buffer at once: `hex::encode` collects its characters one by one, which
-        // counted for a measurable part of every object read.
-        let mut hex = [0u8; 64];
-        hex::encode_to_slice(self.0, &mut hex).expect("32 bytes are 64 hex digits");
-        String::from_utf8(hex.to_vec()).expect("hex digits are ASCII")
-    }
-}
-
-impl fmt::Debug for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ObjectId({})", &self.to_hex()[..16])
-    }
-}
-
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
 
 /// A day, counted from 1970-01-01 (day 0) in UTC: the unit of last-access times.
 pub type Day = u32;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use memfs_core::ObjectId;
+use memfs_id::ObjectId;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::error::Error;

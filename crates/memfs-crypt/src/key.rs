@@ -1,6 +1,6 @@
 //! A store's first key and the keys derived from it.
 
-use memfs_core::ObjectId;
+use memfs_id::ObjectId;
 use zeroize::ZeroizeOnDrop;
 
 use crate::derive;

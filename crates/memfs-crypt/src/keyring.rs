@@ -264,7 +264,7 @@ impl TryFrom<UncheckedKeyring> for Keyring {
 
 #[cfg(test)]
 mod tests {
-    use memfs_core::ObjectId;
+    use memfs_id::ObjectId;
 
     use super::*;
     use crate::seal::ObjectKind;

@@ -16,7 +16,7 @@
 //!   blobs, another for directories and commits);
 //! - [`ObjectKeys`]: seals each object under its own data key, derived from the newest epoch
 //!   key and a fresh salt (the envelope: [`MAGIC`], [`ENVELOPE_VERSION`], epoch, salt,
-//!   ciphertext, tag), binding it to its [`ObjectKind`] and [`ObjectId`](memfs_core::ObjectId),
+//!   ciphertext, tag), binding it to its [`ObjectKind`] and [`ObjectId`],
 //!   and opens objects of every epoch it holds;
 //! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
 //!
@@ -104,6 +104,7 @@ pub use error::Error;
 pub use key::{AddressKey, MasterKey};
 pub use keyfile::KeyFile;
 pub use keyring::{Keyring, StoreKeys};
+pub use memfs_id::ObjectId;
 pub use root::RootKey;
 pub use seal::{ENVELOPE_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKind};
 pub use secrecy::SecretString;

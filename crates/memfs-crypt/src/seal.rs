@@ -28,7 +28,7 @@
 //! one does. The header bytes are authenticated too: magic and version through the check below
 //! and the AAD, the epoch and salt because they choose the key, the nonce through GCM itself.
 
-use memfs_core::ObjectId;
+use memfs_id::ObjectId;
 
 use crate::aead::{self, Cipher, NONCE_LEN, TAG_LEN};
 use crate::derive;

@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use memfs_core::{
-    Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, Node, Outcome, Tree, execute_in,
-    normalized,
+    Change, Command, Context, Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Outcome, Tree,
+    execute_in, normalized,
 };
 use memfs_store::{Fetched, Operation, Progress, Record};
 
@@ -80,6 +80,23 @@ pub struct Imported {
 /// The import, checked and sorted: each path once, parents before children.
 type Plan<'a> = BTreeMap<Vec<Name>, Option<&'a str>>;
 
+/// What an import has built so far, entry by entry: the tree, the report, the new contents
+/// (each once) and every file the store's rules refused.
+struct Building {
+    tree: Tree,
+    imported: Imported,
+    blobs: Vec<NewBlob>,
+    stored: HashSet<ObjectId>,
+    refusals: Vec<Error>,
+}
+
+impl Building {
+    fn new(tree: Tree) -> Self {
+        let imported = Imported { generation: None, changes: Vec::new(), new_dirs: 0, unchanged: 0, notes: Vec::new() };
+        Building { tree, imported, blobs: Vec::new(), stored: HashSet::new(), refusals: Vec::new() }
+    }
+}
+
 /// Where a path leads in a tree.
 enum Found {
     Missing,
@@ -127,88 +144,17 @@ impl Memfs {
                 Box::pin(async move {
                     let (head, fetched) = (&*head, &mut fetched);
                     progress.phase("importing", Some(plan.len() as u64));
-                    let mut conflicts = Vec::new();
-                    for (components, text) in plan {
-                        if let Some(kind) = self.conflict(&head.tree, components, text.is_some(), fetched).await?
-                            && !(kind == ConflictKind::FileExists && options.overwrite)
-                        {
-                            conflicts.push(Conflict { path: normalized(components), kind });
-                        }
-                    }
-                    if !conflicts.is_empty() {
-                        return Err(Error::ImportConflicts { conflicts });
-                    }
+                    self.refuse_conflicts(&head.tree, plan, options.overwrite, fetched).await?;
                     let context = Context { dialect: self.dialect(), policy: &head.policy, today };
-                    let mut tree = head.tree.clone();
-                    let mut imported = Imported {
-                        generation: None,
-                        changes: Vec::new(),
-                        new_dirs: 0,
-                        unchanged: 0,
-                        notes: Vec::new(),
-                    };
-                    let mut blobs = Vec::new();
-                    let mut stored = HashSet::new();
-                    // Every file the store's rules refuse, not only the first.
-                    let mut refusals = Vec::new();
+                    let mut building = Building::new(head.tree.clone());
                     for (components, text) in plan {
                         if stopped() {
                             return Err(Error::ImportStopped);
                         }
-                        let path = normalized(components);
-                        let found = self.find(&tree, components, fetched).await?;
-                        match (text, found) {
-                            (None, Found::Node(_)) => {}
-                            (None, _) => {
-                                tree = self.put_dir(&tree, components, fetched).await?;
-                                imported.new_dirs += 1;
-                            }
-                            (Some(text), found) => {
-                                let old = match found {
-                                    Found::Node(Node::File(f)) => Some(f),
-                                    _ => None,
-                                };
-                                let base = match old {
-                                    Some(_) => {
-                                        let delete = Command::Delete { path: path.clone() };
-                                        let outcome = self.run(&delete, &tree, &context, fetched).await?;
-                                        succeeded(outcome, &path)?.tree
-                                    }
-                                    None => tree.clone(),
-                                };
-                                let create = Command::Create { path: path.clone(), file_text: (*text).to_owned() };
-                                let outcome = self.run(&create, &base, &context, fetched).await?;
-                                let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
-                                let mutation = match succeeded(outcome, &path) {
-                                    Ok(mutation) => mutation,
-                                    Err(refused) => {
-                                        refusals.push(refused);
-                                        progress.advance(1);
-                                        continue;
-                                    }
-                                };
-                                let new_id = mutation.blobs.first().map(|b| b.id);
-                                if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
-                                    imported.unchanged += 1;
-                                } else {
-                                    tree = mutation.tree;
-                                    for blob in mutation.blobs {
-                                        if stored.insert(blob.id) {
-                                            blobs.push(blob);
-                                        }
-                                    }
-                                    imported.changes.push(match old {
-                                        Some(_) => Change::Modified { path: path.clone() },
-                                        None => Change::Created { path: path.clone() },
-                                    });
-                                    if let Some(note) = note {
-                                        imported.notes.push((path, note));
-                                    }
-                                }
-                            }
-                        }
+                        self.import_one(&mut building, components, *text, &context, fetched).await?;
                         progress.advance(1);
                     }
+                    let Building { tree, imported, blobs, refusals, .. } = building;
                     if let Some(refused) = refused(refusals) {
                         return Err(refused);
                     }
@@ -226,6 +172,107 @@ impl Memfs {
             })
             .await?;
         Ok(Imported { generation: committed.generation, ..committed.value })
+    }
+
+    /// Refuses the import, listing every clash, when a path clashes with the tree (an
+    /// existing file is no clash with `overwrite`).
+    async fn refuse_conflicts(
+        &self,
+        tree: &Tree,
+        plan: &Plan<'_>,
+        overwrite: bool,
+        fetched: &mut Fetched<'_>,
+    ) -> Result<(), Error> {
+        let mut conflicts = Vec::new();
+        for (components, text) in plan {
+            if let Some(kind) = self.conflict(tree, components, text.is_some(), fetched).await?
+                && !(kind == ConflictKind::FileExists && overwrite)
+            {
+                conflicts.push(Conflict { path: normalized(components), kind });
+            }
+        }
+        if !conflicts.is_empty() {
+            return Err(Error::ImportConflicts { conflicts });
+        }
+        Ok(())
+    }
+
+    /// One entry of the plan into the tree being built: a directory made if missing, a file
+    /// created (or replaced) through `create`.
+    async fn import_one(
+        &self,
+        building: &mut Building,
+        components: &[Name],
+        text: Option<&str>,
+        context: &Context<'_>,
+        fetched: &mut Fetched<'_>,
+    ) -> Result<(), Error> {
+        let path = normalized(components);
+        let found = self.find(&building.tree, components, fetched).await?;
+        match (text, found) {
+            (None, Found::Node(_)) => {}
+            (None, _) => {
+                building.tree = self.put_dir(&building.tree, components, fetched).await?;
+                building.imported.new_dirs += 1;
+            }
+            (Some(text), found) => self.import_file(building, path, text, found, context, fetched).await?,
+        }
+        Ok(())
+    }
+
+    /// A file of the plan: deleted first if it exists, then created as a model's `create`
+    /// would; a refusal is kept for the report, a file already there with the same content
+    /// counted as unchanged.
+    async fn import_file(
+        &self,
+        building: &mut Building,
+        path: String,
+        text: &str,
+        found: Found,
+        context: &Context<'_>,
+        fetched: &mut Fetched<'_>,
+    ) -> Result<(), Error> {
+        let old = match found {
+            Found::Node(Node::File(f)) => Some(f),
+            _ => None,
+        };
+        let base = match old {
+            Some(_) => {
+                let delete = Command::Delete { path: path.clone() };
+                let outcome = self.run(&delete, &building.tree, context, fetched).await?;
+                succeeded(outcome, &path)?.tree
+            }
+            None => building.tree.clone(),
+        };
+        let create = Command::Create { path: path.clone(), file_text: text.to_owned() };
+        let outcome = self.run(&create, &base, context, fetched).await?;
+        let note = outcome.result.content.split_once("\n\n").map(|(_, note)| note.to_owned());
+        let mutation = match succeeded(outcome, &path) {
+            Ok(mutation) => mutation,
+            Err(refused) => {
+                building.refusals.push(refused);
+                return Ok(());
+            }
+        };
+        let new_id = mutation.blobs.first().map(|b| b.id);
+        if old.is_some_and(|f: FileRef| Some(f.id) == new_id) {
+            building.imported.unchanged += 1;
+            return Ok(());
+        }
+        building.tree = mutation.tree;
+        for blob in mutation.blobs {
+            if building.stored.insert(blob.id) {
+                building.blobs.push(blob);
+            }
+        }
+        building.imported.changes.push(match old {
+            Some(_) => Change::Modified { path: path.clone() },
+            None => Change::Created { path: path.clone() },
+        });
+        if let Some(note) = note {
+            building.imported.notes.push((path, note));
+        }
+        Ok(())
     }
 
     /// Runs a command on `tree`, fetching what it needs.

@@ -1,7 +1,6 @@
 //! Sealed objects: round trips, and every modification fails.
 
-use memfs_core::ObjectId;
-use memfs_crypt::{Error, MasterKey, OVERHEAD, ObjectKeys, ObjectKind};
+use memfs_crypt::{Error, MasterKey, OVERHEAD, ObjectId, ObjectKeys, ObjectKind};
 use proptest::prelude::*;
 
 const KINDS: [ObjectKind; 4] = [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head];

@@ -20,7 +20,7 @@ use memfs_crypt::{OVERHEAD, ObjectKind};
 
 use super::{EncryptedRepository, GC_STATE_PATH, HEAD_PATH, PARALLEL, id_eq};
 use crate::error::Error;
-use crate::format;
+use crate::format::{self, HeadObject};
 use crate::head::HeadVersion;
 use crate::progress::Progress;
 
@@ -111,12 +111,50 @@ impl EncryptedRepository {
         options: CheckOptions,
         progress: &dyn Progress,
     ) -> Result<(CheckReport, Option<HeadVersion>), Error> {
-        let mut report = CheckReport { read_data: options.read_data, ..CheckReport::default() };
-        let mut referenced = HashSet::new();
-        let head = match self.read_head().await {
+        let mut w = Walked::default();
+        w.report.read_data = options.read_data;
+        let head = self.checked_head(&mut w.report).await;
+        let horizon = match self.read_gc_state().await {
+            Ok(state) => state.map_or(0, |(s, _)| s.horizon),
+            Err(e) => {
+                // Without the horizon, check all history: cut commits are then reported missing.
+                w.report.problem(GC_STATE_PATH, "gc's state (the retention horizon)", e);
+                0
+            }
+        };
+        let checked = head.as_ref().map(|(_, version)| version.clone());
+        let listing = self.list_objects().await?;
+        let carried = carried(head.as_ref().map(|(h, _)| h));
+
+        // Commits. The walk reads through the commit cache; empty it so that every commit is
+        // read from storage and authenticated again (directories and contents below are read
+        // with `get_object`, which never uses the cache).
+        self.cache().forget_commits();
+        let roots = match head {
+            Some((head, _)) => self.check_commits(&head, horizon, &mut w, progress).await,
+            None => Vec::new(),
+        };
+        self.check_dirs(roots, &mut w, progress).await;
+        w.check_totals();
+
+        // File contents.
+        let walk_failed = !w.report.problems.is_empty();
+        self.check_files(options, &listing, &carried, &mut w, progress).await;
+
+        // Only a complete walk knows what is unreferenced.
+        let mut report = w.report;
+        if !walk_failed {
+            report.unreferenced = listing.keys().filter(|id| !w.referenced.contains(*id)).count() as u64;
+        }
+        report.problems.sort_by(|a, b| a.object.cmp(&b.object));
+        Ok((report, checked))
+    }
+
+    /// The head, verified; a fork or a rollback is reported, and the head the store serves is
+    /// checked all the same: the user needs to know what it holds before trusting it.
+    async fn checked_head(&self, report: &mut CheckReport) -> Option<(HeadObject, HeadVersion)> {
+        match self.read_head().await {
             Ok(head) => head,
-            // Reported, and the head the store serves is checked all the same: the user
-            // needs to know what it holds before trusting it.
             Err(e @ (Error::Fork { .. } | Error::Rollback { .. })) => {
                 report.problem(HEAD_PATH, "the head", e);
                 self.read_head_unverified().await.unwrap_or_else(|e| {
@@ -128,100 +166,82 @@ impl EncryptedRepository {
                 report.problem(HEAD_PATH, "the head", e);
                 None
             }
-        };
-        let horizon = match self.read_gc_state().await {
-            Ok(state) => state.map_or(0, |(s, _)| s.horizon),
-            Err(e) => {
-                // Without the horizon, check all history: cut commits are then reported missing.
-                report.problem(GC_STATE_PATH, "gc's state (the retention horizon)", e);
-                0
-            }
-        };
-        let checked = head.as_ref().map(|(_, version)| version.clone());
-        let listing = self.list_objects().await?;
-        // File contents the head carries unwritten (format 8): stored there, not under
-        // `objects/` (verified against their ids when the head was opened).
-        let carried: HashMap<ObjectId, u64> = head
-            .as_ref()
-            .map(|(h, _)| {
-                h.inline
-                    .iter()
-                    .filter(|o| o.unwritten && o.kind == format::InlineKind::Blob)
-                    .map(|o| (o.id, o.plain.len() as u64))
-                    .collect()
-            })
-            .unwrap_or_default();
+        }
+    }
 
-        // Commits. The walk reads through the commit cache; empty it so that every commit is
-        // read from storage and authenticated again (directories and contents below are read
-        // with `get_object`, which never uses the cache).
-        self.cache().forget_commits();
+    /// Every commit from the head back to the horizon opened and decoded, each with its
+    /// policy; the commits' trees, to walk next.
+    async fn check_commits(
+        &self,
+        head: &HeadObject,
+        horizon: u64,
+        w: &mut Walked,
+        progress: &dyn Progress,
+    ) -> Vec<(ObjectId, u64)> {
         let mut roots = Vec::new();
-        // Totals each directory is said to have (by its parent entry or commit), and what each
-        // page holds: a leaf's sum, or an index page's pages.
-        let mut claimed: HashMap<ObjectId, (Totals, String)> = HashMap::new();
-        let mut leaf_totals: HashMap<ObjectId, Totals> = HashMap::new();
-        let mut index_pages: HashMap<ObjectId, format::Index> = HashMap::new();
-        // What guides a reader down a directory: each index page's guide (above), each leaf's
-        // first and last names.
-        let mut leaf_names: HashMap<ObjectId, Option<(Name, Name)>> = HashMap::new();
-        if let Some((head, _)) = head {
-            report.newest = head.generation;
-            progress.phase("commits", Some(head.generation.saturating_sub(horizon.max(1)) + 1));
-            let mut walk = self.walk(Some(head.commit), head.generation, horizon);
-            while let Some((id, generation)) = walk.upcoming() {
-                referenced.insert(id);
-                // What the head says of its parents (format 13) must be where they lead: a
-                // reader takes its word for it instead of walking.
-                if let Some(named) = head.commit_at(generation)
-                    && !id_eq(&named, &id)
-                {
-                    let reason = format!(
-                        "it names {} as the commit at @{generation}, where its parents lead to {}",
-                        &named.to_hex()[..12],
-                        &id.to_hex()[..12]
-                    );
-                    let e = Error::Corrupt { object: HEAD_PATH.into(), reason };
-                    report.problem(HEAD_PATH, format!("the commits it names before @{}", head.generation), e);
+        w.report.newest = head.generation;
+        progress.phase("commits", Some(head.generation.saturating_sub(horizon.max(1)) + 1));
+        let mut walk = self.walk(Some(head.commit), head.generation, horizon);
+        while let Some((id, generation)) = walk.upcoming() {
+            w.referenced.insert(id);
+            // What the head says of its parents (format 13) must be where they lead: a
+            // reader takes its word for it instead of walking.
+            if let Some(named) = head.commit_at(generation)
+                && !id_eq(&named, &id)
+            {
+                let reason = format!(
+                    "it names {} as the commit at @{generation}, where its parents lead to {}",
+                    &named.to_hex()[..12],
+                    &id.to_hex()[..12]
+                );
+                let e = Error::Corrupt { object: HEAD_PATH.into(), reason };
+                w.report.problem(HEAD_PATH, format!("the commits it names before @{}", head.generation), e);
+            }
+            match walk.next().await {
+                Ok(Some(c)) => {
+                    w.claimed.entry(c.root).or_insert_with(|| (c.totals, format!("the tree of @{}", c.generation)));
+                    if let Some(policy) = c.policy {
+                        self.check_policy(policy, c.generation, w).await;
+                    }
+                    w.report.commits += 1;
+                    w.report.oldest = c.generation;
+                    roots.push((c.root, c.generation));
+                    progress.advance(1);
                 }
-                match walk.next().await {
-                    Ok(Some(c)) => {
-                        claimed.entry(c.root).or_insert_with(|| (c.totals, format!("the tree of @{}", c.generation)));
-                        if let Some(policy) = c.policy
-                            && referenced.insert(policy)
-                            && let Err(e) = self.get_object(ObjectKind::Policy, &policy).await.and_then(|plain| {
-                                serde_json::from_slice::<memfs_core::Policy>(&plain)
-                                    .map(drop)
-                                    .map_err(|e| format::corrupt(&policy, "policy", &e))
-                            })
-                        {
-                            report.problem(format::object_name(&policy), format!("the policy of @{}", c.generation), e);
-                        }
-                        report.commits += 1;
-                        report.oldest = c.generation;
-                        roots.push((c.root, c.generation));
-                        progress.advance(1);
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        let context = match generation == head.generation {
-                            true => format!("commit @{generation}, named by the head"),
-                            false => format!("commit @{generation}, parent of @{}", generation + 1),
-                        };
-                        report.problem(format::object_name(&id), context, e);
-                        break;
-                    }
+                Ok(None) => break,
+                Err(e) => {
+                    let context = match generation == head.generation {
+                        true => format!("commit @{generation}, named by the head"),
+                        false => format!("commit @{generation}, parent of @{}", generation + 1),
+                    };
+                    w.report.problem(format::object_name(&id), context, e);
+                    break;
                 }
             }
         }
+        roots
+    }
 
-        // Directories, level by level; each distinct one once.
+    /// A commit's policy object, opened and decoded the first time it is met.
+    async fn check_policy(&self, policy: ObjectId, generation: u64, w: &mut Walked) {
+        if w.referenced.insert(policy)
+            && let Err(e) = self.get_object(ObjectKind::Policy, &policy).await.and_then(|plain| {
+                serde_json::from_slice::<memfs_core::Policy>(&plain)
+                    .map(drop)
+                    .map_err(|e| format::corrupt(&policy, "policy", &e))
+            })
+        {
+            w.report.problem(format::object_name(&policy), format!("the policy of @{generation}"), e);
+        }
+    }
+
+    /// Directories, level by level from the commits' trees; each distinct page once.
+    async fn check_dirs(&self, roots: Vec<(ObjectId, u64)>, w: &mut Walked, progress: &dyn Progress) {
         progress.phase("directories", None);
-        let mut files: BTreeMap<ObjectId, (u64, String)> = BTreeMap::new();
         let mut level: Vec<(ObjectId, String, u64)> =
             roots.into_iter().map(|(id, generation)| (id, memfs_core::ROOT.to_owned(), generation)).collect();
         while !level.is_empty() {
-            level.retain(|(id, _, _)| referenced.insert(*id));
+            level.retain(|(id, _, _)| w.referenced.insert(*id));
             progress.extend(level.len() as u64);
             let read: Vec<_> = stream::iter(level)
                 .map(|(id, path, generation)| async move {
@@ -237,107 +257,43 @@ impl EncryptedRepository {
             progress.advance(read.len() as u64);
             let mut next = Vec::new();
             for (id, path, generation, page) in read {
-                let entries = match page {
-                    Ok(format::Page::Leaf(entries)) => entries,
+                match page {
+                    Ok(format::Page::Leaf(entries)) => w.leaf(id, &path, generation, entries, &mut next),
                     // The pages below belong to the same directory.
                     Ok(format::Page::Index(index)) => {
-                        report.dirs += 1;
+                        w.report.dirs += 1;
                         next.extend(index.pages.iter().map(|p| (*p, path.clone(), generation)));
-                        index_pages.insert(id, index);
-                        continue;
+                        w.index_pages.insert(id, index);
                     }
                     Err(e) => {
-                        report.problem(format::object_name(&id), format!("directory {path} at @{generation}"), e);
-                        continue;
-                    }
-                };
-                report.dirs += 1;
-                leaf_names.insert(id, entries.first().zip(entries.last()).map(|(f, l)| (f.0.clone(), l.0.clone())));
-                let sum = leaf_totals.entry(id).or_default();
-                for (_, node) in &entries {
-                    *sum += node.totals();
-                }
-                for (name, node) in entries {
-                    let child = format!("{path}/{name}");
-                    if let Node::Dir(d) = &node
-                        && let Some(child_id) = d.id()
-                    {
-                        claimed
-                            .entry(child_id)
-                            .or_insert_with(|| (d.totals(), format!("directory {child} at @{generation}")));
-                    }
-                    match node {
-                        Node::File(f) => {
-                            files.entry(f.id).or_insert_with(|| (f.size, format!("file {child} at @{generation}")));
-                        }
-                        Node::Dir(d) => next.push((d.id().expect("decoded directories are stored"), child, generation)),
+                        w.report.problem(format::object_name(&id), format!("directory {path} at @{generation}"), e);
                     }
                 }
             }
             level = next;
         }
+    }
 
-        // Recorded totals against the pages.
-        let mut claimed: Vec<(ObjectId, (Totals, String))> = claimed.into_iter().collect();
-        claimed.sort_by_key(|c| c.0);
-        let pages = Pages { index: &index_pages, leaves: &leaf_names };
-        let mut summaries = HashMap::new();
-        for (id, (said, context)) in claimed {
-            // A guide that does not match the pages below it would lead a reader to the wrong
-            // leaf (a name reported missing, or put where a whole read would not find it).
-            if let Err(page) = pages.summary(&id, &mut summaries, 0) {
-                let reason = "an index page's leaf counts or lows do not match the pages below it".to_owned();
-                report.problem(
-                    format::object_name(&page),
-                    context.clone(),
-                    Error::Corrupt { object: format::object_name(&page), reason },
-                );
-            }
-            if let Some(actual) = page_totals(&id, &leaf_totals, &index_pages, 0)
-                && actual != said
-            {
-                let reason = format!(
-                    "it holds {} files and {} bytes, but is recorded with {} files and {} bytes",
-                    actual.files, actual.bytes, said.files, said.bytes
-                );
-                report.problem(
-                    format::object_name(&id),
-                    context,
-                    Error::Corrupt { object: format::object_name(&id), reason },
-                );
-            }
-        }
-
-        // File contents.
-        let walk_failed = !report.problems.is_empty();
+    /// Every file content the trees refer to: there with its exact sealed size (or carried by
+    /// the head), or, with `read_data`, opened and compared with its size.
+    async fn check_files(
+        &self,
+        options: CheckOptions,
+        listing: &HashMap<ObjectId, u64>,
+        carried: &HashMap<ObjectId, u64>,
+        w: &mut Walked,
+        progress: &dyn Progress,
+    ) {
+        let files = &w.files;
         progress.phase("files", Some(files.len() as u64));
-        report.files = files.len() as u64;
-        report.file_bytes = files.values().map(|(size, _)| size).sum();
+        w.report.files = files.len() as u64;
+        w.report.file_bytes = files.values().map(|(size, _)| size).sum();
         let results: Vec<_> = stream::iter(files.iter())
             .map(|(id, (size, _))| {
                 let stored = listing.get(id).copied();
                 let carried = carried.get(id).copied();
                 async move {
-                    let r = match (options.read_data, stored) {
-                        (_, None) => match carried {
-                            Some(len) if len == *size => Ok(()),
-                            Some(len) => Err(size_mismatch(id, len, *size)),
-                            None => Err(Error::MissingObject { id: format::object_name(id) }),
-                        },
-                        (true, Some(_)) => self.get_object(ObjectKind::Blob, id).await.and_then(|plain| {
-                            match plain.len() as u64 == *size {
-                                true => Ok(()),
-                                false => Err(size_mismatch(id, plain.len() as u64, *size)),
-                            }
-                        }),
-                        (false, Some(stored)) => match size + OVERHEAD as u64 {
-                            sealed if sealed == stored => Ok(()),
-                            sealed => Err(Error::Corrupt {
-                                object: format::object_name(id),
-                                reason: format!("it has {stored} bytes, but a sealed {size}-byte content has {sealed}"),
-                            }),
-                        },
-                    };
+                    let r = self.check_file(options.read_data, id, *size, stored, carried).await;
                     progress.advance(1);
                     r
                 }
@@ -347,18 +303,144 @@ impl EncryptedRepository {
             .await;
         for ((id, (_, context)), result) in files.iter().zip(results) {
             if let Err(e) = result {
-                report.problem(format::object_name(id), context.clone(), e);
+                w.report.problem(format::object_name(id), context.clone(), e);
             }
-            referenced.insert(*id);
+            w.referenced.insert(*id);
         }
-
-        // Only a complete walk knows what is unreferenced.
-        if !walk_failed {
-            report.unreferenced = listing.keys().filter(|id| !referenced.contains(*id)).count() as u64;
-        }
-        report.problems.sort_by(|a, b| a.object.cmp(&b.object));
-        Ok((report, checked))
     }
+
+    /// One file content of `size` bytes: `stored` is its listed size, `carried` its length in
+    /// the head when the head carries it unwritten.
+    async fn check_file(
+        &self,
+        read_data: bool,
+        id: &ObjectId,
+        size: u64,
+        stored: Option<u64>,
+        carried: Option<u64>,
+    ) -> Result<(), Error> {
+        match (read_data, stored) {
+            (_, None) => match carried {
+                Some(len) if len == size => Ok(()),
+                Some(len) => Err(size_mismatch(id, len, size)),
+                None => Err(Error::MissingObject { id: format::object_name(id) }),
+            },
+            (true, Some(_)) => {
+                self.get_object(ObjectKind::Blob, id).await.and_then(|plain| match plain.len() as u64 == size {
+                    true => Ok(()),
+                    false => Err(size_mismatch(id, plain.len() as u64, size)),
+                })
+            }
+            (false, Some(stored)) => match size + OVERHEAD as u64 {
+                sealed if sealed == stored => Ok(()),
+                sealed => Err(Error::Corrupt {
+                    object: format::object_name(id),
+                    reason: format!("it has {stored} bytes, but a sealed {size}-byte content has {sealed}"),
+                }),
+            },
+        }
+    }
+}
+
+/// What one pass gathers on its way down from the head: the report, every object it reached,
+/// the file contents to check, and what the directories' pages say of themselves, for the
+/// checks of recorded totals and guides that follow the walk.
+#[derive(Default)]
+struct Walked {
+    report: CheckReport,
+    referenced: HashSet<ObjectId>,
+    /// Totals each directory is said to have (by its parent entry or commit), and by what.
+    claimed: HashMap<ObjectId, (Totals, String)>,
+    /// What each page holds: a leaf's sum, or an index page's pages.
+    leaf_totals: HashMap<ObjectId, Totals>,
+    index_pages: HashMap<ObjectId, format::Index>,
+    /// What guides a reader down a directory: each index page's guide (above), each leaf's
+    /// first and last names.
+    leaf_names: HashMap<ObjectId, Option<(Name, Name)>>,
+    /// Each file content once: its size, and the first file seen with it.
+    files: BTreeMap<ObjectId, (u64, String)>,
+}
+
+impl Walked {
+    /// A leaf page of directory `path` read: its sum and names kept, its files to check, its
+    /// subdirectories into `next`.
+    fn leaf(
+        &mut self,
+        id: ObjectId,
+        path: &str,
+        generation: u64,
+        entries: Vec<(Name, Node)>,
+        next: &mut Vec<(ObjectId, String, u64)>,
+    ) {
+        self.report.dirs += 1;
+        self.leaf_names.insert(id, entries.first().zip(entries.last()).map(|(f, l)| (f.0.clone(), l.0.clone())));
+        let sum = self.leaf_totals.entry(id).or_default();
+        for (_, node) in &entries {
+            *sum += node.totals();
+        }
+        for (name, node) in entries {
+            let child = format!("{path}/{name}");
+            if let Node::Dir(d) = &node
+                && let Some(child_id) = d.id()
+            {
+                self.claimed
+                    .entry(child_id)
+                    .or_insert_with(|| (d.totals(), format!("directory {child} at @{generation}")));
+            }
+            match node {
+                Node::File(f) => {
+                    self.files.entry(f.id).or_insert_with(|| (f.size, format!("file {child} at @{generation}")));
+                }
+                Node::Dir(d) => next.push((d.id().expect("decoded directories are stored"), child, generation)),
+            }
+        }
+    }
+
+    /// Recorded totals and index guides against the pages below them.
+    fn check_totals(&mut self) {
+        let mut claimed: Vec<(ObjectId, (Totals, String))> = std::mem::take(&mut self.claimed).into_iter().collect();
+        claimed.sort_by_key(|c| c.0);
+        let pages = Pages { index: &self.index_pages, leaves: &self.leaf_names };
+        let mut summaries = HashMap::new();
+        for (id, (said, context)) in claimed {
+            // A guide that does not match the pages below it would lead a reader to the wrong
+            // leaf (a name reported missing, or put where a whole read would not find it).
+            if let Err(page) = pages.summary(&id, &mut summaries, 0) {
+                let reason = "an index page's leaf counts or lows do not match the pages below it".to_owned();
+                self.report.problem(
+                    format::object_name(&page),
+                    context.clone(),
+                    Error::Corrupt { object: format::object_name(&page), reason },
+                );
+            }
+            if let Some(actual) = page_totals(&id, &self.leaf_totals, &self.index_pages, 0)
+                && actual != said
+            {
+                let reason = format!(
+                    "it holds {} files and {} bytes, but is recorded with {} files and {} bytes",
+                    actual.files, actual.bytes, said.files, said.bytes
+                );
+                self.report.problem(
+                    format::object_name(&id),
+                    context,
+                    Error::Corrupt { object: format::object_name(&id), reason },
+                );
+            }
+        }
+    }
+}
+
+/// File contents the head carries unwritten (format 8): stored there, not under `objects/`
+/// (verified against their ids when the head was opened).
+fn carried(head: Option<&HeadObject>) -> HashMap<ObjectId, u64> {
+    head.map(|h| {
+        h.inline
+            .iter()
+            .filter(|o| o.unwritten && o.kind == format::InlineKind::Blob)
+            .map(|o| (o.id, o.plain.len() as u64))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// What the pages from `page` down hold; `None` when one could not be read.
@@ -462,289 +544,4 @@ fn size_mismatch(id: &ObjectId, actual: u64, expected: u64) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use object_store::path::Path;
-    use object_store::{ObjectStoreExt, PutPayload};
-
-    use super::*;
-    use crate::encrypted::history::tests::{run, three_commits};
-    use crate::encrypted::object_path;
-    use crate::hooked::{Action, At, Hooked};
-    use crate::repository::Repository;
-
-    async fn read(repo: &EncryptedRepository, path: &Path) -> Vec<u8> {
-        repo.store.get(path).await.unwrap().bytes().await.unwrap().to_vec()
-    }
-
-    async fn write(repo: &EncryptedRepository, path: &Path, bytes: Vec<u8>) {
-        repo.store.put(path, PutPayload::from(bytes)).await.unwrap();
-    }
-
-    /// Each problem as `object: context: error`.
-    async fn problems(repo: &EncryptedRepository, read_data: bool) -> Vec<String> {
-        let report = repo.check(CheckOptions { read_data }, &()).await.unwrap();
-        report.problems.iter().map(|p| format!("{}: {}: {}", p.object, p.context, p.error)).collect()
-    }
-
-    /// An index page whose low does not match the pages below it (as a buggy
-    /// writer could make: a reader would look for a name in the wrong leaf) is named.
-    #[tokio::test]
-    async fn an_index_page_that_misleads_a_reader_is_named() {
-        let repo = three_commits().await;
-        let key = &repo.keys.tree_address;
-        let entries = (0..60).map(|i| {
-            let content = format!("{i}\n");
-            let (id, size) = (repo.address(content.as_bytes()), content.len() as u64);
-            let name = memfs_core::Name::parse(&format!("n{i:02}")).unwrap();
-            (content, (name, Node::File(memfs_core::FileRef { id, size, accessed: 0 })))
-        });
-        let mut files = Vec::new();
-        for (content, entry) in entries {
-            let Node::File(f) = &entry.1 else { unreachable!() };
-            repo.put_object(ObjectKind::Blob, f.id, content.as_bytes()).await.unwrap();
-            files.push(entry);
-        }
-        let big = memfs_core::Dir::from_entries(files);
-        let mut pages = crate::pages::encode(&big, key).unwrap().pages;
-        // The top page's first low, one character longer: still a name, still in order.
-        let (_, top) = pages.pop().unwrap();
-        let format::Page::Index(mut index) = format::decode_page(&top, &ObjectId::from_bytes([0; 32])).unwrap() else {
-            panic!("a directory of 60 entries has index pages");
-        };
-        let guide = &mut index.guide;
-        guide.lows[0] = memfs_core::Name::parse(&format!("{}0", guide.lows[0])).unwrap();
-        let forged = format::reencode_index(&index);
-        let bad = key.address(&forged);
-        for (id, plain) in pages.iter().chain([(bad, forged.clone())].iter()) {
-            repo.put_object(ObjectKind::Dir, *id, plain).await.unwrap();
-        }
-        let head = repo.head().await.unwrap();
-        let root = memfs_core::Dir::from_entries([(
-            memfs_core::Name::parse("big").unwrap(),
-            Node::Dir(memfs_core::DirRef::stored(bad, big.totals())),
-        )]);
-        let tree = memfs_core::Tree::from_root(memfs_core::DirRef::new(root));
-        let mutation = memfs_core::Mutation { tree, changes: Vec::new(), blobs: Vec::new(), applied: None };
-        repo.commit(&head, &mutation, crate::CommitInfo::default()).await.unwrap();
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!(
-                "{0}: directory /memories/big at @4: object {0} is corrupt: an index page's leaf counts or lows do not \
-                 match the pages below it",
-                format::object_name(&bad)
-            )]
-        );
-    }
-
-    /// A head whose `recent` (format 13) names a commit its parents do not lead to (as a buggy
-    /// writer could make: a reader takes its word instead of walking) is named.
-    #[tokio::test]
-    async fn a_head_that_names_wrong_recent_commits_is_named() {
-        let repo = three_commits().await;
-        let (mut head, version) = repo.read_head().await.unwrap().unwrap();
-        let commits = repo.log(None, None).await.unwrap();
-        let at = |g: u64| format::parse_id(&commits.iter().find(|c| c.generation == g).unwrap().id).unwrap();
-        // @2 right, @1 given @2's id.
-        head.recent = vec![at(2), at(2)];
-        repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
-        let short = |id: ObjectId| id.to_hex()[..12].to_owned();
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!(
-                "head: the commits it names before @3: object head is corrupt: it names {} as the commit at @1, \
-                 where its parents lead to {}",
-                short(at(2)),
-                short(at(1))
-            )]
-        );
-        // Naming more commits than there are generations below is refused on reading.
-        let (mut head, version) = repo.read_head().await.unwrap().unwrap();
-        head.recent = vec![at(2), at(1), at(1)];
-        repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
-        *repo.parsed_head() = None;
-        let e = repo.read_head().await.unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "object head is corrupt: it names more recent commits than there are generations before it"
-        );
-    }
-
-    /// A commit that records wrong totals for its tree (as a buggy writer could) is named.
-    #[tokio::test]
-    async fn totals_that_disagree_with_the_pages_are_named() {
-        let repo = three_commits().await;
-        let head = repo.head().await.unwrap();
-        let root = head.tree.root().id().unwrap();
-        let wrong = memfs_core::Tree::from_root(memfs_core::DirRef::stored(root, Totals { files: 9, bytes: 1 }));
-        let mutation = memfs_core::Mutation { tree: wrong, changes: Vec::new(), blobs: Vec::new(), applied: None };
-        repo.commit(&head, &mutation, crate::CommitInfo::default()).await.unwrap();
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!(
-                "{}: the tree of @4: object {0} is corrupt: it holds 2 files and 6 bytes, but is recorded with 9 files \
-                 and 1 bytes",
-                format::object_name(&root)
-            )]
-        );
-    }
-
-    fn create(path: &str, text: &str) -> serde_json::Value {
-        serde_json::json!({"command": "create", "path": path, "file_text": text})
-    }
-
-    /// A writer commits while the check lists the store, and the check is handed the listing
-    /// from before that commit: the new commit's objects are not in it. The check read the
-    /// head before listing, so it checks the head from before too, and finds nothing wrong.
-    #[tokio::test]
-    async fn a_commit_landing_while_the_store_is_listed_is_not_reported_missing() {
-        let (store, repo) = Hooked::repository().await;
-        run(&repo, create("/memories/a.txt", "one")).await;
-        let action: Action =
-            Box::new(|repo| Box::pin(async move { run(&repo, create("/memories/b.txt", "two")).await }));
-        store.arm(At::ListAfter, action).await;
-        let report = repo.check(CheckOptions { read_data: false }, &()).await.unwrap();
-        assert!(store.fired().await);
-        assert!(report.problems.is_empty(), "{:?}", report.problems);
-        assert_eq!((report.newest, report.files), (1, 1));
-        let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();
-        assert!(report.problems.is_empty(), "{:?}", report.problems);
-        assert_eq!((report.newest, report.files, report.unreferenced), (2, 2, 0));
-    }
-
-    /// Purges `path`, on a thread of its own: the purge's future is not `Send`, and the hook
-    /// runs inside the store's (`Send`) streams.
-    async fn purge(repo: std::sync::Arc<EncryptedRepository>, path: &'static str) {
-        let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            runtime.block_on(async {
-                let head = repo.head().await.unwrap();
-                let path = memfs_core::MemoryPath::parse(path).unwrap();
-                repo.purge(&head, &path, "eraser", crate::PurgeOptions::default(), &()).await.unwrap();
-            })
-        })
-        .await
-        .unwrap();
-    }
-
-    /// A purge lands after the check read the head and before it lists the store: the
-    /// history the check walks names objects the purge deleted. The head moved, so the check
-    /// runs again, on the purged history, and reports it clean.
-    #[tokio::test]
-    async fn a_check_that_a_purge_overtook_runs_again() {
-        let (store, repo) = Hooked::repository().await;
-        run(&repo, create("/memories/s.md", "secret")).await;
-        run(&repo, create("/memories/keep.md", "keep")).await;
-        let action: Action = Box::new(|repo| Box::pin(purge(repo, "/memories/s.md")));
-        store.arm(At::ListBefore, action).await;
-        let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();
-        assert!(store.fired().await);
-        assert!(report.problems.is_empty(), "{:?}", report.problems);
-        assert_eq!((report.newest, report.commits, report.files, report.unreferenced), (3, 3, 1, 0));
-    }
-
-    #[tokio::test]
-    async fn a_clean_store_passes_and_counts() {
-        let repo = three_commits().await;
-        for read_data in [false, true] {
-            let report = repo.check(CheckOptions { read_data }, &()).await.unwrap();
-            assert!(report.problems.is_empty(), "{:?}", report.problems);
-            // Roots: {a}, {a, d{b}}, {d{a, b}}: 3 roots and 2 versions of d; contents "one", "two".
-            let counts = (report.commits, report.newest, report.oldest, report.dirs, report.files, report.file_bytes);
-            assert_eq!(counts, (3, 3, 1, 5, 2, 6));
-            assert_eq!(report.unreferenced, 0);
-        }
-    }
-
-    #[tokio::test]
-    async fn every_flipped_byte_of_every_object_is_named() {
-        let repo = three_commits().await;
-        let ids: Vec<ObjectId> = repo.list_objects().await.unwrap().into_keys().collect();
-        assert_eq!(ids.len(), 10); // 3 commits, 5 directories, 2 contents
-        for id in ids {
-            let path = object_path(&id);
-            let original = read(&repo, &path).await;
-            for offset in [0, 3, 10, original.len() / 2, original.len() - 1] {
-                let mut bad = original.clone();
-                bad[offset] ^= 0x01;
-                write(&repo, &path, bad).await;
-                let found = problems(&repo, true).await;
-                assert!(
-                    found.iter().any(|p| p.starts_with(&format!("{path}: "))),
-                    "byte {offset} of {path} flipped, check found {found:?}"
-                );
-            }
-            write(&repo, &path, original).await;
-        }
-        assert_eq!(problems(&repo, true).await, Vec::<String>::new());
-    }
-
-    #[tokio::test]
-    async fn names_tampered_missing_and_truncated_objects() {
-        let repo = three_commits().await;
-        let head = repo.resolve(&crate::Revision::Head(0)).await.unwrap();
-        let a = repo.address(b"one");
-        let b = repo.address(b"two");
-        let (pa, pb) = (object_path(&a), object_path(&b));
-        let (ba, bb) = (read(&repo, &pa).await, read(&repo, &pb).await);
-
-        // Swapped: both fail to open under the other's name.
-        write(&repo, &pa, bb.clone()).await;
-        write(&repo, &pb, ba.clone()).await;
-        let auth = "failed authentication: it was modified, swapped or written under another key";
-        let mut expected = vec![
-            format!("{pa}: file /memories/a.txt at @2: object {pa} {auth}"),
-            format!("{pb}: file /memories/d/b.txt at @3: object {pb} {auth}"),
-        ];
-        expected.sort();
-        assert_eq!(problems(&repo, true).await, expected);
-        // Without reading data the sizes agree (3 bytes each), so nothing shows.
-        assert_eq!(problems(&repo, false).await, Vec::<String>::new());
-
-        // Truncated: seen from the listing alone.
-        write(&repo, &pa, ba[..ba.len() - 1].to_vec()).await;
-        write(&repo, &pb, bb).await;
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!(
-                "{pa}: file /memories/a.txt at @2: object {pa} is corrupt: it has 42 bytes, but a sealed 3-byte content has 43"
-            )]
-        );
-        // Missing.
-        repo.store.delete(&pa).await.unwrap();
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!("{pa}: file /memories/a.txt at @2: object {pa} is missing from the store")]
-        );
-        write(&repo, &pa, ba).await;
-
-        // The head.
-        let head_bytes = read(&repo, &Path::from("head")).await;
-        let mut bad = head_bytes.clone();
-        bad[20] ^= 0x80;
-        write(&repo, &Path::from("head"), bad).await;
-        assert_eq!(problems(&repo, false).await, [format!("head: the head: object head {auth}")]);
-        write(&repo, &Path::from("head"), head_bytes).await;
-
-        // A commit.
-        let pc = object_path(&head.oid);
-        let commit = read(&repo, &pc).await;
-        let mut bad = commit.clone();
-        bad[30] ^= 0x01;
-        write(&repo, &pc, bad).await;
-        assert_eq!(problems(&repo, false).await, [format!("{pc}: commit @3, named by the head: object {pc} {auth}")]);
-        write(&repo, &pc, commit).await;
-
-        // gc's state, once it exists.
-        repo.gc(&crate::GcOptions::default(), &()).await.unwrap();
-        let state = read(&repo, &Path::from("gc.state")).await;
-        let mut bad = state.clone();
-        bad[17] ^= 0x01;
-        write(&repo, &Path::from("gc.state"), bad).await;
-        assert_eq!(
-            problems(&repo, false).await,
-            [format!("gc.state: gc's state (the retention horizon): object gc.state {auth}")]
-        );
-        write(&repo, &Path::from("gc.state"), state).await;
-        assert_eq!(problems(&repo, true).await, Vec::<String>::new());
-    }
-}
+mod tests;

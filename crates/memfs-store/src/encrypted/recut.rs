@@ -204,30 +204,7 @@ fn recut_leaves(
             continue;
         }
         let start = first.place;
-        let mut place = start;
-        let mut open: Vec<(Name, Node)> = Vec::new();
-        let mut new_leaves: Vec<Vec<(Name, Node)>> = Vec::new();
-        let mut entries = first.entries;
-        loop {
-            for entry in entries {
-                open.push(entry);
-                if pages::ends_page(open.len(), || pages::name_boundary(key, &open[open.len() - 1].0)) {
-                    new_leaves.push(std::mem::take(&mut open));
-                }
-            }
-            place += 1;
-            // A cut where an old leaf ended: the old leaves from here on stay.
-            if (open.is_empty() && held.peek().is_none_or(|h| h.place != place || h.unchanged)) || place == old.leaves {
-                break;
-            }
-            entries = match held.next_if(|h| h.place == place) {
-                Some(h) => h.entries,
-                None => old.leaf_at(place)?,
-            };
-        }
-        if !open.is_empty() {
-            new_leaves.push(open);
-        }
+        let (place, new_leaves) = cut_leaves(key, old, first, &mut held)?;
         // The last name before the change in the new directory: the old leaf's before it,
         // unless the change before ended here.
         let before = match &after {
@@ -235,26 +212,7 @@ fn recut_leaves(
             _ if start == 0 => Some(None),
             _ => None,
         };
-        let mut new = Vec::with_capacity(new_leaves.len());
-        let mut last: Option<Name> = None;
-        for (i, entries) in new_leaves.iter().enumerate() {
-            let first_name = &entries[0].0;
-            let low = match (i, &before) {
-                (0, Some(None)) => None,
-                (0, Some(Some(last))) => Some(pages::separator(last, first_name)),
-                // After an old leaf: the old low, if the first name is the old one.
-                (0, None) => match &old.leaf_at(start)?[0].0 == first_name {
-                    true => old.low_at(start)?,
-                    false => Some(pages::separator(last_name(&old.leaf_at(start - 1)?), first_name)),
-                },
-                _ => Some(pages::separator(last.as_ref().expect("a leaf before"), first_name)),
-            };
-            last = Some(last_name(entries).clone());
-            let plain = format::encode_leaf(entries.iter().map(|(n, node)| (n, node))).expect("children have ids");
-            let id = key.address(&plain);
-            pages.push((id, plain));
-            new.push(Child { id, leaves: 1, low });
-        }
+        let (new, last) = leaf_pages(key, old, start, &before, &new_leaves, pages)?;
         // The old leaf after the change follows another last name now, perhaps: its low too.
         let last = match last {
             Some(last) => Some(last),
@@ -279,6 +237,79 @@ fn recut_leaves(
         changes.push(Change { start, end: place, pages: new, next_low });
     }
     Ok((changes, known))
+}
+
+/// A leaf's entries, in name order.
+type Entries = Vec<(Name, Node)>;
+
+/// The leaves from `first` on, cut again: the place after the last old leaf they replace, and
+/// the new leaves' entries. The run takes the changed leaves `held` has at the places that
+/// follow and the old leaves between them, until a cut falls where an old leaf ended.
+fn cut_leaves(
+    key: &AddressKey,
+    old: &Old<'_>,
+    first: Held,
+    held: &mut std::iter::Peekable<std::vec::IntoIter<Held>>,
+) -> Result<(u64, Vec<Entries>), Missing> {
+    let mut place = first.place;
+    let mut open: Entries = Vec::new();
+    let mut new_leaves: Vec<Entries> = Vec::new();
+    let mut entries = first.entries;
+    loop {
+        for entry in entries {
+            open.push(entry);
+            if pages::ends_page(open.len(), || pages::name_boundary(key, &open[open.len() - 1].0)) {
+                new_leaves.push(std::mem::take(&mut open));
+            }
+        }
+        place += 1;
+        // A cut where an old leaf ended: the old leaves from here on stay.
+        if (open.is_empty() && held.peek().is_none_or(|h| h.place != place || h.unchanged)) || place == old.leaves {
+            break;
+        }
+        entries = match held.next_if(|h| h.place == place) {
+            Some(h) => h.entries,
+            None => old.leaf_at(place)?,
+        };
+    }
+    if !open.is_empty() {
+        new_leaves.push(open);
+    }
+    Ok((place, new_leaves))
+}
+
+/// The new leaves of a change starting at old place `start`, encoded into `pages`, each with
+/// its low name (`before`: the last name before the change, when known); and the last name of
+/// the last of them.
+fn leaf_pages(
+    key: &AddressKey,
+    old: &Old<'_>,
+    start: u64,
+    before: &Option<Option<Name>>,
+    new_leaves: &[Entries],
+    pages: &mut Vec<(ObjectId, Vec<u8>)>,
+) -> Result<(Vec<Child>, Option<Name>), Missing> {
+    let mut new = Vec::with_capacity(new_leaves.len());
+    let mut last: Option<Name> = None;
+    for (i, entries) in new_leaves.iter().enumerate() {
+        let first_name = &entries[0].0;
+        let low = match (i, before) {
+            (0, Some(None)) => None,
+            (0, Some(Some(last))) => Some(pages::separator(last, first_name)),
+            // After an old leaf: the old low, if the first name is the old one.
+            (0, None) => match &old.leaf_at(start)?[0].0 == first_name {
+                true => old.low_at(start)?,
+                false => Some(pages::separator(last_name(&old.leaf_at(start - 1)?), first_name)),
+            },
+            _ => Some(pages::separator(last.as_ref().expect("a leaf before"), first_name)),
+        };
+        last = Some(last_name(entries).clone());
+        let plain = format::encode_leaf(entries.iter().map(|(n, node)| (n, node))).expect("children have ids");
+        let id = key.address(&plain);
+        pages.push((id, plain));
+        new.push(Child { id, leaves: 1, low });
+    }
+    Ok((new, last))
 }
 
 fn last_name(entries: &[(Name, Node)]) -> &Name {
@@ -330,17 +361,7 @@ fn recut_level(
                     if at >= page.end {
                         page = old.page_at(height, at)?;
                     }
-                    let mut place = page.start;
-                    let mut child = page
-                        .children
-                        .iter()
-                        .find(|c| {
-                            let here = place == at;
-                            place += c.leaves;
-                            here
-                        })
-                        .ok_or_else(|| corrupt(&page.children[0].id, "a change not at a page's start"))?
-                        .clone();
+                    let mut child = child_at(&page, at)?;
                     if let Some((_, low)) = pending.take_if(|(p, _)| *p == at) {
                         child.low = low;
                     }
@@ -363,20 +384,49 @@ fn recut_level(
             }
         }
         // The whole level below is one page now: it is the top, with no page above it.
-        let pages_now = match (start == 0 && at == old.leaves && new.is_empty() && open.len() == 1, open.is_empty()) {
-            (true, _) => open,
-            (false, false) => {
-                new.push(pages::index_page(height, &open, key, pages));
-                new
-            }
-            (false, true) => new,
-        };
+        let whole = start == 0 && at == old.leaves;
+        let pages_now = close_level(key, height, whole, open, new, pages);
         changes.push(Change { start, end: at, pages: pages_now, next_low: None });
     }
     if let Some((_, low)) = pending {
         changes.last_mut().expect("a change ended there").next_low = Some(low);
     }
     Ok(changes)
+}
+
+/// The child of an old index page that starts at place `at`.
+fn child_at(page: &OldPage, at: u64) -> Result<Child, Missing> {
+    let mut place = page.start;
+    Ok(page
+        .children
+        .iter()
+        .find(|c| {
+            let here = place == at;
+            place += c.leaves;
+            here
+        })
+        .ok_or_else(|| corrupt(&page.children[0].id, "a change not at a page's start"))?
+        .clone())
+}
+
+/// The pages a change at `height` ends with: the children still open cut into a last page,
+/// unless the change spans the `whole` level and they are one child, the new top.
+fn close_level(
+    key: &AddressKey,
+    height: u32,
+    whole: bool,
+    open: Vec<Child>,
+    mut new: Vec<Child>,
+    pages: &mut Vec<(ObjectId, Vec<u8>)>,
+) -> Vec<Child> {
+    match (whole && new.is_empty() && open.len() == 1, open.is_empty()) {
+        (true, _) => open,
+        (false, false) => {
+            new.push(pages::index_page(height, &open, key, pages));
+            new
+        }
+        (false, true) => new,
+    }
 }
 
 #[cfg(test)]
