@@ -199,8 +199,8 @@ async fn folder_and_file_modes() {
 #[tokio::test]
 async fn instances_share_a_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let a = open_local_log(dir.path()).unwrap();
-    let b = open_local_log(dir.path()).unwrap();
+    let a = LogStore::open(dir.path()).unwrap();
+    let b = LogStore::open(dir.path()).unwrap();
     put(&a, "objects/aa/1", "one", PutMode::Create).await.unwrap();
     put(&a, "head", "h1", PutMode::Create).await.unwrap();
     assert_eq!(get(&b, "objects/aa/1").await.unwrap(), "one");
@@ -216,7 +216,7 @@ async fn instances_share_a_folder() {
     put(&b, "head", "from b", update(eb.clone())).await.unwrap();
     assert_eq!(kind(&put(&a, "head", "from a", update(ea)).await.unwrap_err()), "Precondition");
     assert_eq!(get(&a, "head").await.unwrap(), "from b");
-    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, snapshot(&a).await);
+    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, snapshot(&a).await);
 }
 
 /// A settled path found in what an instance knows is answered without catching up: another
