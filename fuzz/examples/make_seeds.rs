@@ -12,7 +12,7 @@ use futures::TryStreamExt;
 use memfs_core::{ObjectId, Policy};
 use memfs_crypt::ObjectKind;
 use memfs_store::fuzzing::{InlineKind, Keys, LogParsed, parse_log_record};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/format-1/store");
@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let copy = tempfile::tempdir()?;
     std::fs::create_dir(copy.path().join("log"))?;
     std::fs::write(copy.path().join("log/0000000000000001"), &segment)?;
-    let store = LogStore::open(copy.path())?;
+    let store = open_local_log(copy.path())?;
     let objects = memfs_fuzz::runtime().block_on(async {
         let mut objects = Vec::new();
         for meta in store.list(None).try_collect::<Vec<_>>().await? {

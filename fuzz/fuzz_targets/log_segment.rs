@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use futures::TryStreamExt;
 use libfuzzer_sys::fuzz_target;
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::{ObjectStore, ObjectStoreExt, path::Path};
 
 /// In memory where there is a tmpfs (a writer's syncs cost nothing there).
@@ -20,7 +20,7 @@ static DIR: LazyLock<tempfile::TempDir> = LazyLock::new(|| {
 
 fuzz_target!(|data: &[u8]| {
     std::fs::write(DIR.path().join("log/0000000000000001"), data).expect("the segment is written");
-    let Ok(store) = LogStore::open(DIR.path()) else { return };
+    let Ok(store) = open_local_log(DIR.path()) else { return };
     memfs_fuzz::runtime().block_on(async {
         let Ok(listed) = store.list(None).try_collect::<Vec<_>>().await else { return };
         for meta in listed {
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         }
         let path = Path::from("objects/fuzz");
         if store.put(&path, "after".into()).await.is_ok() {
-            let again = LogStore::open(DIR.path()).expect("a log just written to opens");
+            let again = open_local_log(DIR.path()).expect("a log just written to opens");
             assert_eq!(again.get(&path).await.unwrap().bytes().await.unwrap(), "after");
         }
     });

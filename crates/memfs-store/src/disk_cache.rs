@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use memfs_core::ObjectId;
 
-use crate::local_fs::{self, OpenError};
+use memfs_log::local_fs::{self, OpenError};
 
 /// The bound on a store's cache folder, in bytes of sealed objects.
 pub const DISK_CACHE_BYTES: u64 = 256 << 20;

@@ -47,10 +47,10 @@ use crate::disk_cache::DiskCache;
 use crate::error::Error;
 use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, id_eq, object_path};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion};
-use crate::log_store::LogStore;
 use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
+use memfs_log::LogStore;
 
 mod cache;
 mod check;
@@ -135,7 +135,7 @@ const WRITTEN_MEMORY: usize = 65_536;
 
 /// Where a store lives.
 pub enum Backend {
-    /// A local folder (`file:///path`): an append-only log ([`crate::log_store::LogStore`]),
+    /// A local folder (`file:///path`): an append-only log ([`memfs_log::LogStore`]),
     /// one sync per commit.
     Local(PathBuf),
     /// Process memory (`memory://`).
@@ -317,16 +317,8 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
     Ok(match backend {
         Backend::Local(dir) => {
             create_private_dir(&dir)?;
-            // Objects are appended without a sync; the head's put syncs the log, and with it
-            // every object before it: one sync per commit, and the head never names an object
-            // that a power loss could take back.
-            //
-            // Objects are named by their content, so any copy of one that a reader finds opens
-            // to the same plaintext (a reseal's older copy too): reading one needs no catch-up
-            // with other processes first. One deleted by gc or purge meanwhile is still found,
-            // as just before its deletion: gc's fences keep writers from naming an object it
-            // deletes whatever a read saw, and a reader only asks for what a head names.
-            let log = LogStore::open(&dir).map_err(Error::log_open)?.with_settled_prefixes(vec!["objects/".into()]);
+            // Objects lazy and settled, the head synced (`local.rs`).
+            let log = crate::local::open_local_log(&dir).map_err(Error::log_open)?;
             let log = Arc::new(log);
             Connection {
                 snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES,

@@ -286,7 +286,7 @@ impl Error {
 
     /// An error opening a local folder's log: a refusal as [`Error::UnsafeLocal`].
     pub(crate) fn log_open(e: object_store::Error) -> Self {
-        match crate::log_store::unsafe_path(e) {
+        match memfs_log::unsafe_path(e) {
             Ok(refused) => Error::UnsafeLocal(refused),
             Err(e) => Error::backend("open", &object_store::path::Path::from("log"), e),
         }

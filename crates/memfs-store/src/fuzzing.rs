@@ -11,4 +11,15 @@ pub use crate::encrypted::fuzzing::{
     Keys, encode_head, open_keys, reencode_commit, reencode_gc_state, reencode_head, reencode_keys, reencode_page,
 };
 pub use crate::format::{HeadObject, InlineKind, InlineObject};
-pub use crate::log_store::fuzzing::{LogParsed, LogRecord, encode_log_record, parse_log_record};
+pub use memfs_log::fuzzing::{LogParsed, LogRecord};
+
+/// [`memfs_log::fuzzing::parse_log_record`] in a store folder's log (object paths stored as
+/// their ids).
+pub fn parse_log_record(bytes: &[u8], eof: bool) -> LogParsed {
+    memfs_log::fuzzing::parse_log_record(bytes, eof, Some("objects/"))
+}
+
+/// [`memfs_log::fuzzing::encode_log_record`] in a store folder's log.
+pub fn encode_log_record(r: &LogRecord) -> Option<Vec<u8>> {
+    memfs_log::fuzzing::encode_log_record(r, Some("objects/"))
+}

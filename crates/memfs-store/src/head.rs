@@ -4,7 +4,7 @@
 //! Every backend is an object store with conditional writes: `PutMode::Create` for the first
 //! head and `PutMode::Update` with the version read for every later one. Memory, S3, GCS and
 //! Azure implement it; `object_store`'s `LocalFileSystem` does not, so a local folder is a
-//! [`crate::log_store::LogStore`], whose writers append under an exclusive lock and compare
+//! [`memfs_log::LogStore`], whose writers append under an exclusive lock and compare
 //! the e_tag there, safe across processes.
 //!
 //! A [`ConditionalHead`] remembers the bytes and version it last read or wrote. A read is a
@@ -24,7 +24,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, PutMode, PutOptions, PutResult, UpdateVersion};
 
 use crate::error::Error;
-use crate::log_store::LogStore;
+use memfs_log::LogStore;
 
 /// What a compare-and-swap compares against: opaque, from the last read.
 #[derive(Clone, PartialEq, Eq)]

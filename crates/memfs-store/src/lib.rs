@@ -3,7 +3,7 @@
 //! [`Repository`] is the seam between the engine and storage: read the head (the newest
 //! tree), fetch directories and contents by id, and commit a mutation by compare-and-swap on
 //! the head. [`EncryptedRepository`] is the encrypted, content-addressed store over
-//! `object_store`: memory, a local folder (the append-only [`log_store`]), and the [`cloud`]
+//! `object_store`: memory, a local folder (the append-only log of `memfs_log`), and the [`cloud`]
 //! stores S3, GCS and Azure Blob. Every implementation runs the [`conformance`] suite.
 //!
 //! An [`EncryptedRepository`] also keeps history: [`EncryptedRepository::log`], commits named by
@@ -25,9 +25,7 @@
 //! - `fuzzing`: hidden entry points for `fuzz/`, not part of the API;
 //! - `head`: the mutable objects (head, gc state, key slots), replaced by compare-and-swap;
 //! - `hooked` (tests only): an in-memory store that runs an action at a chosen operation;
-//! - `local_fs`: files in a store folder opened without following links ([`UnsafePath`]);
-//! - [`log_store`]: [`LogStore`](log_store::LogStore), an `ObjectStore` over an append-only
-//!   log in a local folder;
+//! - `local`: the local folder's log as the repository opens it ([`open_local_log`]);
 //! - `pages`: directories cut into content-defined pages;
 //! - [`probe`]: does an object store honour conditional writes?
 //! - `progress`: [`Progress`] reports of long operations;
@@ -55,8 +53,7 @@ pub mod fuzzing;
 mod head;
 #[cfg(test)]
 mod hooked;
-mod local_fs;
-pub mod log_store;
+mod local;
 mod pages;
 pub mod probe;
 mod progress;
@@ -77,7 +74,8 @@ pub use encrypted::{
 };
 pub use error::Error;
 pub use fetch::{Fetched, whole_dir};
-pub use local_fs::UnsafePath;
+pub use local::open_local_log;
+pub use memfs_log::UnsafePath;
 pub use progress::Progress;
 pub use record::{Operation, PolicyChange, Record};
 pub use repository::{CommitInfo, Head, Repository};

@@ -52,7 +52,7 @@ use memfs::StateDir;
 use memfs::{Dialect, Memfs};
 use memfs_crypt::{Credential, KeyFile, KeySlots};
 use memfs_store::fault::{FaultStore, OpCounts};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use memfs_store::{Backend, EncryptedRepository, OpenOptions};
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
@@ -204,7 +204,7 @@ fn note(dir: &str, i: usize) -> String {
 fn backends(tmp: &std::path::Path) -> Vec<(&'static str, Arc<dyn ObjectStore>)> {
     let mut out: Vec<(&'static str, Arc<dyn ObjectStore>)> = vec![
         ("memory", Arc::new(InMemory::new())),
-        ("local", Arc::new(LogStore::open(tmp.join("store")).expect("a local log"))),
+        ("local", Arc::new(open_local_log(tmp.join("store")).expect("a local log"))),
     ];
     let prefix = format!("bench-round-trips-{}-{}", std::process::id(), now_ms());
     let retry = RetryConfig { max_retries: 1, retry_timeout: Duration::from_secs(5), ..Default::default() };

@@ -54,7 +54,7 @@ impl Site {
         // The log exists once `init` has run; the attacker's view opens it then.
         let mut s = site(Arc::new(object_store::memory::InMemory::new()));
         s.init();
-        s.objects = Arc::new(memfs_store::log_store::LogStore::open(&folder).unwrap());
+        s.objects = Arc::new(memfs_store::open_local_log(&folder).unwrap());
         s
     }
 

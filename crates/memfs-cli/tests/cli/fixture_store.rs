@@ -52,7 +52,7 @@ fn ok(home: &Path, root: &Path, args: &[&str]) -> String {
 /// `memfs.keys` as the store folder holds it, read through the log's format.
 fn keys(root: &Path) -> Value {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let log = memfs_store::log_store::LogStore::open(root.join("store")).unwrap();
+    let log = memfs_store::open_local_log(root.join("store")).unwrap();
     let bytes = runtime.block_on(async {
         log.get(&object_store::path::Path::from("memfs.keys")).await.unwrap().bytes().await.unwrap()
     });
@@ -84,7 +84,7 @@ fn history(log: &str) -> String {
 fn objects(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     use futures::StreamExt;
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let log = memfs_store::log_store::LogStore::open(root.join("store")).unwrap();
+    let log = memfs_store::open_local_log(root.join("store")).unwrap();
     runtime.block_on(async {
         let mut out = std::collections::BTreeMap::new();
         let mut list = object_store::ObjectStore::list(&log, None);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use memfs_store::Backend;
 use memfs_store::fault::{Fault, FaultStore, Target};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::memory::InMemory;
 
 use crate::crash::{Baseline, sequence};
@@ -28,7 +28,7 @@ const BATCH: usize = 32;
 const CHILD_ENV: &str = "MEMFS_STORE_TEST_ABORT_CHILD";
 
 fn local(dir: &FsPath) -> Backend {
-    Backend::ObjectStore(Arc::new(LogStore::open(dir).unwrap()))
+    Backend::ObjectStore(Arc::new(open_local_log(dir).unwrap()))
 }
 
 fn acks_file(dir: &FsPath) -> PathBuf {
@@ -41,7 +41,7 @@ fn acks_file(dir: &FsPath) -> PathBuf {
 async fn child(role: String) {
     let (dir, nth) = role.split_once('\n').expect("folder and N");
     let dir = PathBuf::from(dir);
-    let store = Arc::new(FaultStore::new(LogStore::open(&dir).unwrap()));
+    let store = Arc::new(FaultStore::new(open_local_log(&dir).unwrap()));
     let plan = store.plan().clone();
     let repo = open(Backend::ObjectStore(store), None).await.expect("open");
     // Counted from here, as the baseline counts each command's operations.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use memfs_store::cloud::{self, CloudUrl};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::ObjectStore;
 use object_store::memory::InMemory;
 
@@ -70,7 +70,7 @@ pub(crate) fn fresh(kind: Kind) -> Option<TestStore> {
         Kind::Memory => (Arc::new(InMemory::new()), None),
         Kind::Local => {
             let dir = tempfile::tempdir().expect("a temporary folder");
-            (Arc::new(LogStore::open(dir.path().join("store")).expect("a log store")), Some(dir))
+            (Arc::new(open_local_log(dir.path().join("store")).expect("a log store")), Some(dir))
         }
         Kind::S3 => {
             let endpoint = var("MEMFS_TEST_S3_ENDPOINT")?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::TryStreamExt;
 use memfs_crypt::{Credential, KeyFile, KeySlots};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use memfs_store::{Backend, EncryptedRepository, OpenOptions, StateDir};
 use object_store::ObjectStore;
 use object_store::path::Path;
@@ -28,7 +28,7 @@ async fn a_log_folder_whose_head_carries_every_object_reads_through_file_urls() 
     std::fs::create_dir_all(&out).unwrap();
     let key = KeyFile::generate().unwrap();
     key.write_new(&out.join("store.key")).unwrap();
-    let log = Arc::new(LogStore::open(out.join("store")).unwrap());
+    let log = Arc::new(open_local_log(out.join("store")).unwrap());
     let options = || OpenOptions { state_dir: StateDir::Off, actor: "fixture".into(), ..OpenOptions::default() };
     let repo = EncryptedRepository::init(
         Backend::ObjectStore(log.clone()),

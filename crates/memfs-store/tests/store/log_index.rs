@@ -12,7 +12,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path as FsPath, PathBuf};
 
 use futures::TryStreamExt;
-use memfs_store::log_store::LogStore;
+use memfs_log::LogStore;
+use memfs_store::open_local_log;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, UpdateVersion};
 
@@ -66,7 +67,7 @@ fn object(i: u32) -> String {
 /// Writes `n` objects of about 1 KB, a head after every fourth, deletes every tenth object,
 /// and puts one plain-named path, into segments of `limit` bytes.
 async fn fill(root: &FsPath, n: u32, limit: u64) -> BTreeMap<String, Vec<u8>> {
-    let log = LogStore::open(root).unwrap().with_segment_limit(limit).with_auto_compact(None);
+    let log = open_local_log(root).unwrap().with_segment_limit(limit).with_auto_compact(None);
     log.put(&p("memfs.keys"), PutPayload::from_static(b"keys")).await.unwrap();
     let mut head = None;
     for i in 0..n {
@@ -99,7 +100,7 @@ async fn an_open_reads_index_headers_and_the_last_segment_only() {
     // Open, and read what a command reads first: the keys (in segment 1), the head (near the
     // end) and an object from the middle.
     let before = bytes_read();
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     for path in ["memfs.keys", "head", &object(1_000)] {
         let got = fresh.get(&p(path)).await.unwrap().bytes().await.unwrap();
         assert_eq!(got.as_ref(), expected[path], "{path}");
@@ -115,7 +116,7 @@ async fn an_open_reads_index_headers_and_the_last_segment_only() {
         fs::remove_file(f).unwrap();
     }
     let before = bytes_read();
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(fresh.get(&p("head")).await.unwrap().bytes().await.unwrap().as_ref(), expected["head"]);
     let read = bytes_read() - before;
     assert!(read >= log_bytes - (64 << 10), "read {read} of {log_bytes} bytes");
@@ -133,10 +134,10 @@ async fn a_store_without_index_files_gets_them_from_its_first_writer() {
     for (f, _) in &originals {
         fs::remove_file(f).unwrap();
     }
-    let reader = LogStore::open(dir.path()).unwrap();
+    let reader = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&reader).await, expected);
     assert!(indexes(dir.path()).is_empty(), "a reader writes nothing");
-    let writer = LogStore::open(dir.path()).unwrap();
+    let writer = open_local_log(dir.path()).unwrap();
     writer.put(&p("other"), PutPayload::from_static(b"x")).await.unwrap();
     // The same index files as the writers that sealed the segments wrote.
     for (f, bytes) in &originals {
@@ -175,14 +176,14 @@ async fn a_bad_index_is_read_around_and_written_again() {
         for i in [0, 3, 7] {
             damage(i);
         }
-        let fresh = LogStore::open(dir.path()).unwrap();
+        let fresh = open_local_log(dir.path()).unwrap();
         assert_eq!(snapshot(&fresh).await, expected, "{what}");
         fresh.put(&p("probe"), PutPayload::from_static(b"p")).await.unwrap();
         fresh.delete(&p("probe")).await.unwrap();
         for i in [0, 3, 7] {
             assert_eq!(fs::read(&idx[i]).unwrap(), good[i], "{what}: written again");
         }
-        assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected, "{what}");
+        assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected, "{what}");
     }
 }
 
@@ -197,7 +198,7 @@ async fn an_index_of_a_changed_segment_is_not_used() {
     let (two, three) = (&segs[1], &segs[2]);
     let saved = fs::read(two).unwrap();
     fs::copy(three, two).unwrap();
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     let got = snapshot(&fresh).await;
     assert_ne!(got, expected, "segment 2's own records are gone");
     // Never what segment 2's index names: every object read is one whose record says so.
@@ -207,7 +208,7 @@ async fn an_index_of_a_changed_segment_is_not_used() {
         }
     }
     fs::write(two, saved).unwrap();
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
 }
 
 /// Sets the version of index file `file`, and its header's checksum to match (XXH3-128, seed
@@ -235,7 +236,7 @@ async fn same_stored_bytes_without_indexes(root: &FsPath, with: &LogStore) {
     for f in segments(root) {
         fs::copy(&f, copy.path().join("log").join(f.file_name().unwrap())).unwrap();
     }
-    let read_whole = LogStore::open(copy.path()).unwrap().stored_bytes().await.unwrap();
+    let read_whole = open_local_log(copy.path()).unwrap().stored_bytes().await.unwrap();
     assert_eq!(counted, read_whole);
 }
 
@@ -245,7 +246,7 @@ async fn same_stored_bytes_without_indexes(root: &FsPath, with: &LogStore) {
 async fn a_compacted_segment_is_indexed_and_what_follows_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
     fill(dir.path(), 300, 1 << 20).await;
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(1 << 20);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(1 << 20);
     log.compact().await.unwrap();
     assert_eq!(segments(dir.path()).len(), 1);
     assert_eq!(indexes(dir.path()).len(), 1, "the compacted segment is indexed");
@@ -258,7 +259,7 @@ async fn a_compacted_segment_is_indexed_and_what_follows_it_is_read() {
     }
     assert_eq!(segments(dir.path()).len(), 1, "appended to it");
     let expected = snapshot(&log).await;
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&fresh).await, expected);
     assert_eq!(fresh.stored_bytes().await.unwrap(), log.stored_bytes().await.unwrap());
     same_stored_bytes_without_indexes(dir.path(), &fresh).await;
@@ -268,7 +269,7 @@ async fn a_compacted_segment_is_indexed_and_what_follows_it_is_read() {
 async fn dead_bytes_are_counted_the_same_through_indexes() {
     let dir = tempfile::tempdir().unwrap();
     fill(dir.path(), 600, 16 << 10).await;
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     same_stored_bytes_without_indexes(dir.path(), &log).await;
 }
 
@@ -285,7 +286,7 @@ async fn ids_sharing_an_indexed_prefix_are_told_apart_by_their_records() {
         format!("objects/{}/{id}", &id[..2])
     };
     {
-        let log = LogStore::open(dir.path()).unwrap().with_segment_limit(16 << 10).with_auto_compact(None);
+        let log = open_local_log(dir.path()).unwrap().with_segment_limit(16 << 10).with_auto_compact(None);
         for round in 0..3u8 {
             for last in [1, 3, 5] {
                 let path = shared(last + round * 16);
@@ -302,7 +303,7 @@ async fn ids_sharing_an_indexed_prefix_are_told_apart_by_their_records() {
     // Which file each index is: one set aside is written again (a new file) by the next write.
     let inodes = || -> Vec<u64> { indexes(dir.path()).iter().map(|f| fs::metadata(f).unwrap().ino()).collect() };
     let before = inodes();
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     for round in 0..3u8 {
         for last in [1, 3, 5] {
             let path = shared(last + round * 16);
@@ -347,7 +348,7 @@ fn covered_len(index: &FsPath) -> u64 {
 async fn the_current_segment_is_indexed_at_half_a_segment() {
     let dir = tempfile::tempdir().unwrap();
     let limit = 1 << 20;
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(limit).with_auto_compact(None);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(limit).with_auto_compact(None);
     let mut i = 0;
     while indexes(dir.path()).is_empty() {
         assert!(i < 2_000, "no index of the current segment after {i} puts");
@@ -370,7 +371,7 @@ async fn the_current_segment_is_indexed_at_half_a_segment() {
     let expected = snapshot(&log).await;
 
     let before = bytes_read();
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(fresh.get(&p("head")).await.unwrap().bytes().await.unwrap().as_ref(), b"head at last");
     let read = bytes_read() - before;
     // The segment after what the index covers (about 200 KB of records, then the zeros a
@@ -390,7 +391,7 @@ async fn the_current_segment_is_indexed_at_half_a_segment() {
     let sealed = &segments(dir.path())[0];
     assert_eq!(covered_len(&indexes(dir.path())[0]), fs::metadata(sealed).unwrap().len());
     let expected = snapshot(&fresh).await;
-    let reopened = LogStore::open(dir.path()).unwrap();
+    let reopened = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&reopened).await, expected);
     same_stored_bytes_without_indexes(dir.path(), &reopened).await;
 }
@@ -402,7 +403,7 @@ async fn the_current_segment_is_indexed_at_half_a_segment() {
 #[tokio::test]
 async fn a_bad_index_of_the_last_segment_keeps_the_records_after_it() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(8 << 10).with_auto_compact(None);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(8 << 10).with_auto_compact(None);
     let mut i = 0;
     // Objects are appended without a sync; the head's put syncs them, and may index.
     while indexes(dir.path()).is_empty() {
@@ -418,7 +419,7 @@ async fn a_bad_index_of_the_last_segment_keeps_the_records_after_it() {
     // One block here, right after the 128-byte header; the bloom filter and directory after
     // the blocks stay intact, so the block is read, and refused, only for a path it may hold.
     flip(&indexes(dir.path())[0], 130);
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     let got = fresh.get(&p(&object(100))).await.unwrap().bytes().await.unwrap();
     assert_eq!(got.as_ref(), b"after the index");
     assert_eq!(fresh.get(&p("head")).await.unwrap().bytes().await.unwrap().as_ref(), b"head at last");

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use futures::TryStreamExt;
 use futures::stream::{self, StreamExt};
+use memfs_log::LogStore;
 use memfs_store::Backend;
 use memfs_store::conformance::check_repository;
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{
@@ -152,19 +153,19 @@ async fn transcript(s: &dyn ObjectStore) -> Vec<String> {
 #[tokio::test]
 async fn answers_as_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path().join("store")).unwrap();
+    let log = open_local_log(dir.path().join("store")).unwrap();
     let expected = transcript(&InMemory::new()).await;
     let actual = transcript(&log).await;
     assert_eq!(actual, expected, "\nLogStore: {actual:#?}\nInMemory: {expected:#?}");
     // And a fresh instance reads the same state.
-    let again = LogStore::open(dir.path().join("store")).unwrap();
+    let again = open_local_log(dir.path().join("store")).unwrap();
     assert_eq!(snapshot(&again).await, snapshot(&log).await);
 }
 
 #[tokio::test]
 async fn attributes_are_not_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     let attributes = Attributes::from_iter([(Attribute::ContentType, "text/plain")]);
     let opts = PutOptions { attributes, ..Default::default() };
     let e = log.put_opts(&p("a"), "x".into(), opts).await.unwrap_err();
@@ -175,9 +176,9 @@ async fn attributes_are_not_stored() {
 #[tokio::test]
 async fn repository_conformance() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(LogStore::open(dir.path()).unwrap().with_segment_limit(4096));
+    let store = Arc::new(open_local_log(dir.path()).unwrap().with_segment_limit(4096));
     check_repository(&init(Backend::ObjectStore(store), None).await.unwrap()).await;
-    let again = open(Backend::ObjectStore(Arc::new(LogStore::open(dir.path()).unwrap())), None).await.unwrap();
+    let again = open(Backend::ObjectStore(Arc::new(open_local_log(dir.path()).unwrap())), None).await.unwrap();
     let snapshot = verify(&again).await.unwrap();
     assert_eq!(snapshot.paths.keys().collect::<Vec<_>>(), ["/memories/a.txt", "/memories/c.txt"]);
 }
@@ -186,7 +187,7 @@ async fn repository_conformance() {
 async fn folder_and_file_modes() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("new/store");
-    let log = LogStore::open(&root).unwrap();
+    let log = open_local_log(&root).unwrap();
     put(&log, "head", "h", PutMode::Create).await.unwrap();
     let mode = |path: &FsPath| fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!((mode(&root), mode(&root.join("log"))), (0o700, 0o700));
@@ -294,7 +295,7 @@ fn used(path: &FsPath) -> u64 {
 /// A folder with a few records, whose last record overwrites `head`; returns the state
 /// before that record, the last segment, and where the last record starts and ends.
 async fn with_last_record(root: &FsPath) -> (BTreeMap<String, String>, PathBuf, u64, u64) {
-    let log = LogStore::open(root).unwrap();
+    let log = open_local_log(root).unwrap();
     put(&log, "objects/aa/1", "one", PutMode::Create).await.unwrap();
     let e = put(&log, "head", "first", PutMode::Create).await.unwrap();
     put(&log, "objects/aa/2", "two", PutMode::Create).await.unwrap();
@@ -317,14 +318,14 @@ async fn torn_tail_at_every_length() {
         let torn = copy.path().join("log").join(last.file_name().unwrap());
         fs::OpenOptions::new().write(true).open(&torn).unwrap().set_len(cut).unwrap();
 
-        let fresh = LogStore::open(copy.path()).unwrap();
+        let fresh = open_local_log(copy.path()).unwrap();
         assert_eq!(snapshot(&fresh).await, before, "cut at {cut}");
         assert_eq!(len(&torn), cut, "a reader does not truncate");
         put(&fresh, "objects/zz/9", "new", PutMode::Create).await.unwrap();
         assert_eq!(used(&torn), start + new_record, "the writer truncated the torn record, cut at {cut}");
         let mut after = before.clone();
         after.insert("objects/zz/9".into(), "new".into());
-        assert_eq!(snapshot(&LogStore::open(copy.path()).unwrap()).await, after, "cut at {cut}");
+        assert_eq!(snapshot(&open_local_log(copy.path()).unwrap()).await, after, "cut at {cut}");
     }
 }
 
@@ -338,10 +339,10 @@ async fn a_damaged_last_record_is_torn() {
         copy_folder(&root, copy.path());
         let file = copy.path().join("log").join(last.file_name().unwrap());
         flip(&file, at);
-        let fresh = LogStore::open(copy.path()).unwrap();
+        let fresh = open_local_log(copy.path()).unwrap();
         assert_eq!(snapshot(&fresh).await, before, "flipped byte {at}");
         put(&fresh, "head", "third", PutMode::Overwrite).await.unwrap();
-        assert_eq!(get(&LogStore::open(copy.path()).unwrap(), "head").await.unwrap(), "third");
+        assert_eq!(get(&open_local_log(copy.path()).unwrap(), "head").await.unwrap(), "third");
     }
     // So is a zero-filled end (a power loss after the file grew).
     let copy = tempfile::tempdir().unwrap();
@@ -350,7 +351,7 @@ async fn a_damaged_last_record_is_torn() {
     let f = fs::OpenOptions::new().write(true).open(&file).unwrap();
     f.set_len(start).unwrap();
     f.set_len(start + 4096).unwrap();
-    assert_eq!(snapshot(&LogStore::open(copy.path()).unwrap()).await, before);
+    assert_eq!(snapshot(&open_local_log(copy.path()).unwrap()).await, before);
 }
 
 fn flip(file: &FsPath, at: u64) {
@@ -366,7 +367,7 @@ fn flip(file: &FsPath, at: u64) {
 async fn a_damaged_middle_record_is_an_error_never_data() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("store");
-    let log = LogStore::open(&root).unwrap();
+    let log = open_local_log(&root).unwrap();
     put(&log, "objects/aa/1", "one", PutMode::Create).await.unwrap();
     let first = segments(&root)[0].clone();
     let middle = used(&first);
@@ -379,7 +380,7 @@ async fn a_damaged_middle_record_is_an_error_never_data() {
         let file = copy.path().join("log/0000000000000001");
         flip(&file, at);
         let reason = if at - middle < 8 { "damaged record length" } else { "a damaged record followed by more data" };
-        let e = LogStore::open(copy.path()).unwrap_err();
+        let e = open_local_log(copy.path()).unwrap_err();
         assert_eq!(
             e.to_string(),
             format!("Generic LogStore error: {}: corrupt record at offset {middle}: {reason}", file.display()),
@@ -403,17 +404,17 @@ async fn a_damaged_middle_record_is_an_error_never_data() {
 #[tokio::test]
 async fn a_bad_segment_header_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     put(&log, "head", "h", PutMode::Create).await.unwrap();
     let file = segments(dir.path())[0].clone();
     flip(&file, 0);
-    let e = LogStore::open(dir.path()).unwrap_err();
+    let e = open_local_log(dir.path()).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!("Generic LogStore error: {}: not a memfs log segment (bad magic)", file.display())
     );
     fs::write(&file, b"memfslog\x02\0\0\0").unwrap();
-    let e = LogStore::open(dir.path()).unwrap_err();
+    let e = open_local_log(dir.path()).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!("Generic LogStore error: {}: shorter (12 bytes) than a segment header (16 bytes)", file.display()),
@@ -425,14 +426,14 @@ async fn a_bad_segment_header_is_an_error() {
 #[tokio::test]
 async fn a_segment_of_another_version_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     put(&log, "head", "h", PutMode::Create).await.unwrap();
     let file = segments(dir.path())[0].clone();
     for version in [1u8, 3] {
         let mut bytes = fs::read(&file).unwrap();
         bytes[8] = version;
         fs::write(&file, &bytes).unwrap();
-        let e = LogStore::open(dir.path()).unwrap_err();
+        let e = open_local_log(dir.path()).unwrap_err();
         assert_eq!(
             e.to_string(),
             format!(
@@ -448,7 +449,7 @@ async fn a_segment_of_another_version_is_an_error() {
 #[tokio::test]
 async fn damage_before_the_last_segment_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(100);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(100);
     for i in 0..3 {
         put(&log, &format!("objects/aa/{i}"), "0123456789012345678901234567890123456789", PutMode::Create)
             .await
@@ -459,7 +460,7 @@ async fn damage_before_the_last_segment_is_an_error() {
     let first = &files[0];
     let end = len(first);
     fs::OpenOptions::new().write(true).open(first).unwrap().set_len(end - 1).unwrap();
-    let e = LogStore::open(dir.path()).unwrap_err();
+    let e = open_local_log(dir.path()).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
@@ -468,7 +469,7 @@ async fn damage_before_the_last_segment_is_an_error() {
         ),
     );
     fs::remove_file(&files[1]).unwrap();
-    let e = LogStore::open(dir.path()).unwrap_err();
+    let e = open_local_log(dir.path()).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!("Generic LogStore error: {}: segment 0000000000000002 is missing", dir.path().join("log").display()),
@@ -478,8 +479,8 @@ async fn damage_before_the_last_segment_is_an_error() {
 #[tokio::test]
 async fn segments_roll_over() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(300);
-    let reader = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(300);
+    let reader = open_local_log(dir.path()).unwrap();
     let mut expected = BTreeMap::new();
     let mut e_tags = BTreeMap::new();
     for i in 0..60 {
@@ -511,7 +512,7 @@ async fn segments_roll_over() {
     expected.insert("objects/ff/small".into(), "s".into());
     assert_eq!(segments(dir.path()).len(), files.len() + 2);
 
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&fresh).await, expected);
     assert_eq!(snapshot(&reader).await, expected);
     for (path, e) in e_tags.into_iter().filter(|(path, _)| !path.starts_with("objects/ff")) {
@@ -522,8 +523,8 @@ async fn segments_roll_over() {
 #[tokio::test]
 async fn a_batch_puts_only_what_is_new_in_one_append() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(400);
-    let reader = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(400);
+    let reader = open_local_log(dir.path()).unwrap();
     put(&log, "objects/aa/1", "stored before", PutMode::Create).await.unwrap();
     let batch = |items: &[(&str, &str)]| {
         items.iter().map(|(path, data)| (p(path), bytes::Bytes::from(data.to_string()))).collect::<Vec<_>>()
@@ -547,7 +548,7 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
     assert_eq!(snapshot(&reader).await, expected);
     // Exactly the two new records: as many bytes as two single puts of them add elsewhere.
     let other = tempfile::tempdir().unwrap();
-    let single = LogStore::open(other.path()).unwrap();
+    let single = open_local_log(other.path()).unwrap();
     put(&single, "objects/aa/1", "stored before", PutMode::Create).await.unwrap();
     let other_segment = segments(other.path()).pop().unwrap();
     let other_before = used(&other_segment);
@@ -568,7 +569,7 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
         assert!(len(file) <= 400, "{}: {} bytes", file.display(), len(file));
     }
     assert_eq!(snapshot(&reader).await, expected);
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
     // The records of one batch are ordinary records: a torn tail takes back the last ones only.
     let last = segments(dir.path()).pop().unwrap();
     let tail = used(&last);
@@ -576,15 +577,15 @@ async fn a_batch_puts_only_what_is_new_in_one_append() {
     fs::OpenOptions::new().write(true).open(&last).unwrap().set_len(used(&last) - 3).unwrap();
     assert!(used(&last) > tail);
     expected.insert("objects/cc/1".into(), "first".into());
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
 }
 
 #[tokio::test]
 async fn compaction_keeps_content_and_e_tags() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(400);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(400);
     // Opened and caught up before the compaction; holds the old segments open.
-    let other = LogStore::open(dir.path()).unwrap();
+    let other = open_local_log(dir.path()).unwrap();
     let mut head = put(&log, "head", "h0", PutMode::Create).await.unwrap();
     for i in 0..40 {
         put(&log, &format!("objects/{:02x}/{i}", i % 5), &format!("data {i}"), PutMode::Overwrite).await.unwrap();
@@ -615,21 +616,21 @@ async fn compaction_keeps_content_and_e_tags() {
 
     assert_eq!(snapshot(&log).await, before);
     assert_eq!(snapshot(&other).await, before);
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, before);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, before);
     // The e_tag read before the compaction still names the current head, in every instance.
     assert_eq!(other.head(&p("head")).await.unwrap().e_tag, head);
     put(&other, "head", "after", update(head)).await.unwrap();
     put(&other, "objects/ee/new", "new", PutMode::Create).await.unwrap();
     assert_eq!(get(&log, "head").await.unwrap(), "after");
     assert_eq!(get(&log, "objects/ee/new").await.unwrap(), "new");
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, snapshot(&other).await);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, snapshot(&other).await);
 
     // Compacting again supersedes the compacted segment too; an empty folder has nothing to do.
     let count = segments(dir.path()).len() as u64;
     assert_eq!(log.compact().await.unwrap().segments_removed, count);
     assert_eq!(snapshot(&other).await, snapshot(&log).await);
     let empty = tempfile::tempdir().unwrap();
-    let report = LogStore::open(empty.path()).unwrap().compact().await.unwrap();
+    let report = open_local_log(empty.path()).unwrap().compact().await.unwrap();
     assert_eq!((report.segments_removed, report.bytes_before, report.bytes_after), (0, 0, 0));
 }
 
@@ -638,7 +639,7 @@ async fn compaction_keeps_content_and_e_tags() {
 #[tokio::test]
 async fn leftovers_of_a_crashed_compaction() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(200);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(200);
     for i in 0..10 {
         put(&log, &format!("objects/aa/{i}"), "some data here", PutMode::Create).await.unwrap();
     }
@@ -651,7 +652,7 @@ async fn leftovers_of_a_crashed_compaction() {
         fs::copy(&file, dir.path().join("log").join(file.file_name().unwrap())).unwrap();
     }
     fs::write(dir.path().join("log/00000000000000ff.tmp"), b"junk").unwrap();
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&fresh).await, expected);
     put(&fresh, "head", "h", PutMode::Create).await.unwrap();
     assert_eq!(get(&log, "head").await.unwrap(), "h");
@@ -666,12 +667,12 @@ async fn leftovers_of_a_crashed_compaction() {
 async fn no_lost_updates() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
-    put(&LogStore::open(&root).unwrap(), "counter", "0", PutMode::Create).await.unwrap();
+    put(&open_local_log(&root).unwrap(), "counter", "0", PutMode::Create).await.unwrap();
     let tasks: Vec<_> = (0..8)
         .map(|t| {
             let root = root.clone();
             tokio::spawn(async move {
-                let store = LogStore::open(&root).unwrap().with_segment_limit(2048);
+                let store = open_local_log(&root).unwrap().with_segment_limit(2048);
                 let (mut won, mut lost) = (0u64, 0u64);
                 for i in 0..40 {
                     let r = store.get(&p("counter")).await.unwrap();
@@ -691,7 +692,7 @@ async fn no_lost_updates() {
     let compactor = {
         let root = root.clone();
         tokio::spawn(async move {
-            let store = LogStore::open(&root).unwrap();
+            let store = open_local_log(&root).unwrap();
             for _ in 0..30 {
                 store.compact().await.unwrap();
                 tokio::task::yield_now().await;
@@ -706,7 +707,7 @@ async fn no_lost_updates() {
     }
     compactor.await.unwrap();
     assert!(won > 0);
-    let fresh = LogStore::open(&root).unwrap();
+    let fresh = open_local_log(&root).unwrap();
     assert_eq!(get(&fresh, "counter").await.unwrap(), won.to_string());
     assert_eq!(fresh.list(Some(&p("objects"))).try_collect::<Vec<_>>().await.unwrap().len(), 8 * 40);
 }
@@ -719,7 +720,7 @@ async fn a_link_at_a_temporary_name_is_never_written_through() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("authorized_keys");
     fs::write(&target, b"ssh-ed25519 AAAA victim\n").unwrap();
-    let log = LogStore::open(dir.path().join("store")).unwrap().with_segment_limit(200);
+    let log = open_local_log(dir.path().join("store")).unwrap().with_segment_limit(200);
     let tmp = |n: usize| dir.path().join(format!("store/log/{n:016x}.tmp"));
     put(&log, "objects/aa/1", "some data here", PutMode::Create).await.unwrap();
     // Roll-over: segment 2 is started next.
@@ -734,7 +735,7 @@ async fn a_link_at_a_temporary_name_is_never_written_through() {
     let expected = snapshot(&log).await;
     log.compact().await.unwrap();
     assert_eq!(fs::read(&target).unwrap(), b"ssh-ed25519 AAAA victim\n");
-    assert_eq!(snapshot(&LogStore::open(dir.path().join("store")).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path().join("store")).unwrap()).await, expected);
     assert!(fs::symlink_metadata(tmp(2)).is_err() && fs::symlink_metadata(tmp(n + 1)).is_err());
 }
 
@@ -746,11 +747,11 @@ async fn links_in_the_folder_are_refused() {
     let target = outside.path().join("file");
     fs::write(&target, b"keep").unwrap();
     let root = dir.path().join("store");
-    let log = LogStore::open(&root).unwrap();
+    let log = open_local_log(&root).unwrap();
     put(&log, "head", "h", PutMode::Create).await.unwrap();
     drop(log);
     let refused = |path: &FsPath, what: &str| {
-        let e = LogStore::open(&root).unwrap_err();
+        let e = open_local_log(&root).unwrap_err();
         assert_eq!(e.to_string(), format!("Generic LogStore error: {} is a symbolic link, not {what}", path.display()));
     };
     let swap = |path: &FsPath, to: &FsPath| {
@@ -785,12 +786,12 @@ async fn folders_others_may_write_are_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("store");
-    drop(LogStore::open(&root).unwrap());
+    drop(open_local_log(&root).unwrap());
     for (folder, mode, writers) in
         [(root.clone(), 0o777, "group and others"), (root.clone(), 0o770, "group"), (root.join("log"), 0o702, "others")]
     {
         fs::set_permissions(&folder, fs::Permissions::from_mode(mode)).unwrap();
-        let e = LogStore::open(&root).unwrap_err();
+        let e = open_local_log(&root).unwrap_err();
         assert_eq!(
             e.to_string(),
             format!("Generic LogStore error: {} is writable by {writers} (mode {mode:04o})", folder.display())
@@ -798,7 +799,7 @@ async fn folders_others_may_write_are_refused() {
         fs::set_permissions(&folder, fs::Permissions::from_mode(0o700)).unwrap();
     }
     assert!(segments(&root).is_empty(), "nothing written");
-    LogStore::open(&root).unwrap();
+    open_local_log(&root).unwrap();
 }
 
 /// Issue 18: a log whose heads are replaced again and again compacts itself once the dead
@@ -808,8 +809,8 @@ async fn folders_others_may_write_are_refused() {
 #[tokio::test]
 async fn the_log_compacts_itself_when_dead_records_outweigh_live_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(16 << 10).with_auto_compact(Some(32 << 10));
-    let other = LogStore::open(dir.path()).unwrap().with_auto_compact(None);
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(16 << 10).with_auto_compact(Some(32 << 10));
+    let other = open_local_log(dir.path()).unwrap().with_auto_compact(None);
     let body = "h".repeat(1000);
     let mut head = put(&log, "head", &body, PutMode::Create).await.unwrap();
     let mut largest = 0;
@@ -827,7 +828,7 @@ async fn the_log_compacts_itself_when_dead_records_outweigh_live_ones() {
     let expected = snapshot(&log).await;
     assert_eq!(expected.len(), 2_001);
     assert_eq!(snapshot(&other).await, expected, "another instance reads the same");
-    let fresh = LogStore::open(dir.path()).unwrap();
+    let fresh = open_local_log(dir.path()).unwrap();
     assert_eq!(snapshot(&fresh).await, expected, "a new instance reads the same");
     // The head's e_tag, from before the last compaction, still updates it.
     put(&fresh, "head", "after", update(head)).await.unwrap();
@@ -840,8 +841,8 @@ async fn the_log_compacts_itself_when_dead_records_outweigh_live_ones() {
 #[tokio::test]
 async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap().with_segment_limit(64 << 10);
-    let reader = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap().with_segment_limit(64 << 10);
+    let reader = open_local_log(dir.path()).unwrap();
     put(&log, "objects/aa/1", "one", PutMode::Create).await.unwrap();
     put(&log, "head", "h1", PutMode::Overwrite).await.unwrap();
     let last = segments(dir.path()).pop().unwrap();
@@ -853,7 +854,7 @@ async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
     let expected =
         BTreeMap::from([("head".to_owned(), "h1".to_owned()), ("objects/aa/1".to_owned(), "one".to_owned())]);
     assert_eq!(snapshot(&reader).await, expected);
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
 
     // Data after the zeros (a crash's pages written back out of order, damage, tampering) is
     // refused like a damaged record followed by more data: never skipped, never truncated.
@@ -863,10 +864,10 @@ async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
         "Generic LogStore error: {}: corrupt record at offset {records}: zeros followed by more data",
         last.display()
     );
-    assert_eq!(LogStore::open(dir.path()).unwrap_err().to_string(), refused);
+    assert_eq!(open_local_log(dir.path()).unwrap_err().to_string(), refused);
     assert_eq!(len(&last), 64 << 10, "nothing truncated");
     std::os::unix::fs::FileExt::write_all_at(&f, &[0; 17], 40_000).unwrap();
-    let writer = LogStore::open(dir.path()).unwrap();
+    let writer = open_local_log(dir.path()).unwrap();
     put(&writer, "head", "h2", PutMode::Overwrite).await.unwrap();
     let mut expected = expected;
     expected.insert("head".into(), "h2".into());
@@ -874,7 +875,7 @@ async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
     // The first writer, which filled the segment, goes on.
     put(&log, "objects/aa/2", "two", PutMode::Create).await.unwrap();
     expected.insert("objects/aa/2".into(), "two".into());
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
 
     // A full segment is sealed at its last record; the next one is filled ahead in turn.
     let big = "x".repeat(40_000);
@@ -886,7 +887,7 @@ async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
     expected.insert("objects/bb/1".into(), big.clone());
     expected.insert("objects/bb/2".into(), big.clone());
     assert_eq!(snapshot(&reader).await, expected);
-    assert_eq!(snapshot(&LogStore::open(dir.path()).unwrap()).await, expected);
+    assert_eq!(snapshot(&open_local_log(dir.path()).unwrap()).await, expected);
 
     // Zeros and then data in a sealed segment are no crash's doing: an error naming them.
     let first = files[0].clone();
@@ -895,7 +896,7 @@ async fn the_last_segment_is_filled_with_zeros_ahead_of_its_records() {
     f.set_len(end + 100).unwrap();
     std::os::unix::fs::FileExt::write_all_at(&f, b"more", end + 50).unwrap();
     fs::remove_file(first.with_extension("index")).unwrap();
-    let e = LogStore::open(dir.path()).unwrap_err();
+    let e = open_local_log(dir.path()).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(

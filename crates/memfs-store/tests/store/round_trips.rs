@@ -15,7 +15,7 @@ use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node
 use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind, StoreKeys};
 use memfs_store::fault::{FaultStore, OpCounts};
 use memfs_store::fuzzing::{HeadObject, InlineKind, InlineObject};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use memfs_store::{
     Backend, CommitInfo, EncryptedRepository, Error, HEAD_SNAPSHOT_BYTES, OpenOptions, Repository, StateDir,
 };
@@ -190,7 +190,7 @@ async fn a_warm_view_is_one_conditional_get() {
 async fn the_head_read_is_conditional_on_every_backend_kind() {
     // A local folder honours If-None-Match like the object stores.
     let dir = tempfile::tempdir().unwrap();
-    let log = LogStore::open(dir.path()).unwrap();
+    let log = open_local_log(dir.path()).unwrap();
     let path = Path::from("head");
     let put = log.put(&path, "one".into()).await.unwrap();
     let e_tag = put.e_tag.clone().unwrap();
@@ -202,7 +202,7 @@ async fn the_head_read_is_conditional_on_every_backend_kind() {
     assert_eq!(changed.bytes().await.unwrap(), "two");
 
     // And a warm view over it costs one get.
-    let store = Arc::new(FaultStore::new(LogStore::open(dir.path().join("store")).unwrap()));
+    let store = Arc::new(FaultStore::new(open_local_log(dir.path().join("store")).unwrap()));
     let repo = init(Backend::ObjectStore(store.clone()), None).await.unwrap();
     run(&repo, &create("/memories/a.md", "alpha\n")).await.unwrap();
     let fresh = EncryptedRepository::open(

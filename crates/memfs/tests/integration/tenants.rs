@@ -9,7 +9,7 @@ use futures::TryStreamExt;
 use memfs::StateDir;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions};
 use memfs_store::cloud::{self, CloudUrl};
-use memfs_store::log_store::LogStore;
+use memfs_store::open_local_log;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde_json::json;
@@ -24,7 +24,7 @@ fn key(byte: u8) -> Credential {
 fn raw(backend: &str, base: &Location, dir: Option<&std::path::Path>, ns: &str) -> Arc<dyn ObjectStore> {
     if backend == "local" {
         let folder = dir.expect("a local folder").join("store").join("ns").join(ns);
-        return Arc::new(LogStore::open(folder).expect("the namespace's log opens"));
+        return Arc::new(open_local_log(folder).expect("the namespace's log opens"));
     }
     let mut url = CloudUrl::parse(base.url()).expect("a cloud URL");
     url.prefix = format!("{}/ns/{ns}", url.prefix);

@@ -6,6 +6,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::LogError;
+use super::fixed_keys::FixedKeys;
 use super::record::{self, HEADER_LEN, Header, Parsed, Record};
 use crate::local_fs::{self, OpenError};
 
@@ -177,6 +178,7 @@ pub(super) fn scan(
     file_path: &Path,
     from: u64,
     end: u64,
+    keys: &FixedKeys,
     mut visit: impl FnMut(u64, &Record<'_>, &[u8]) -> Result<(), LogError>,
 ) -> Result<ScanEnd, LogError> {
     let mut buf: Vec<u8> = Vec::new();
@@ -189,7 +191,7 @@ pub(super) fn scan(
             let zeros = zeros_prefix(&buf[at..]);
             return Ok(ScanEnd::Zeros { at: base + at as u64, checked: base + (at + zeros) as u64 });
         }
-        match record::parse(&buf[at..], eof) {
+        match record::parse(&buf[at..], eof, keys) {
             Parsed::Record(r) => {
                 let len = r.len;
                 visit(base + at as u64, &r, &buf[at..at + len])?;

@@ -12,17 +12,18 @@ use super::{
     BLOCK_LEN, BLOOM_BITS_PER_ENTRY, BlockRef, CHECKSUM_LEN, MAGIC, PREFIX_LEN, Seal, Slot, TABLE_HEADER_LEN,
     TAG_COMPACTED_PUT, TAG_DELETE, TAG_OBJECT_PATH, TAG_PUT, Table, VERSION, path, probes,
 };
+use crate::checksum;
+use crate::error::LogError;
+use crate::fixed_keys::FixedKeys;
 use crate::local_fs;
-use crate::log_store::checksum;
-use crate::log_store::error::LogError;
-use crate::log_store::object_path::object_id;
 
 /// Writes segment `seal.segment`'s index from its entries, sorted by path, then renames it into
 /// place. `estimate` sizes the bloom filter (at least the number of entries). `None` if an
 /// entry cannot be indexed (a path longer than 64 KiB): that segment is read instead.
-pub(in crate::log_store) fn write<'a>(
+pub(crate) fn write<'a>(
     log_dir: &FsPath,
     seal: Seal,
+    keys: &FixedKeys,
     estimate: usize,
     entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
 ) -> Result<Option<Table>, LogError> {
@@ -59,7 +60,7 @@ pub(in crate::log_store) fn write<'a>(
             let (name, slot) = item?;
             one.clear();
             let mut time = last_time;
-            if !encode_entry(&mut one, name, slot, &mut time) {
+            if !encode_entry(&mut one, name, slot, keys, &mut time) {
                 return Ok(None);
             }
             if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
@@ -67,7 +68,7 @@ pub(in crate::log_store) fn write<'a>(
                 // The entry starts a block: encoded again against no previous time.
                 one.clear();
                 time = 0;
-                encode_entry(&mut one, name, slot, &mut time);
+                encode_entry(&mut one, name, slot, keys, &mut time);
             }
             last_time = time;
             if block.is_empty() {
@@ -128,7 +129,7 @@ pub(in crate::log_store) fn write<'a>(
     }
     std::fs::rename(&tmp, &final_path).map_err(LogError::io("rename", &tmp))?;
     drop(file);
-    Ok(Table::read(log_dir, seal.segment).filter(|t| t.seal == seal))
+    Ok(Table::read(log_dir, seal.segment, keys).filter(|t| t.seal == seal))
 }
 
 /// The shortest start of `name` that sorts after `before` (which sorts before `name`): where
@@ -145,13 +146,13 @@ fn separator<'a>(before: &str, name: &'a str) -> &'a str {
 /// Encodes one entry; `false` if its path is too long for the format. `last_time`: the time of
 /// the block's previous entry (0 for its first), which an entry's is relative to, replaced by
 /// this entry's.
-fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, last_time: &mut u64) -> bool {
+fn encode_entry(out: &mut Vec<u8>, name: &str, slot: &Slot, keys: &FixedKeys, last_time: &mut u64) -> bool {
     let tag = match slot {
         Slot::Live(e) if e.origin.is_some() => TAG_COMPACTED_PUT,
         Slot::Live(_) => TAG_PUT,
         Slot::Deleted => TAG_DELETE,
     };
-    match object_id(name) {
+    match keys.id(name) {
         Some(id) => {
             out.push(tag | TAG_OBJECT_PATH);
             // A delete has no record offset to confirm a prefix by: it keeps the whole id.
@@ -201,7 +202,7 @@ mod tests {
     use object_store::path::Path;
 
     use super::*;
-    use crate::log_store::table::{Confirm, Entry, Key};
+    use crate::table::{Confirm, Entry, Key};
 
     #[test]
     fn a_block_starts_at_the_shortest_start_of_its_first_path_after_the_last() {
@@ -218,7 +219,9 @@ mod tests {
         let slot = Slot::Live(Entry { segment: 3, offset: 1, record_len: 100, time_ms: 7, origin: None, path_len: 0 });
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
         let mut table =
-            write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot)))).unwrap().unwrap();
+            write(dir.path(), seal, &FixedKeys::default(), names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot))))
+                .unwrap()
+                .unwrap();
         let firsts: Vec<String> = table.meta().unwrap().dir.iter().map(|b| b.first.clone()).collect();
         assert!(firsts.len() > 100, "{} blocks", firsts.len());
         assert_eq!(firsts[0], names[0].as_ref());

@@ -1,5 +1,5 @@
-//! Opening files and folders in a local store folder (and in the disk cache) so that whoever
-//! else can write there gains nothing from it.
+//! Opening files and folders in a local store folder (and in memfs's disk cache, which uses
+//! this module too) so that whoever else can write there gains nothing from it.
 //!
 //! The attack: a store folder on a shared, synced or network drive can be written by others.
 //! Had memfs opened `log/<n>.tmp` with create-and-truncate, a symbolic link planted there would
@@ -65,8 +65,10 @@ pub enum UnsafePath {
 
 /// Why an open failed: the path is refused, or the system call failed.
 #[derive(Debug)]
-pub(crate) enum OpenError {
+pub enum OpenError {
+    /// The path is refused.
     Unsafe(UnsafePath),
+    /// The system call failed.
     Io(io::Error),
 }
 
@@ -81,7 +83,7 @@ const REGULAR: &str = "a regular file";
 
 /// Opens a folder without following a link at `path`, and checks that it belongs to the
 /// effective user and that neither group nor others may write it.
-pub(crate) fn open_private_dir(path: &Path) -> Result<File, OpenError> {
+pub fn open_private_dir(path: &Path) -> Result<File, OpenError> {
     let dir = open_dir(path)?;
     let md = dir.metadata()?;
     let user = rustix::process::geteuid().as_raw();
@@ -99,7 +101,7 @@ pub(crate) fn open_private_dir(path: &Path) -> Result<File, OpenError> {
 }
 
 /// Opens a folder (to sync it, or to check it) without following a link at `path`.
-pub(crate) fn open_dir(path: &Path) -> Result<File, OpenError> {
+pub fn open_dir(path: &Path) -> Result<File, OpenError> {
     let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NOFOLLOW;
     let dir = OpenOptions::new()
         .read(true)
@@ -117,7 +119,7 @@ pub(crate) fn open_dir(path: &Path) -> Result<File, OpenError> {
 /// following a link at `path`, and checks on the open handle that it is a regular file.
 /// `O_NONBLOCK` keeps a fifo planted at the name from blocking the open; it has no effect on
 /// a regular file's reads and writes.
-pub(crate) fn open_file(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
+pub fn open_file(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let file = options.custom_flags(flags.bits() as i32).open(path).map_err(|e| refused(path, e, REGULAR))?;
     let md = file.metadata()?;
@@ -131,7 +133,7 @@ pub(crate) fn open_file(path: &Path, options: &mut OpenOptions) -> Result<File, 
 /// crashed writer's temporary file, or a link someone planted) is unlinked first (which
 /// removes a link, never its target), then the file is created exclusively, which fails
 /// rather than follow a link that reappeared in between. A folder at the name is refused.
-pub(crate) fn create_new(path: &Path, mode: u32) -> Result<File, OpenError> {
+pub fn create_new(path: &Path, mode: u32) -> Result<File, OpenError> {
     match std::fs::symlink_metadata(path) {
         Ok(md) if md.is_dir() => return Err(not_plain(path, md.file_type(), REGULAR)),
         Ok(_) => match std::fs::remove_file(path) {

@@ -1,11 +1,24 @@
-//! [`LogStore`]: an [`ObjectStore`] over an append-only log in a local folder.
+//! memfs's local folder: [`LogStore`], an [`ObjectStore`] over an append-only log.
+//!
+//! The module map is in `crates/README.md`; the design in `docs/ARCHITECTURE.md`, the bytes
+//! below and in `docs/FORMAT.md` ("The local folder: an append-only log").
 //!
 //! A commit to the encrypted store writes a few immutable objects and then swaps the head.
 //! With one file per object, every object costs a temporary file, fsyncs and a rename. Here
 //! every write is a record appended to a segment file: writes of paths under a *lazy prefix*
-//! (`objects/` by default) are appended without a sync, and any other put (`head`,
-//! `gc.state`, `memfs.keys`) is appended and then `fdatasync`ed. The segment is append-only,
-//! so that one sync makes every earlier record in it durable too: a commit costs one sync.
+//! the caller names (memfs: `objects/`) are appended without a sync, and any other put (memfs:
+//! `head`, `gc.state`, `memfs.keys`) is appended and then `fdatasync`ed. The segment is
+//! append-only, so that one sync makes every earlier record in it durable too: a commit costs
+//! one sync. The log knows nothing of what the paths mean: the caller names the prefixes, and
+//! the one under which paths are fixed-width keys ([`LogOptions::fixed_width_keys`]).
+//!
+//! Modules: `store` ([`LogStore`]: opening, locking, the `ObjectStore` operations),
+//! `options` ([`LogOptions`]), `state` (one instance's index of live paths and the operations
+//! that move it), `segment` (segment files), `record` (a segment's header and records),
+//! `fixed_keys` (paths stored as 32 bytes), `table` (a sealed segment's index file),
+//! `checksum`, `report` ([`CompactReport`], [`StoredBytes`]), `error` (its internal errors),
+//! [`local_fs`] (files opened without following links, [`UnsafePath`]) and `fuzzing` (the
+//! record parser for `fuzz/`).
 //!
 //! Many instances (processes) share one folder. Writers append holding an exclusive lock on
 //! `log.lock`; readers take no lock. Each instance keeps the last segment's records by path in
@@ -15,11 +28,11 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
-//! use memfs_store::log_store::LogStore;
+//! use memfs_log::{LogOptions, LogStore};
 //! use object_store::{ObjectStore, ObjectStoreExt, PutMode, path::Path};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let store = LogStore::open(dir.path().join("store"))?;
+//! let store = LogOptions::default().lazy_prefixes(vec!["objects/".into()]).open(dir.path().join("store"))?;
 //! // An immutable object: appended, not synced.
 //! store.put_opts(&Path::from("objects/ab/cd"), "sealed".into(), PutMode::Create.into()).await?;
 //! // The head: appended and synced, which makes the object above durable too.
@@ -38,7 +51,7 @@
 //!
 //! The folder and `log/` must belong to the user memfs runs as and be writable by no one else
 //! (new ones are made 0700); no file in them is opened through a link, and a file memfs
-//! creates is created exclusively (`crate::local_fs`). Opening refuses anything else.
+//! creates is created exclusively ([`local_fs`]). Opening refuses anything else.
 //!
 //! - `log.lock`: empty; writers hold an exclusive `flock` on it while they append.
 //! - `log/<n>`: segment `n`, named by 16 lowercase hex digits, numbered upward from 1 without
@@ -65,11 +78,11 @@
 //! |-------:|-----------:|----------------------------------------------------------------|
 //! |      0 |          4 | `len`, u32: the record's length, this field through the checksum |
 //! |      4 |          4 | `len_check`, u32: `!len` (bitwise not), so a damaged or zero-filled length is recognised |
-//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction; bit 7 set when the path is an object path stored as its id |
+//! |      8 |          1 | op: 1 = put, 2 = delete, 3 = put copied by compaction; bit 7 set when the path is a fixed-width key stored as its id |
 //! |      9 |          8 | time, u64: the write time in ms since the Unix epoch (at most 9999-12-31) |
 //! |     17 |          4 | `path_len`, u32                                                |
 //! |     21 |         16 | op 3 only: origin, u64 segment + u64 offset of the original put (its e_tag) |
-//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string; an object path `objects/{id[0..2]}/{id}` is stored as the 32 bytes of `id` (op bit 7, `path_len` 32), and only so |
+//! |      … | `path_len` | path, UTF-8: the `object_store::path::Path` string; a fixed-width key `{prefix}{id[0..2]}/{id}` ([`LogOptions::fixed_width_keys`]) is stored as the 32 bytes of `id` (op bit 7, `path_len` 32), and only so |
 //! |      … |          … | data: the object (op 1 and 3); nothing (op 2)                  |
 //! | `len`−16 |       16 | checksum over bytes `0..len-16`: XXH3-128 (seed 0), little-endian |
 //!
@@ -102,7 +115,7 @@
 //! Blocks follow from offset 128: entries sorted by path, at most 1 KiB with the block's
 //! checksum after them (unless one entry is larger; a reader takes any length). An entry is a
 //! tag (bits 0–1: the record's op, 1 put, 2 delete, 3 compacted put; bit 7: the path is
-//! `objects/{id[0..2]}/{id}`, else it is stored as a u16 length and UTF-8), the object path of
+//! a fixed-width key `{prefix}{id[0..2]}/{id}`, else it is stored as a u16 length and UTF-8), the key of
 //! a put (op 1 or 3) as the first 16 bytes of `id` and of a delete as the 32 bytes of `id`,
 //! then for a put the record's offset, length and time and for a compacted put its origin
 //! (segment, offset), as varints (unsigned LEB128), the time as the zigzag varint of its
@@ -177,11 +190,16 @@
 //!
 //! [`ObjectStore`]: object_store::ObjectStore
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
 mod checksum;
 mod error;
+mod fixed_keys;
 #[doc(hidden)]
-pub(crate) mod fuzzing;
-mod object_path;
+pub mod fuzzing;
+pub mod local_fs;
+mod options;
 mod record;
 mod report;
 mod segment;
@@ -189,11 +207,13 @@ mod state;
 mod store;
 mod table;
 
+pub use local_fs::UnsafePath;
+pub use options::LogOptions;
 pub use report::{CompactReport, StoredBytes};
 pub use store::LogStore;
 
 /// The refusal inside an error of [`LogStore`] (a folder others may write, a link where a file
 /// belongs), if that is what the error is; else the error as it was.
-pub(crate) fn unsafe_path(e: object_store::Error) -> Result<crate::UnsafePath, object_store::Error> {
+pub fn unsafe_path(e: object_store::Error) -> Result<UnsafePath, object_store::Error> {
     error::LogError::unsafe_path(e)
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::checksum;
-use super::object_path::{object_id, object_path};
+use super::fixed_keys::FixedKeys;
 
 /// The first eight bytes of every segment.
 pub(super) const MAGIC: [u8; 8] = *b"memfslog";
@@ -30,8 +30,8 @@ pub(super) const MAX_TIME_MS: u64 = 253_402_300_799_999;
 const OP_PUT: u8 = 1;
 const OP_DELETE: u8 = 2;
 const OP_COMPACTED_PUT: u8 = 3;
-/// Op flag: the path is an object path (`objects/{id[0..2]}/{id}`) stored as the 32 bytes of
-/// `id`, and `path_len` is 32. Every object path is stored so.
+/// Op flag: the path is a fixed-width key (`{prefix}{id[0..2]}/{id}`, see `fixed_keys.rs`)
+/// stored as the 32 bytes of `id`, and `path_len` is 32. Every such path is stored so.
 const OBJECT_PATH: u8 = 0x80;
 /// The stored length of an object path under [`OBJECT_PATH`].
 const OBJECT_PATH_LEN: usize = 32;
@@ -123,7 +123,7 @@ pub(super) enum Parsed<'a> {
 /// not be dropped silently. When the length field itself is damaged, the record's end is
 /// unknown: it is still the last record if the bytes up to the end of the file verify as one
 /// record under a repaired length, or if they are all zero.
-pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
+pub(super) fn parse<'a>(avail: &'a [u8], eof: bool, keys: &FixedKeys) -> Parsed<'a> {
     if avail.is_empty() {
         return if eof { Parsed::End } else { Parsed::NeedMore(Some(1)) };
     }
@@ -138,7 +138,7 @@ pub(super) fn parse(avail: &[u8], eof: bool) -> Parsed<'_> {
         }
         let record = &avail[..len];
         if checksum(record) == record[len - CHECKSUM_LEN..] {
-            return decode(record);
+            return decode(record, keys);
         }
         if avail[len..].iter().any(|&b| b != 0) {
             // Damage before the end of the log is no torn write (a crash only tears the end):
@@ -188,7 +188,7 @@ fn checksum_with_repaired_len(record: &[u8]) -> [u8; CHECKSUM_LEN] {
 
 /// Decodes a checksum-valid record. A record that verifies but does not decode was written
 /// whole by something that is not this format: corrupt.
-fn decode(record: &[u8]) -> Parsed<'_> {
+fn decode<'a>(record: &'a [u8], keys: &FixedKeys) -> Parsed<'a> {
     let len = record.len();
     let (op, compact) = (record[8] & !OBJECT_PATH, record[8] & OBJECT_PATH != 0);
     let time_ms = u64_at(record, 9);
@@ -209,18 +209,21 @@ fn decode(record: &[u8]) -> Parsed<'_> {
     };
     let stored = &record[path_start..path_end];
     let path = if compact {
+        if !keys.any() {
+            return Parsed::Corrupt("a fixed-width key in a log without them");
+        }
         if path_len != OBJECT_PATH_LEN {
             return Parsed::Corrupt("an object path that is not 32 bytes");
         }
         let mut spelled = String::with_capacity(75);
-        object_path(stored, &mut spelled);
+        keys.spell(stored, &mut spelled);
         Cow::Owned(spelled)
     } else {
         let Ok(path) = std::str::from_utf8(stored) else {
             return Parsed::Corrupt("path is not UTF-8");
         };
         // One spelling per path, so that a record's length follows from its path.
-        if object_id(path).is_some() {
+        if keys.id(path).is_some() {
             return Parsed::Corrupt("an object path not stored as its id");
         }
         Cow::Borrowed(path)
@@ -234,17 +237,19 @@ fn decode(record: &[u8]) -> Parsed<'_> {
     Parsed::Record(Record { kind, time_ms, path, path_len, data_start: path_end, data_len: body_end - path_end, len })
 }
 
-/// How many bytes `path` takes in a record: an object path its 32 id bytes.
-pub(super) fn stored_path_len(path: &str) -> usize {
-    object_id(path).map_or(path.len(), |id| id.len())
-}
-
 /// Encodes a record into `buf` (cleared first); returns where its data starts, or `None` if
 /// the record would not fit the 32-bit length.
-pub(super) fn encode(buf: &mut Vec<u8>, kind: Kind, time_ms: u64, path: &str, data: &[&[u8]]) -> Option<usize> {
+pub(super) fn encode(
+    buf: &mut Vec<u8>,
+    kind: Kind,
+    time_ms: u64,
+    path: &str,
+    data: &[&[u8]],
+    keys: &FixedKeys,
+) -> Option<usize> {
     let data_len: usize = data.iter().map(|d| d.len()).sum();
     let origin_len = if matches!(kind, Kind::Put { origin: Some(_) }) { ORIGIN_LEN } else { 0 };
-    let id = object_id(path);
+    let id = keys.id(path);
     let stored: &[u8] = match &id {
         Some(id) => id,
         None => path.as_bytes(),
@@ -301,9 +306,13 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 mod tests {
     use super::*;
 
+    fn keys() -> FixedKeys {
+        FixedKeys::under("objects/")
+    }
+
     fn put(path: &str, data: &[u8]) -> Vec<u8> {
         let mut buf = Vec::new();
-        encode(&mut buf, Kind::Put { origin: None }, 1_700_000_000_000, path, &[data]).unwrap();
+        encode(&mut buf, Kind::Put { origin: None }, 1_700_000_000_000, path, &[data], &keys()).unwrap();
         buf
     }
 
@@ -334,18 +343,19 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut buf = Vec::new();
-        let start = encode(&mut buf, Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", &[b"he", b"llo"]);
-        let r = record(parse(&buf, false));
+        let start =
+            encode(&mut buf, Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", &[b"he", b"llo"], &keys());
+        let r = record(parse(&buf, false, &keys()));
         assert_eq!(
             (r.kind, r.time_ms, &*r.path, r.len),
             (Kind::Put { origin: Some((3, 99)) }, 5, "objects/ab/cd", buf.len())
         );
         assert_eq!(Some(r.data_start), start);
         assert_eq!(&buf[r.data_start..r.data_start + r.data_len], b"hello");
-        encode(&mut buf, Kind::Delete, 6, "x", &[]).unwrap();
-        assert_eq!(record(parse(&buf, true)).kind, Kind::Delete);
-        assert!(matches!(parse(&[], true), Parsed::End));
-        assert!(matches!(parse(&[], false), Parsed::NeedMore(Some(1))));
+        encode(&mut buf, Kind::Delete, 6, "x", &[], &keys()).unwrap();
+        assert_eq!(record(parse(&buf, true, &keys())).kind, Kind::Delete);
+        assert!(matches!(parse(&[], true, &keys()), Parsed::End));
+        assert!(matches!(parse(&[], false, &keys()), Parsed::NeedMore(Some(1))));
     }
 
     /// `r` with its checksum computed again (after a change to its bytes).
@@ -363,23 +373,23 @@ mod tests {
         // Any prefix of the last record is a tail at the end of the file, and needs more bytes
         // before it.
         for cut in 1..b.len() {
-            assert!(matches!(parse(&b[..cut], true), Parsed::Tail), "cut {cut}");
-            assert!(matches!(parse(&b[..cut], false), Parsed::NeedMore(_)), "cut {cut}");
+            assert!(matches!(parse(&b[..cut], true, &keys()), Parsed::Tail), "cut {cut}");
+            assert!(matches!(parse(&b[..cut], false, &keys()), Parsed::NeedMore(_)), "cut {cut}");
         }
         // Any flipped byte: torn when last; followed by more data, corrupt (never served).
         for at in 0..a.len() {
             let mut last = a.clone();
             last[at] ^= 0x40;
-            assert!(matches!(parse(&last, true), Parsed::Tail), "last, byte {at}");
+            assert!(matches!(parse(&last, true, &keys()), Parsed::Tail), "last, byte {at}");
             let mut both = last.clone();
             both.extend_from_slice(&b);
             let expected = if at < 8 { "damaged record length" } else { "a damaged record followed by more data" };
-            assert!(matches!(parse(&both, true), Parsed::Corrupt(r) if r == expected), "middle, byte {at}");
-            assert!(matches!(parse(&both, false), Parsed::Corrupt(_) | Parsed::NeedMore(_)), "middle {at}");
+            assert!(matches!(parse(&both, true, &keys()), Parsed::Corrupt(r) if r == expected), "middle, byte {at}");
+            assert!(matches!(parse(&both, false, &keys()), Parsed::Corrupt(_) | Parsed::NeedMore(_)), "middle {at}");
         }
         // A zero-filled tail (a power loss after the size grew) is a tail; other junk is not.
-        assert!(matches!(parse(&[0; 100], true), Parsed::Tail));
-        assert!(matches!(parse(&[1; 100], true), Parsed::Corrupt(_)));
+        assert!(matches!(parse(&[0; 100], true, &keys()), Parsed::Tail));
+        assert!(matches!(parse(&[1; 100], true, &keys()), Parsed::Corrupt(_)));
     }
 
     /// An object path takes its 32 id bytes (op flag 0x80), and only so.
@@ -388,29 +398,34 @@ mod tests {
         let id = "ab".repeat(32);
         let path = format!("objects/ab/{id}");
         let mut buf = Vec::new();
-        let start = encode(&mut buf, Kind::Put { origin: None }, 5, &path, &[b"sealed"]).unwrap();
+        let start = encode(&mut buf, Kind::Put { origin: None }, 5, &path, &[b"sealed"], &keys()).unwrap();
         assert_eq!((buf[8], u32_at(&buf, 17), start), (OP_PUT | OBJECT_PATH, 32, 21 + 32));
         assert_eq!(buf[21..53], [0xab; 32]);
         assert_eq!(buf.len(), 21 + 32 + 6 + 16);
-        let r = record(parse(&buf, true));
+        let r = record(parse(&buf, true, &keys()));
         assert_eq!((&*r.path, r.path_len, r.data_start, r.data_len), (path.as_str(), 32, 53, 6));
-        assert_eq!(stored_path_len(&path), 32);
+        assert_eq!(keys().stored_len(&path), 32);
         // The path spelled out: one spelling per path. (Encoded under a look-alike of the same
         // length, which is spelled out, then given the object path's bytes.)
         let mut spelled = Vec::new();
-        encode(&mut spelled, Kind::Put { origin: None }, 5, &path.to_uppercase(), &[b"sealed"]).unwrap();
+        encode(&mut spelled, Kind::Put { origin: None }, 5, &path.to_uppercase(), &[b"sealed"], &keys()).unwrap();
         assert_eq!((spelled[8], u32_at(&spelled, 17) as usize), (OP_PUT, path.len()));
         spelled[21..21 + path.len()].copy_from_slice(path.as_bytes());
         let spelled = checksummed(spelled);
-        assert!(matches!(parse(&spelled, true), Parsed::Corrupt("an object path not stored as its id")));
+        assert!(matches!(parse(&spelled, true, &keys()), Parsed::Corrupt("an object path not stored as its id")));
         // The flag on a path of another length.
         let mut short = put("head", b"xy");
         short[8] |= OBJECT_PATH;
         let short = checksummed(short);
-        assert!(matches!(parse(&short, true), Parsed::Corrupt("an object path that is not 32 bytes")));
+        assert!(matches!(parse(&short, true, &keys()), Parsed::Corrupt("an object path that is not 32 bytes")));
+        // The flag in a log that stores no path so.
+        let flagged = record(parse(&buf, true, &keys())).len;
+        assert_eq!(flagged, buf.len());
+        let none = FixedKeys::default();
+        assert!(matches!(parse(&buf, true, &none), Parsed::Corrupt("a fixed-width key in a log without them")));
         // Other paths, and uppercase look-alikes, are spelled out.
-        assert_eq!(stored_path_len("head"), 4);
-        assert_eq!(stored_path_len(&path.to_uppercase()), 75);
+        assert_eq!(keys().stored_len("head"), 4);
+        assert_eq!(keys().stored_len(&path.to_uppercase()), 75);
     }
 
     #[test]

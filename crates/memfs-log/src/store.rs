@@ -17,6 +17,7 @@ use object_store::{
 };
 
 use super::error::LogError;
+use super::fixed_keys::FixedKeys;
 use super::report::{CompactReport, StoredBytes};
 use super::segment;
 use super::state::{Config, Entry, Mode, State};
@@ -59,8 +60,20 @@ impl LogStore {
     /// segment fails here, with an error naming the file, and so does a folder (`dir` or its
     /// `log/`) that is a link, belongs to another user or is writable by group or others, or
     /// a link where `log.lock` or a segment belongs ([`crate::UnsafePath`]).
+    ///
+    /// Every path is stored as UTF-8 and every put synced; [`LogOptions`](crate::LogOptions)
+    /// opens a log with fixed-width keys, and lazy and settled prefixes.
     pub fn open(dir: impl Into<PathBuf>) -> Result<LogStore> {
-        let dir = dir.into();
+        LogStore::open_as(dir.into(), FixedKeys::default(), Vec::new(), Vec::new())
+    }
+
+    /// [`LogStore::open`] with `fixed_keys`, lazy and settled prefixes.
+    pub(crate) fn open_as(
+        dir: PathBuf,
+        fixed_keys: FixedKeys,
+        lazy_prefixes: Vec<String>,
+        settled_prefixes: Vec<String>,
+    ) -> Result<LogStore> {
         let log_dir = dir.join("log");
         let created_dir = match std::fs::symlink_metadata(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -94,8 +107,9 @@ impl LogStore {
             .map_err(LogError::open("open", &lock_path))?;
         let config = Config {
             segment_limit: Self::DEFAULT_SEGMENT_LIMIT,
-            lazy_prefixes: vec!["objects/".into()],
-            settled_prefixes: Vec::new(),
+            fixed_keys,
+            lazy_prefixes,
+            settled_prefixes,
             auto_compact: Some(Self::DEFAULT_AUTO_COMPACT),
         };
         let inner = Inner { dir, lock, state: Mutex::new(State::new(log_dir, config)) };
@@ -112,7 +126,7 @@ impl LogStore {
     }
 
     /// Sets the path prefixes whose puts and deletes are appended without a sync (default
-    /// `["objects/"]`): plain string prefixes of the path.
+    /// none): plain string prefixes of the path.
     #[must_use]
     pub fn with_lazy_prefixes(self, prefixes: Vec<String>) -> Self {
         self.inner.state().config.lazy_prefixes = prefixes;

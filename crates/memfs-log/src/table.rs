@@ -19,7 +19,7 @@ use integer_encoding::VarInt;
 
 use super::checksum;
 use super::error::LogError;
-use super::object_path::{object_id, object_path};
+use super::fixed_keys::FixedKeys;
 use super::record::{self, HEADER_LEN};
 use super::segment;
 use crate::local_fs::{self, OpenError};
@@ -161,6 +161,8 @@ pub(super) struct Table {
     blocks: u64,
     meta_checksum: [u8; CHECKSUM_LEN],
     meta: Option<Meta>,
+    /// Which paths the log stores as 32 bytes (`fixed_keys.rs`).
+    keys: FixedKeys,
 }
 
 struct Meta {
@@ -186,8 +188,15 @@ impl Table {
     /// covering a prefix of the segment (`file`, of `len` bytes) that ends in the 16 bytes it
     /// names. `None`: there is none, or it is not to be used; the caller reads the segment.
     /// Records after the prefix are the caller's to read.
-    pub(super) fn open(log_dir: &FsPath, n: u64, file: &File, file_path: &FsPath, len: u64) -> Option<Table> {
-        let table = Table::read(log_dir, n)?;
+    pub(super) fn open(
+        log_dir: &FsPath,
+        n: u64,
+        keys: &FixedKeys,
+        file: &File,
+        file_path: &FsPath,
+        len: u64,
+    ) -> Option<Table> {
+        let table = Table::read(log_dir, n, keys)?;
         let covered = table.seal.covered_len;
         if table.seal.segment != n || covered < HEADER_LEN || covered > len {
             return None;
@@ -197,7 +206,7 @@ impl Table {
     }
 
     /// Segment `n`'s index file, if its header is intact (not checked against the segment).
-    fn read(log_dir: &FsPath, n: u64) -> Option<Table> {
+    fn read(log_dir: &FsPath, n: u64, keys: &FixedKeys) -> Option<Table> {
         let path = path(log_dir, n);
         let file = match local_fs::open_file(&path, OpenOptions::new().read(true)) {
             Ok(f) => f,
@@ -229,6 +238,7 @@ impl Table {
             blocks: u64_at(&h, 88),
             meta_checksum: h[96..112].try_into().ok()?,
             meta: None,
+            keys: keys.clone(),
         })
     }
 
@@ -293,7 +303,7 @@ impl Table {
         let (offset, len) = (meta.dir[i].offset, meta.dir[i].len);
         let body = self.read_block(offset, len)?;
         // Compared as stored: an object path by its id bytes, without spelling out each entry.
-        let id = location.id();
+        let id = location.id(&self.keys);
         let mut r = Reader::new(&body);
         while r.at < body.len() {
             let (name, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
@@ -319,7 +329,7 @@ impl Table {
             // The whole block is read, though entries are in path order: a block forged out of
             // order must not turn a stored path into a miss (the attack tests swap two).
             if hit {
-                return Ok(Some(raw.into_slot(segment, key)));
+                return Ok(Some(raw.into_slot(segment, key, &self.keys)));
             }
         }
         Ok(None)
@@ -346,8 +356,11 @@ impl Table {
             while r.at < body.len() {
                 let (stored, raw) = r.entry().ok_or_else(|| self.bad("index block entry cut short"))?;
                 match stored {
-                    Name::Object(id) => object_path(id, &mut name),
-                    Name::Prefix(prefix) => object_path(&self.record_id(file, &raw, prefix)?, &mut name),
+                    Name::Object(_) | Name::Prefix(_) if !self.keys.any() => {
+                        return Err(self.bad("a fixed-width key in a log without them"));
+                    }
+                    Name::Object(id) => self.keys.spell(id, &mut name),
+                    Name::Prefix(prefix) => self.keys.spell(&self.record_id(file, &raw, prefix)?, &mut name),
                     // Spelled out in the file: checked as a path once (an object path spelled
                     // from its id is one).
                     Name::Plain(s) if Path::parse(s).is_err() => return Err(self.bad("not an object_store path")),
@@ -364,7 +377,7 @@ impl Table {
                 if last.as_str() < from {
                     continue;
                 }
-                if !visit(&last, raw.into_slot(segment, &last))? {
+                if !visit(&last, raw.into_slot(segment, &last, &self.keys))? {
                     return Ok(());
                 }
             }
@@ -406,9 +419,9 @@ impl Table {
 
 /// An entry's path as a block stores it.
 enum Name<'a> {
-    /// `objects/{id[0..2]}/{id}`, by the bytes of `id`.
+    /// A fixed-width key, `{prefix}{id[0..2]}/{id}`, by the bytes of `id`.
     Object(&'a [u8]),
-    /// An object path by the first [`PREFIX_LEN`] bytes of its id (a put).
+    /// A fixed-width key by the first [`PREFIX_LEN`] bytes of its id (a put).
     Prefix(&'a [u8]),
     Plain(&'a str),
 }
@@ -420,10 +433,10 @@ enum RawSlot {
 }
 
 impl RawSlot {
-    fn into_slot(self, segment: u64, path: &str) -> Slot {
+    fn into_slot(self, segment: u64, path: &str, keys: &FixedKeys) -> Slot {
         match self {
             RawSlot::Live { offset, record_len, time_ms, origin } => {
-                let path_len = record::stored_path_len(path) as u64;
+                let path_len = keys.stored_len(path) as u64;
                 Slot::Live(Entry { segment, offset, record_len, time_ms, origin, path_len })
             }
             RawSlot::Deleted => Slot::Deleted,
@@ -448,9 +461,10 @@ impl<'a> Key<'a> {
         Key { path, hash: Default::default(), id: Default::default() }
     }
 
-    /// For an object path, its id bytes (what index entries store).
-    fn id(&self) -> Option<[u8; 32]> {
-        *self.id.get_or_init(|| object_id(self.path.as_ref()))
+    /// For a fixed-width key, its id bytes (what index entries store). `keys` are the log's,
+    /// the same for every segment asked.
+    fn id(&self, keys: &FixedKeys) -> Option<[u8; 32]> {
+        *self.id.get_or_init(|| keys.id(self.path.as_ref()))
     }
 
     pub(super) fn path(&self) -> &'a Path {
@@ -563,13 +577,14 @@ mod tests {
         let id = "ab".to_owned() + &"0123456789abcdef".repeat(4)[2..];
         let name = format!("objects/ab/{id}");
         assert_eq!(name.len(), 75);
-        let bytes = object_id(&name).expect("an object path");
+        let keys = FixedKeys::under("objects/");
+        let bytes = keys.id(&name).expect("an object path");
         let mut back = String::new();
-        object_path(&bytes, &mut back);
+        keys.spell(&bytes, &mut back);
         assert_eq!(back, name);
-        assert_eq!(object_id(&format!("objects/cd/{id}")), None);
-        assert_eq!(object_id("objects/ab/AB"), None);
-        assert_eq!(object_id("head"), None);
+        assert_eq!(keys.id(&format!("objects/cd/{id}")), None);
+        assert_eq!(keys.id("objects/ab/AB"), None);
+        assert_eq!(keys.id("head"), None);
     }
 
     /// Plain paths: no entry needs its record (object paths are tested through the store,
@@ -593,7 +608,7 @@ mod tests {
             .collect();
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [9; 16], dead: 42 };
         let entries = names.iter().zip(&slots).map(|(n, s)| Ok((n.as_ref(), s)));
-        let mut table = write(dir.path(), seal, names.len(), entries).unwrap().expect("written");
+        let mut table = write(dir.path(), seal, &FixedKeys::default(), names.len(), entries).unwrap().expect("written");
         assert!(table.blocks > 10, "{} blocks", table.blocks);
         for (i, (n, s)) in names.iter().zip(&slots).enumerate() {
             let got = table.get(&Key::new(n), &segment, Confirm::Yes).unwrap();
@@ -622,7 +637,7 @@ mod tests {
             Slot::Deleted => (n.to_string(), Slot::Deleted),
         });
         assert_eq!(seen, want.collect::<Vec<_>>());
-        assert_eq!(Table::read(dir.path(), 3).map(|t| t.seal), Some(seal));
+        assert_eq!(Table::read(dir.path(), 3, &FixedKeys::default()).map(|t| t.seal), Some(seal));
     }
 
     #[test]
@@ -631,18 +646,20 @@ mod tests {
         let names: Vec<Path> = (0..500).map(|i| Path::from(format!("p/{i:05}"))).collect();
         let slot = live(1);
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
-        write(dir.path(), seal, names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot)))).unwrap().unwrap();
+        write(dir.path(), seal, &FixedKeys::default(), names.len(), names.iter().map(|n| Ok((n.as_ref(), &slot))))
+            .unwrap()
+            .unwrap();
         let file = path(dir.path(), 3);
         let mut bytes = std::fs::read(&file).unwrap();
         bytes[TABLE_HEADER_LEN + 10] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
-        let mut table = Table::read(dir.path(), 3).unwrap();
+        let mut table = Table::read(dir.path(), 3, &FixedKeys::default()).unwrap();
         let segment = File::create(dir.path().join("segment")).unwrap();
         assert!(matches!(table.get(&Key::new(&names[0]), &segment, Confirm::Yes), Err(LogError::BadIndex { .. })));
         // A damaged header: not used at all.
         bytes[20] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
-        assert!(Table::read(dir.path(), 3).is_none());
+        assert!(Table::read(dir.path(), 3, &FixedKeys::default()).is_none());
     }
 
     /// An index file of another version, however intact, is not used (the segment is read).
@@ -651,7 +668,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let slot = live(1);
         let seal = Seal { segment: 3, covered_len: 1000, last_checksum: [0; 16], dead: 0 };
-        write(dir.path(), seal, 1, [Ok(("p/1", &slot))].into_iter()).unwrap().unwrap();
+        write(dir.path(), seal, &FixedKeys::default(), 1, [Ok(("p/1", &slot))].into_iter()).unwrap().unwrap();
         let file = path(dir.path(), 3);
         let mut bytes = std::fs::read(&file).unwrap();
         assert_eq!(u32_at(&bytes, 8), VERSION);
@@ -660,7 +677,7 @@ mod tests {
             let sum = checksum::of_segment(0, &bytes[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
             bytes[TABLE_HEADER_LEN - CHECKSUM_LEN..TABLE_HEADER_LEN].copy_from_slice(&sum);
             std::fs::write(&file, &bytes).unwrap();
-            assert!(Table::read(dir.path(), 3).is_none(), "version {version}");
+            assert!(Table::read(dir.path(), 3, &FixedKeys::default()).is_none(), "version {version}");
         }
     }
 }

@@ -1,6 +1,7 @@
-//! The record parser, for [`crate::fuzzing`]: what `record::parse` decided about some bytes,
+//! The record parser, for `memfs_store::fuzzing` and `fuzz/`: what `record::parse` decided about some bytes,
 //! with the record copied out of the buffer, and `record::encode` to write it back.
 
+use super::fixed_keys::FixedKeys;
 use super::record::{self, Kind, Parsed};
 
 /// What [`parse_log_record`] found at the start of the bytes (see `record::Parsed`).
@@ -35,9 +36,10 @@ pub struct LogRecord {
     pub len: usize,
 }
 
-/// `record::parse(bytes, eof)`, owned.
-pub fn parse_log_record(bytes: &[u8], eof: bool) -> LogParsed {
-    match record::parse(bytes, eof) {
+/// `record::parse(bytes, eof)`, owned, in a log whose fixed-width keys are under `prefix`
+/// (`None`: a log without them).
+pub fn parse_log_record(bytes: &[u8], eof: bool, prefix: Option<&str>) -> LogParsed {
+    match record::parse(bytes, eof, &keys(prefix)) {
         Parsed::Record(r) => LogParsed::Record(LogRecord {
             origin: match r.kind {
                 Kind::Put { origin } => origin,
@@ -56,12 +58,17 @@ pub fn parse_log_record(bytes: &[u8], eof: bool) -> LogParsed {
     }
 }
 
-/// `record::encode` of `r`, checksum included; `None` if it does not fit a record.
-pub fn encode_log_record(r: &LogRecord) -> Option<Vec<u8>> {
+/// `record::encode` of `r`, checksum included, in a log whose fixed-width keys are under
+/// `prefix`; `None` if it does not fit a record.
+pub fn encode_log_record(r: &LogRecord, prefix: Option<&str>) -> Option<Vec<u8>> {
     let kind = if r.delete { Kind::Delete } else { Kind::Put { origin: r.origin } };
     let mut buf = Vec::new();
-    record::encode(&mut buf, kind, r.time_ms, &r.path, &[&r.data])?;
+    record::encode(&mut buf, kind, r.time_ms, &r.path, &[&r.data], &keys(prefix))?;
     Some(buf)
+}
+
+fn keys(prefix: Option<&str>) -> FixedKeys {
+    prefix.map(FixedKeys::under).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -81,9 +88,9 @@ mod tests {
         };
         let delete = LogRecord { origin: None, delete: true, time_ms: 6, path: "x".into(), data: Vec::new(), len: 38 };
         for r in [put, delete] {
-            let bytes = encode_log_record(&r).unwrap();
-            assert_eq!(parse_log_record(&bytes, true), LogParsed::Record(r.clone()));
-            assert_eq!(parse_log_record(&bytes[..bytes.len() - 1], true), LogParsed::Tail);
+            let bytes = encode_log_record(&r, Some("objects/")).unwrap();
+            assert_eq!(parse_log_record(&bytes, true, Some("objects/")), LogParsed::Record(r.clone()));
+            assert_eq!(parse_log_record(&bytes[..bytes.len() - 1], true, Some("objects/")), LogParsed::Tail);
         }
     }
 }
