@@ -208,9 +208,16 @@ class Keys:
     pass
 
 
+def unique_members(pairs):
+    names = [k for k, _ in pairs]
+    for k in names:
+        need(names.count(k) == 1, f'the member "{k}" is repeated in one object')
+    return dict(pairs)
+
+
 def open_keys(raw, key_file):
     try:
-        ks = json.loads(raw)
+        ks = json.loads(raw, object_pairs_hook=unique_members)
     except ValueError:
         raise ReadError("memfs.keys: not JSON")
     need(ks.get("format") == "memfs", "memfs.keys: not a memfs key set")

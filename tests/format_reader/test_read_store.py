@@ -153,6 +153,12 @@ def main():
         check(rc != 0 and 'the store requires "zstd-pages", which this memfs does not know' in err,
               "a feature it does not know is refused")
 
+        # a member repeated in one object: refused, whichever copy a parser would keep
+        open(segp, "wb").write(before)
+        append_put(segp, "memfs.keys", raw.replace(b"{", b'{"version": 2,', 1))
+        rc, out, err = run(store, key)
+        check(rc != 0 and 'the member "version" is repeated in one object' in err, "a repeated member is refused")
+
         # a wrong key file opens no slot
         open(segp, "wb").write(before)
         wrong = os.path.join(tmp, "wrong.key")

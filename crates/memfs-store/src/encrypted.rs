@@ -72,6 +72,7 @@ mod recut;
 mod reseal;
 mod rotate;
 mod snapshot;
+mod unique_members;
 mod unlock;
 
 pub(crate) use crate::rollback::Mark;

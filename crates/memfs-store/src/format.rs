@@ -2,8 +2,8 @@
 //!
 //! Directory pages, commits (`binary_commit.rs`) and the head (`binary_head.rs`) are binary;
 //! policies and gc's state are JSON. The sealed envelope around a plaintext (`memfs-crypt`)
-//! binds the object's kind and id. Unknown fields, flags and kinds are refused, so a newer
-//! writer's additions are noticed instead of silently dropped.
+//! binds the object's kind and id. A later writer's JSON fields and the extensions of a commit
+//! or head are skipped; other unknown flags and kinds are refused (docs/FORMAT.md, "Versions").
 
 use integer_encoding::VarInt;
 use memfs_core::{Change, DirRef, FileRef, Name, Node, ObjectId, Totals};

@@ -150,3 +150,27 @@ fn a_feature_this_memfs_does_not_know_is_refused() {
     support::append_put(&store, "memfs.keys", &serde_json::to_vec_pretty(&later).unwrap());
     assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
 }
+
+/// Whoever holds the storage plants a second `version` before the genuine one in
+/// `memfs.keys`. The tag covers the object as parsed, and a parser keeps the last copy (the
+/// genuine one), so the tag would pass here, while a reader that keeps the first copy would
+/// read the planted one: memfs refuses a repeated member, before anything is unlocked.
+#[test]
+fn a_member_repeated_in_memfs_keys_is_refused() {
+    let (dir, root) = fixture("format-1");
+    let home = dir.path().join("client");
+    let store = root.join("store");
+    let genuine = serde_json::to_string_pretty(&keys(&root)).unwrap();
+    let planted = genuine.replacen('{', "{\n  \"version\": 2,", 1);
+    support::append_put(&store, "memfs.keys", planted.as_bytes());
+    let before = objects(&root);
+    let expected = format!(
+        "memfs: store file://{}: object memfs.keys is corrupt: the member \"version\" is repeated in one object at \
+         line 3 column 11\n",
+        store.display()
+    );
+    assert_text("refused", &support::fails("log", 1, &memfs(&home, &root).arg("log").output().unwrap()), &expected);
+    assert!(objects(&root) == before, "a refused store is not written");
+    support::append_put(&store, "memfs.keys", genuine.as_bytes());
+    assert_text("log", &history(&ok(&home, &root, &["log"])), HISTORY);
+}

@@ -16,6 +16,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
+use super::unique_members::UniqueMembers;
 use super::{Connection, EncryptedRepository, FORMAT_VERSION, KEYS_PATH, OpenOptions, decode_store_id};
 use crate::error::Error;
 use crate::head::HeadVersion;
@@ -159,6 +160,7 @@ pub(super) fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
         requires: Vec<String>,
     }
     let corrupt = |e: serde_json::Error| Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() };
+    serde_json::from_slice::<UniqueMembers>(bytes).map_err(corrupt)?;
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(corrupt)?;
     let v: Version = Version::deserialize(&value).map_err(corrupt)?;
     if v.format != "memfs" {
@@ -548,6 +550,22 @@ mod tests {
         let written: Value = serde_json::from_slice(&keys.to_bytes()).unwrap();
         assert_eq!(written.get("later"), None);
         parse_keys(&keys.to_bytes()).unwrap().authenticate(&root).unwrap();
+    }
+
+    /// A member repeated in one object is refused, even where the last copy is the genuine
+    /// one (which the tag covers): a reader that keeps the first would read the other.
+    #[test]
+    fn a_repeated_member_is_refused() {
+        let (value, root) = stored();
+        let genuine = String::from_utf8(serde_json::to_vec(&value).unwrap()).unwrap();
+        parse_keys(genuine.as_bytes()).unwrap().authenticate(&root).unwrap();
+        for (planted, name) in [
+            (genuine.replacen(r#"{"format":"#, r#"{"version":2,"format":"#, 1), "version"),
+            (genuine.replacen(r#"{"format":"#, r#"{"later":1,"later":2,"format":"#, 1), "later"),
+        ] {
+            let Err(Error::Corrupt { reason, .. }) = parse_keys(planted.as_bytes()) else { panic!("read {name}") };
+            assert!(reason.starts_with(&format!("the member \"{name}\" is repeated in one object")), "{reason}");
+        }
     }
 
     #[test]
