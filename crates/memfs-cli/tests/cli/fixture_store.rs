@@ -166,7 +166,7 @@ fn a_member_repeated_in_memfs_keys_is_refused() {
     let before = objects(&root);
     let expected = format!(
         "memfs: store file://{}: object memfs.keys is corrupt: the member \"version\" is repeated in one object at \
-         line 3 column 11\n",
+         line 36 column 11\n",
         store.display()
     );
     assert_text("refused", &support::fails("log", 1, &memfs(&home, &root).arg("log").output().unwrap()), &expected);
