@@ -198,7 +198,6 @@ pub(crate) fn records_end(bytes: &[u8]) -> usize {
     at.min(bytes.len())
 }
 
-/// The bytes of an even number of hex digits, or `None` for anything else.
 /// What `memfs.keys`' tag covers, as docs/FORMAT.md states it: the file's JSON without
 /// `mac`, compact, the members of every object in byte order of their names.
 pub(crate) fn keys_tag_body(keys: &[u8]) -> Vec<u8> {
@@ -219,6 +218,7 @@ pub(crate) fn keys_tag_body(keys: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&sorted(value)).unwrap()
 }
 
+/// The bytes of an even number of hex digits, or `None` for anything else.
 pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     (0..s.len() / 2).map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
 }
