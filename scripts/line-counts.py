@@ -7,8 +7,9 @@ Only files under crates/*/src count (not tests/, benches/ or fuzz/).
 
 Lines: a file's non-test lines are those before its `#[cfg(test)] mod tests` (doc comments and
 blank lines included). A file that its parent module declares under `#[cfg(test)]` (`mod tests;`
-with the tests in `foo/tests.rs`, or a test-only module such as `hooked.rs`) is test code, and
-so is every file below it. A file is over 700 lines by its whole length, tests included.
+with the tests in `foo/tests.rs`, or a test-only module such as `hooked.rs`), or under
+`#[cfg(any(test, feature = "testing"))]` (the scaffolding that ships to tests only), is test
+code, and so is every file below it. A file is over 700 lines by its whole length, tests included.
 
 Functions: every `fn NAME` item with a body, in non-test code (not after the file's
 `#[cfg(test)] mod tests`, not in a test-only file, and not itself under `#[cfg(test)]`),
@@ -26,7 +27,8 @@ import sys
 MAX_FILE_LINES = 700
 MAX_FN_LINES = 80
 
-TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;")
+TEST_CFG = r'#\[cfg\((?:test|any\(test, feature = "testing"\))\)\]'
+TEST_MOD = re.compile(TEST_CFG + r"\s*(?:#\[doc\(hidden\)\]\s*)?(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;")
 RAW = re.compile(r'b?r(#*)"')
 FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -120,7 +122,7 @@ def under_cfg_test(lines: list[str], line: int) -> bool:
     """Whether the attributes just above line `line` (0-based) include `#[cfg(test)]`."""
     k = line - 1
     while k >= 0 and lines[k].strip().startswith(("#[", "///", "//")):
-        if lines[k].strip() == "#[cfg(test)]":
+        if re.fullmatch(TEST_CFG, lines[k].strip()):
             return True
         k -= 1
     return False

@@ -47,10 +47,11 @@ use crate::disk_cache::DiskCache;
 use crate::error::Error;
 use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, id_eq, object_path};
 use crate::head::{ConditionalHead, HeadStore, HeadVersion};
+use crate::local::LocalLog;
 use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
-use memfs_log::LogStore;
+use crate::storage::{PARALLEL, PutByPut, Storage};
 
 mod cache;
 mod check;
@@ -123,13 +124,6 @@ const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 0;
 /// writer that waits out a lost race sees some 15 to 30 commits go by. 32 ids are 2.1 KB of
 /// the head.
 const RECENT_COMMITS: usize = 32;
-
-/// How many requests for objects one client has in flight at once (a commit's objects, a
-/// directory's pages, check, gc, purge, reseal): enough to hide a cloud's latency, few enough
-/// that a fleet does not flood the service. Unbounded, 16 writers on moto held over 2,000
-/// connections at once during their write-outs (a few hundred objects each), past the
-/// server's limit and its accept queue, and connections were reset.
-const PARALLEL: usize = 16;
 
 /// How many written objects a process remembers the epoch of (about 4 MB).
 const WRITTEN_MEMORY: usize = 65_536;
@@ -244,12 +238,12 @@ pub struct EncryptedRepository {
     recent: usize,
     /// See [`OpenOptions::cache_dir`].
     disk: Option<DiskCache>,
-    /// The log of a local store, which `gc` compacts.
-    log: Option<Arc<LogStore>>,
+    /// The store's writes beyond `ObjectStore` (a commit's objects with its head, compaction).
+    storage: Arc<dyn Storage>,
     /// How a large directory is searched for the leaf a name falls in.
     part_search: PartSearch,
-    /// Objects this process stored, and the epoch of each (see `objects.rs`, `put_object`).
-    written: Mutex<HashMap<ObjectId, u32>>,
+    /// Objects this process wrote, and the epoch of each (see `objects.rs`, `seal_objects`).
+    written: Mutex<HashMap<ObjectId, objects::Written>>,
     /// The confirmation opening made in `memfs.keys` ([`EncryptedRepository::confirmed`]).
     confirmed: Option<Confirmed>,
 }
@@ -268,7 +262,7 @@ struct Connection {
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
     keys: Box<dyn HeadStore>,
-    log: Option<Arc<LogStore>>,
+    storage: Arc<dyn Storage>,
     snapshot_budget: usize,
     /// See [`RECENT_COMMITS`]: none in a local folder (a walk there reads the log, and every
     /// byte of a head is written to it per commit) nor in memory (nobody else reads it).
@@ -279,14 +273,15 @@ struct Connection {
 impl Connection {
     /// A second connection to the same store (its own head stores over the same objects).
     fn again(&self) -> Connection {
-        let head =
-            |path: &str| -> Box<dyn HeadStore> { Box::new(ConditionalHead::new(self.store.clone(), Path::from(path))) };
+        let head = |path: &str| -> Box<dyn HeadStore> {
+            Box::new(ConditionalHead::new(self.storage.clone(), Path::from(path)))
+        };
         Connection {
             store: self.store.clone(),
-            head: head_store(&self.store, self.log.as_ref()),
+            head: head(HEAD_PATH),
             gc_state: head(GC_STATE_PATH),
             keys: head(KEYS_PATH),
-            log: self.log.clone(),
+            storage: self.storage.clone(),
             snapshot_budget: self.snapshot_budget,
             recent: self.recent,
             part_search: self.part_search,
@@ -294,38 +289,28 @@ impl Connection {
     }
 }
 
-/// The head's store: in a local folder's log, where a commit's objects go in the head's
-/// locked append ([`HeadStore::put_with`]); else a conditional object.
-fn head_store(store: &Arc<dyn ObjectStore>, log: Option<&Arc<LogStore>>) -> Box<dyn HeadStore> {
-    Box::new(match log {
-        Some(log) => ConditionalHead::in_log(log.clone(), Path::from(HEAD_PATH)),
-        None => ConditionalHead::new(store.clone(), Path::from(HEAD_PATH)),
-    })
-}
-
 /// Opens the object store and the head and gc-state stores for a backend.
 fn connect(backend: Backend) -> Result<Connection, Error> {
-    let conditional = |store: Arc<dyn ObjectStore>, log: Option<Arc<LogStore>>| Connection {
-        head: head_store(&store, log.as_ref()),
-        gc_state: Box::new(ConditionalHead::new(store.clone(), Path::from(GC_STATE_PATH))),
-        keys: Box::new(ConditionalHead::new(store.clone(), Path::from(KEYS_PATH))),
+    let conditional = |storage: Arc<dyn Storage>| Connection {
+        head: Box::new(ConditionalHead::new(storage.clone(), Path::from(HEAD_PATH))),
+        gc_state: Box::new(ConditionalHead::new(storage.clone(), Path::from(GC_STATE_PATH))),
+        keys: Box::new(ConditionalHead::new(storage.clone(), Path::from(KEYS_PATH))),
         snapshot_budget: HEAD_SNAPSHOT_BYTES,
         recent: RECENT_COMMITS,
         part_search: PartSearch::FAR,
-        store,
-        log,
+        store: storage.store().clone(),
+        storage,
     };
     Ok(match backend {
         Backend::Local(dir) => {
             create_private_dir(&dir)?;
             // Objects lazy and settled, the head synced (`local.rs`).
             let log = crate::local::open_local_log(&dir).map_err(Error::log_open)?;
-            let log = Arc::new(log);
             Connection {
                 snapshot_budget: LOCAL_HEAD_SNAPSHOT_BYTES,
                 recent: 0,
                 part_search: PartSearch::NEAR,
-                ..conditional(log.clone(), Some(log))
+                ..conditional(LocalLog::storage(log))
             }
         }
         // Nobody else can ever open this store: no reader for a snapshot.
@@ -333,9 +318,9 @@ fn connect(backend: Backend) -> Result<Connection, Error> {
             snapshot_budget: 0,
             recent: 0,
             part_search: PartSearch::NEAR,
-            ..conditional(Arc::new(InMemory::new()), None)
+            ..conditional(PutByPut::storage(Arc::new(InMemory::new())))
         },
-        Backend::ObjectStore(store) => conditional(store, None),
+        Backend::ObjectStore(store) => conditional(PutByPut::storage(store)),
     })
 }
 
@@ -498,7 +483,7 @@ impl EncryptedRepository {
             part_search: conn.part_search,
             unwritten_budget: options.unwritten_bytes.unwrap_or(conn.snapshot_budget / 2).min(conn.snapshot_budget),
             disk,
-            log: conn.log,
+            storage: conn.storage,
             written: Mutex::new(HashMap::new()),
             confirmed: None,
         })

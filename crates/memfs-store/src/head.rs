@@ -5,7 +5,8 @@
 //! head and `PutMode::Update` with the version read for every later one. Memory, S3, GCS and
 //! Azure implement it; `object_store`'s `LocalFileSystem` does not, so a local folder is a
 //! [`memfs_log::LogStore`], whose writers append under an exclusive lock and compare
-//! the e_tag there, safe across processes.
+//! the e_tag there, safe across processes. A commit's objects go with its head through the
+//! storage's [`Storage::put_new_then`].
 //!
 //! A [`ConditionalHead`] remembers the bytes and version it last read or wrote. A read is a
 //! conditional GET (`If-None-Match` with the remembered ETag): when the object is unchanged the
@@ -15,6 +16,7 @@
 //! the next read asks the store.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,7 +26,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, ObjectStore, PutMode, PutOptions, PutResult, UpdateVersion};
 
 use crate::error::Error;
-use memfs_log::LogStore;
+use crate::storage::Storage;
 
 /// What a compare-and-swap compares against: opaque, from the last read.
 #[derive(Clone, PartialEq, Eq)]
@@ -55,6 +57,27 @@ impl HeadVersion {
     }
 }
 
+/// Why [`HeadStore::put_with`] did not put the head.
+#[derive(Debug)]
+pub(crate) enum NotPut {
+    /// The head was not at the version expected before anything was sent: nothing of this
+    /// write was stored, and no copy of it can land later.
+    Moved,
+    /// The write was sent and refused ([`Error::Conflict`]) or failed: it, or a copy the
+    /// client sent again, may have landed.
+    Sent(Error),
+}
+
+impl NotPut {
+    /// As the caller reports it: [`NotPut::Moved`] is a conflict.
+    pub(crate) fn into_error(self) -> Error {
+        match self {
+            NotPut::Moved => Error::Conflict,
+            NotPut::Sent(e) => e,
+        }
+    }
+}
+
 /// Reads and swaps the head's bytes.
 #[async_trait]
 pub(crate) trait HeadStore: Send + Sync {
@@ -68,17 +91,14 @@ pub(crate) trait HeadStore: Send + Sync {
     /// Replaces the head if it is still at `expected`; `Conflict` otherwise.
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error>;
     /// [`HeadStore::swap`] on `expected` (or [`HeadStore::create`] when `None`), storing
-    /// `objects` with the head (sealed, at paths that hold them or nothing, as
-    /// [`LogStore::put_new`] stores them) only if the head is still at `expected`: on a local
-    /// folder's log compared and appended under one lock, elsewhere compared by a fresh read
-    /// before they are stored. A refusal stores nothing; elsewhere a head replaced between
-    /// that read and the swap still finds the objects stored.
+    /// `objects` with the head (sealed, at paths that hold them or nothing) only if the head
+    /// is still at `expected`, as [`Storage::put_new_then`] does: a refusal stores nothing.
     async fn put_with(
         &self,
         expected: Option<&HeadVersion>,
         bytes: Bytes,
         objects: Vec<(Path, Bytes)>,
-    ) -> Result<(), Error>;
+    ) -> Result<(), NotPut>;
     /// Reads the head afresh (a conditional read: no body when it is unchanged) and answers
     /// [`Error::Conflict`] unless it is still at `expected` (`None`: there is none yet): what
     /// must hold before anything a writer sealed for a compare-and-swap on `expected` is
@@ -102,12 +122,10 @@ struct Known {
 
 /// A head object in an object store with conditional writes.
 pub(crate) struct ConditionalHead {
+    /// Where the head is stored, with the objects of [`HeadStore::put_with`].
+    storage: Arc<dyn Storage>,
+    /// `storage`'s store.
     store: Arc<dyn ObjectStore>,
-    /// The same store, when it is a local folder's log: [`HeadStore::put_with`] appends a
-    /// commit's objects and its head under one lock (one turn of the lock and one catch-up
-    /// per commit instead of two: one writer alone made 1,135–1,266 mutations/s where it made
-    /// 878–1,123, and 16 writers together 621–639 where 520–625, in `fleet::fleet_local`).
-    log: Option<Arc<LogStore>>,
     path: Path,
     state: Mutex<State>,
 }
@@ -121,13 +139,42 @@ struct State {
 }
 
 impl ConditionalHead {
-    pub(crate) fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
-        ConditionalHead { store, log: None, path, state: Mutex::new(State::default()) }
+    pub(crate) fn new(storage: Arc<dyn Storage>, path: Path) -> Self {
+        ConditionalHead { store: storage.store().clone(), storage, path, state: Mutex::new(State::default()) }
     }
 
-    /// A head in `log`, which is also its store.
-    pub(crate) fn in_log(log: Arc<LogStore>, path: Path) -> Self {
-        ConditionalHead { store: log.clone(), log: Some(log), path, state: Mutex::new(State::default()) }
+    /// The head as the store holds it now: a conditional read (no body when it is unchanged
+    /// since what this head remembers), remembered in turn.
+    async fn fetch(&self) -> object_store::Result<Option<(Bytes, HeadVersion)>> {
+        let (known, writes) = {
+            let state = self.state();
+            (state.known.as_ref().and_then(|k| k.current.clone()), state.writes)
+        };
+        let mut options = GetOptions::default();
+        if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
+            options.if_none_match = Some(e_tag.to_owned());
+        }
+        let current = match crate::whole_read::get_whole(&*self.store, &self.path, options).await {
+            Ok((meta, bytes)) => Some((bytes, HeadVersion::Object { e_tag: meta.e_tag, version: meta.version })),
+            // Unchanged since the remembered read or write: no body was sent.
+            Err(object_store::Error::NotModified { .. }) if known.is_some() => known,
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        self.read_back(writes, current.clone());
+        Ok(current)
+    }
+
+    /// `Precondition` unless a fresh read ([`ConditionalHead::fetch`]) finds the head at
+    /// `expected` (`None`: there is none yet).
+    async fn still_at(&self, expected: Option<&HeadVersion>) -> object_store::Result<()> {
+        match self.fetch().await?.map(|(_, version)| version).as_ref() == expected {
+            true => Ok(()),
+            false => Err(object_store::Error::Precondition {
+                path: self.path.to_string(),
+                source: "the head was replaced".into(),
+            }),
+        }
     }
 
     /// What a conditional put of the head answered.
@@ -183,23 +230,7 @@ impl ConditionalHead {
 #[async_trait]
 impl HeadStore for ConditionalHead {
     async fn read(&self) -> Result<Option<(Bytes, HeadVersion)>, Error> {
-        let (known, writes) = {
-            let state = self.state();
-            (state.known.as_ref().and_then(|k| k.current.clone()), state.writes)
-        };
-        let mut options = GetOptions::default();
-        if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
-            options.if_none_match = Some(e_tag.to_owned());
-        }
-        let current = match crate::whole_read::get_whole(&*self.store, &self.path, options).await {
-            Ok((meta, bytes)) => Some((bytes, HeadVersion::Object { e_tag: meta.e_tag, version: meta.version })),
-            // Unchanged since the remembered read or write: no body was sent.
-            Err(object_store::Error::NotModified { .. }) if known.is_some() => known,
-            Err(object_store::Error::NotFound { .. }) => None,
-            Err(e) => return Err(Error::backend("read", &self.path, e)),
-        };
-        self.read_back(writes, current.clone());
-        Ok(current)
+        self.fetch().await.map_err(|e| Error::backend("read", &self.path, e))
     }
 
     async fn read_within(&self, max_age: Duration) -> Result<Option<(Bytes, HeadVersion)>, Error> {
@@ -228,26 +259,25 @@ impl HeadStore for ConditionalHead {
         expected: Option<&HeadVersion>,
         bytes: Bytes,
         objects: Vec<(Path, Bytes)>,
-    ) -> Result<(), Error> {
-        let Some(log) = &self.log else {
-            self.unmoved(expected).await?;
-            for (path, object) in objects {
-                match self.store.put_opts(&path, object.into(), PutMode::Create.into()).await {
-                    Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
-                    Err(e) => return Err(Error::backend("write", &path, e)),
-                }
-            }
-            return match expected {
-                Some(expected) => self.swap(expected, bytes).await,
-                None => self.create(bytes).await,
-            };
-        };
+    ) -> Result<(), NotPut> {
         let (mode, op) = match expected.cloned() {
             Some(HeadVersion::Object { e_tag, version }) => (PutMode::Update(UpdateVersion { e_tag, version }), "swap"),
             None => (PutMode::Create, "create"),
         };
-        let put = log.put_new_then(objects, self.path.clone(), bytes.clone(), mode).await;
-        self.after_put(bytes, put, op)
+        // Read through this head, which remembers what it finds: a writer refused there
+        // plans its next attempt on the head it read, with no other request.
+        let moved = AtomicBool::new(false);
+        let check = Box::pin(async {
+            let answer = self.still_at(expected).await;
+            moved.store(matches!(answer, Err(object_store::Error::Precondition { .. })), Ordering::Relaxed);
+            answer
+        });
+        let put = self.storage.put_new_then(objects, &self.path, bytes.clone(), mode, check).await;
+        if moved.load(Ordering::Relaxed) {
+            // Refused before anything was sent: nothing to doubt in what the read found.
+            return Err(NotPut::Moved);
+        }
+        self.after_put(bytes, put, op).map_err(NotPut::Sent)
     }
 }
 
@@ -258,11 +288,13 @@ mod tests {
 
     use super::*;
     use crate::fault::{FaultStore, OpClass};
+    use crate::local::LocalLog;
+    use crate::storage::PutByPut;
 
     fn head() -> (ConditionalHead, Arc<crate::fault::FaultPlan>) {
         let store = FaultStore::new(InMemory::new());
         let plan = store.plan().clone();
-        (ConditionalHead::new(Arc::new(store), Path::from("head")), plan)
+        (ConditionalHead::new(PutByPut::storage(Arc::new(store)), Path::from("head")), plan)
     }
 
     #[tokio::test]
@@ -295,17 +327,17 @@ mod tests {
     #[tokio::test]
     async fn a_put_with_objects_stores_them_and_the_head_or_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let log = Arc::new(LogStore::open(dir.path().join("store")).unwrap());
+        let log = LocalLog::storage(memfs_log::LogStore::open(dir.path().join("store")).unwrap());
         let (plain, _) = head();
-        for head in [ConditionalHead::in_log(log, Path::from("head")), plain] {
+        for head in [ConditionalHead::new(log, Path::from("head")), plain] {
             head.create(Bytes::from_static(b"one")).await.unwrap();
             let (_, version) = head.read().await.unwrap().unwrap();
             let object = |name: &str| (Path::from(format!("objects/{name}")), Bytes::from(name.to_owned()));
             let other = HeadVersion::Object { e_tag: Some("\"elsewhere\"".into()), version: None };
             let refused = head.put_with(Some(&other), Bytes::from_static(b"lost"), vec![object("a")]).await;
-            assert!(matches!(refused, Err(Error::Conflict)), "{refused:?}");
+            assert!(matches!(refused, Err(NotPut::Moved | NotPut::Sent(Error::Conflict))), "{refused:?}");
             let created = head.put_with(None, Bytes::from_static(b"lost"), vec![object("a")]).await;
-            assert!(matches!(created, Err(Error::Conflict)), "{created:?}");
+            assert!(matches!(created, Err(NotPut::Moved | NotPut::Sent(Error::Conflict))), "{created:?}");
             let kept = head.store.get(&Path::from("objects/a")).await;
             assert!(matches!(kept, Err(object_store::Error::NotFound { .. })), "a refused put stored an object");
             assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "one");

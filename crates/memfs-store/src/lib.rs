@@ -63,6 +63,7 @@ mod repository;
 mod revision;
 mod rollback;
 mod settle;
+mod storage;
 mod whole_read;
 
 pub use disk_cache::DISK_CACHE_BYTES;

@@ -107,7 +107,7 @@ mod tests {
     async fn head_with(first: &'static [u8]) -> (ConditionalHead, Arc<FaultPlan>, HeadVersion) {
         let store = FaultStore::new(InMemory::new());
         let plan = store.plan().clone();
-        let head = ConditionalHead::new(Arc::new(store), Path::from("head"));
+        let head = ConditionalHead::new(crate::storage::PutByPut::storage(Arc::new(store)), Path::from("head"));
         head.create(Bytes::from_static(first)).await.unwrap();
         let (_, version) = head.read().await.unwrap().unwrap();
         (head, plan, version)

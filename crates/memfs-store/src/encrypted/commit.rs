@@ -1,10 +1,13 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
-use super::objects::ForLog;
+use super::objects::Sealed;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
 use super::*;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use crate::head::NotPut;
 use crate::settle;
 
 /// What a commit does with its new objects and those its base head carried unwritten.
@@ -30,8 +33,8 @@ pub(super) struct Staged {
     policy: Option<ObjectId>,
     root: ObjectId,
     head: HeadObject,
-    /// In a local folder: the objects, appended to the log with the head.
-    with_head: Option<ForLog>,
+    /// The objects stored with the head (none when it carries them all).
+    with_head: Sealed,
     /// The head carries past the budget: once it has landed, stored and taken out of it.
     write_out: bool,
 }
@@ -98,7 +101,7 @@ impl EncryptedRepository {
     }
 
     /// Seals a commit on `base` (whose head `anchor` names): its objects carried in its head,
-    /// or stored ahead of it (past four times the budget; in a local folder appended with it).
+    /// or (past four times the budget) sealed to be stored with it.
     pub(super) async fn stage(
         &self,
         base: &Head,
@@ -108,15 +111,7 @@ impl EncryptedRepository {
         policy: Option<ObjectId>,
         extra: &[(ObjectId, Vec<u8>)],
     ) -> Result<Staged, Error> {
-        let base_root = base.tree.root().id();
-        let mut inputs = PlanInputs::default();
-        let (planned, root) = loop {
-            let mut planned = PlannedDirs::default();
-            match self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &inputs, &mut planned) {
-                Ok(root) => break (planned, root),
-                Err(missing) => self.supply(missing, &mut inputs).await?,
-            }
-        };
+        let (planned, root) = self.plan_tree(base, mutation).await?;
         let generation = base.generation + 1;
         let commit = CommitObject {
             parent: anchor.commit,
@@ -144,59 +139,80 @@ impl EncryptedRepository {
         // Carried unwritten in the head (one request for the whole commit); stored once the
         // head has landed by the commit that passes the budget, and before the swap past four
         // times it (docs/FORMAT.md, "Objects carried unwritten").
-        let mut with_head = None;
-        let (carried, write_out) = match self.carry(anchor.unwritten(), &new) {
-            Carry::Carried(carried) => (carried, false),
-            Carry::WriteOut(carried) => (carried, true),
+        let (carried, write_out, with_head) = match self.carry(anchor.unwritten(), &new) {
+            Carry::Carried(carried) => (carried, false, Sealed::default()),
+            Carry::WriteOut(carried) => (carried, true, Sealed::default()),
             Carry::Store => {
                 let mut all = new;
                 all.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice())));
-                // Sealed under this handle's keys, checked against the head it planned on and
-                // no newer one. Whatever reaches storage stays there in every copy kept (a
-                // versioned bucket, a backup, the log until compaction): stored after a
-                // rotation committed, under an epoch it retired, the removed credential would
-                // open it. So nothing is stored unless the head is still `base` (docs/
-                // SECURITY.md, "A writer that missed a rotation").
-                match self.log.is_some() {
-                    // A local folder's log: compared under the lock, then appended with the
-                    // head (`HeadStore::put_with`); refused, nothing is appended.
-                    // Those this process stored under an older epoch are replaced ahead of
-                    // it (`seal_for_log`): only once a fresh read finds the head unmoved.
-                    true => {
-                        if all.iter().any(|(_, id, _)| self.stored_stale(id)) {
-                            self.head.unmoved(anchor.version.as_ref()).await?;
-                        }
-                        with_head = Some(self.seal_for_log(all).await?);
-                    }
-                    // Elsewhere stored first, once a fresh read finds the head unmoved.
-                    false => {
-                        self.head.unmoved(anchor.version.as_ref()).await?;
-                        self.put_objects(all).await?;
-                    }
-                }
-                (Vec::new(), false)
+                (Vec::new(), false, self.seal_for(anchor, all).await?)
             }
         };
-        {
-            // Immutable and just written: the next command's reads need not fetch them.
-            let mut cache = self.cache();
-            cache.insert_commit(commit_id, Arc::new(commit));
-            for b in &mutation.blobs {
-                cache.insert_blob(b.id, b.content.clone());
-            }
-            for (id, dir, pages) in planned.dirs {
-                cache.insert_dir(id, dir, pages);
-            }
-            for (id, dir) in planned.partials {
-                cache.insert_partial(id, dir);
-            }
-            for (id, plain) in planned.pages.iter().chain(extra) {
-                cache.insert_plain(*id, Arc::from(&plain[..]));
-            }
-        }
+        self.cache_staged((commit_id, commit), mutation, planned, extra);
         let recent = self.recent_after(anchor.head.as_deref());
         let head = self.head_object(generation, (commit_id, &commit_plain), policy, root, carried, recent);
         Ok(Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out })
+    }
+
+    /// A commit's objects sealed to be stored with its head ([`HeadStore::put_with`]), under
+    /// this handle's keys. Whatever reaches storage stays there in every copy kept (a
+    /// versioned bucket, a backup, the log until compaction): stored after a rotation
+    /// committed, under an epoch it retired, the removed credential would open it. So nothing
+    /// is stored unless the head is still the one planned on (docs/SECURITY.md, "A writer that
+    /// missed a rotation"): the storage checks it as it stores them with the head, and those
+    /// this process stored under an older epoch, replaced ahead of it, only once a fresh read
+    /// finds the head unmoved.
+    async fn seal_for(&self, anchor: &Anchor, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
+        if objects.iter().any(|(_, id, _)| self.stored_stale(id)) {
+            self.head.unmoved(anchor.version.as_ref()).await?;
+        }
+        self.seal_objects(objects).await
+    }
+
+    /// The directories of `mutation`'s tree cut into pages, and its root's id: what the
+    /// planning needs of `base`'s tree (pages and directories not in the cache) read first.
+    async fn plan_tree(&self, base: &Head, mutation: &Mutation) -> Result<(PlannedDirs, ObjectId), Error> {
+        let base_root = base.tree.root().id();
+        let mut inputs = PlanInputs::default();
+        loop {
+            let mut planned = PlannedDirs::default();
+            match self.plan_dirs(mutation.tree.root(), base_root.as_ref(), &inputs, &mut planned) {
+                Ok(root) => return Ok((planned, root)),
+                Err(missing) => self.supply(missing, &mut inputs).await?,
+            }
+        }
+    }
+
+    /// Keeps a staged commit's objects in the cache: immutable and just made, the next
+    /// command's reads need not fetch them.
+    fn cache_staged(
+        &self,
+        (commit_id, commit): (ObjectId, CommitObject),
+        mutation: &Mutation,
+        planned: PlannedDirs,
+        extra: &[(ObjectId, Vec<u8>)],
+    ) {
+        let mut cache = self.cache();
+        cache.insert_commit(commit_id, Arc::new(commit));
+        for b in &mutation.blobs {
+            cache.insert_blob(b.id, b.content.clone());
+        }
+        for (id, dir, pages) in planned.dirs {
+            cache.insert_dir(id, dir, pages);
+        }
+        for (id, dir) in planned.partials {
+            cache.insert_partial(id, dir);
+        }
+        for (id, plain) in planned.pages.iter().chain(extra) {
+            cache.insert_plain(*id, Arc::from(&plain[..]));
+        }
+    }
+
+    /// Stores what `staged` stores with its head, and no head: a writer stopped between its
+    /// objects and its swap (object storage stores them one put each, then swaps).
+    #[cfg(test)]
+    pub(super) async fn store_without_head(&self, staged: &Staged) {
+        self.storage.put_new(staged.with_head.writes()).await.unwrap();
     }
 
     /// Swaps in the head of `staged` if the head is still at `anchor`, settling a lost answer
@@ -204,22 +220,21 @@ impl EncryptedRepository {
     async fn land(&self, anchor: &Anchor, staged: Staged) -> Result<u64, Error> {
         let Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out } = staged;
         let sealed = self.seal_head(&head)?;
+        // Whether the only attempt was refused before anything was sent.
+        let (attempts, unsent) = (AtomicU32::new(0), AtomicBool::new(false));
         let write = || async {
-            match (&anchor.version, &with_head) {
-                (version, Some(objects)) => {
-                    self.head.put_with(version.as_ref(), sealed.clone(), objects.writes()).await
-                }
-                (Some(version), None) => self.head.swap(version, sealed.clone()).await,
-                (None, None) => self.head.create(sealed.clone()).await,
-            }
+            attempts.fetch_add(1, Ordering::Relaxed);
+            let put = self.head.put_with(anchor.version.as_ref(), sealed.clone(), with_head.writes()).await;
+            unsent.store(matches!(put, Err(NotPut::Moved)), Ordering::Relaxed);
+            put.map_err(NotPut::into_error)
         };
         // A write whose answer is lost (a timeout, a dropped connection) may still land, even
         // later. Sending the very same conditional write again settles it: whichever copy
         // lands first wins and the other is refused, so the commit lands at most once.
         let swapped = settle::resend(write).await;
-        // Appended with the head when the swap was taken; refused, nothing was appended.
-        if let (Ok(()), Some(objects)) = (&swapped, &with_head) {
-            self.appended(objects);
+        // Stored with the head when the swap was taken; refused, nothing was stored.
+        if swapped.is_ok() {
+            self.stored(&with_head);
         }
         match swapped {
             Ok(()) => {
@@ -233,7 +248,8 @@ impl EncryptedRepository {
             // Refused, or failed: but an earlier copy of this very write (ours, or a retry
             // inside the client) may be the one that moved the head. Answering "conflict" or
             // "failed" then would make the caller run a command again that is already in:
-            // look before answering.
+            // look before answering. Unless nothing was ever sent.
+            Err(e) if unsent.load(Ordering::Relaxed) && attempts.load(Ordering::Relaxed) == 1 => return Err(e),
             Err(e) => match self.landed(&commit_id, generation).await {
                 Landed::Yes => {}
                 Landed::No => return Err(e),

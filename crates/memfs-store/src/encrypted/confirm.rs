@@ -48,7 +48,7 @@ impl EncryptedRepository {
     /// by compare-and-swap; nothing if the mark is gone or another client changed `memfs.keys`
     /// meanwhile (its own write took the mark, or its next open will).
     async fn clear_mark(&self, mark: Confirmation) -> Result<(), Error> {
-        let head = ConditionalHead::new(self.store.clone(), Path::from(KEYS_PATH));
+        let head = ConditionalHead::new(self.storage.clone(), Path::from(KEYS_PATH));
         let Some((bytes, version)) = head.read().await? else { return Err(Error::NotInitialized) };
         let mut object = parse_keys(&bytes)?;
         if object.unrecorded != Some(mark) {

@@ -228,10 +228,7 @@ impl EncryptedRepository {
     /// A local folder's log keeps deleted objects and replaced heads until it is compacted:
     /// rewrite it with the live records only.
     async fn compact_log(&self, report: &mut GcReport, progress: &dyn Progress) -> Result<(), Error> {
-        let Some(log) = &self.log else { return Ok(()) };
-        progress.phase("compacting", None);
-        let compacted =
-            log.compact().await.map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
+        let Some(compacted) = self.compact(progress).await? else { return Ok(()) };
         report.log_bytes_before = compacted.bytes_before;
         report.log_bytes_after = compacted.bytes_after;
         Ok(())

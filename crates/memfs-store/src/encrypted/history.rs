@@ -269,7 +269,8 @@ pub(super) mod tests {
         let head = repo.head().await.unwrap();
         let m = mutate(repo, &head, input).await.unwrap();
         let anchor = head.anchor.as_ref().unwrap();
-        repo.stage(&head, anchor, &m, CommitInfo::default(), None, &[]).await.unwrap();
+        let staged = repo.stage(&head, anchor, &m, CommitInfo::default(), None, &[]).await.unwrap();
+        repo.store_without_head(&staged).await;
     }
 
     pub(crate) async fn three_commits() -> EncryptedRepository {

@@ -2,19 +2,31 @@
 //! verifying them; directories planned into pages for a commit and loaded back.
 
 use super::*;
+use crate::progress::Progress;
+use crate::storage::{self, Compacted};
 use crate::whole_read::get_bytes;
 
-/// Objects sealed for a local folder's log, under the epoch `epoch`.
-pub(super) struct ForLog {
-    pub(super) epoch: u32,
-    pub(super) objects: Vec<(ObjectKind, ObjectId, Bytes)>,
+/// Objects sealed under the epoch `epoch`, to be stored ([`EncryptedRepository::seal_new`]).
+#[derive(Default)]
+pub(super) struct Sealed {
+    epoch: u32,
+    objects: Vec<(ObjectKind, ObjectId, Bytes)>,
 }
 
-impl ForLog {
+impl Sealed {
     /// The writes that store them: each at its object path.
     pub(super) fn writes(&self) -> Vec<(Path, Bytes)> {
         self.objects.iter().map(|(_, id, bytes)| (object_path(id), bytes.clone())).collect()
     }
+}
+
+/// What this process wrote of one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Written {
+    /// The epoch it was sealed under.
+    epoch: u32,
+    /// Whether the write is known to have landed (a failed one may have landed too).
+    landed: bool,
 }
 
 impl EncryptedRepository {
@@ -34,98 +46,84 @@ impl EncryptedRepository {
         Ok(out)
     }
 
+    /// Stores one object (see [`EncryptedRepository::put_objects`]).
     pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
-        let path = object_path(&id);
-        let objects = self.keys.objects();
-        let epoch = objects.current_epoch();
-        let sealed = Bytes::from(objects.seal(kind, &id, plain)?);
-        // An object this process stored under an older epoch (before it followed a rotation:
-        // its commit then lost the race, and this is the run again) is replaced, not kept: a
-        // reseal may already have passed it, and its epoch may be retired (`memfs key shred`).
-        let stale = self.written().get(&id).is_some_and(|e| *e < epoch);
-        let mode = if stale { PutMode::Overwrite } else { PutMode::Create };
-        // An object write is idempotent (same id, same plaintext), so a failure on the way (a
-        // connection the server closed as it was reused, a timeout) is simply tried again; the
-        // client's own retries do not cover every such case for a conditional put.
-        let mut attempt = 0;
-        loop {
-            match self.store.put_opts(&path, sealed.clone().into(), mode.clone().into()).await {
-                // Same id, same plaintext: already stored by an earlier command (or attempt).
-                Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
-                    self.remember_written(id, epoch);
-                    break;
-                }
-                Err(e) if attempt < OBJECT_WRITE_RETRIES && transient(&e) => {
-                    attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
-                }
-                Err(e) => return Err(Error::backend("write", &path, e)),
-            }
-        }
-        self.cache_on_disk(kind, &id, &sealed);
-        Ok(())
+        self.put_objects(vec![(kind, id, plain)]).await
     }
 
-    /// Keeps a just-stored content or directory page in the on-disk cache, if there is one.
-    fn cache_on_disk(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) {
-        if let Some(disk) = &self.disk
-            && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
-        {
-            disk.put(id, sealed);
-        }
-    }
-
-    /// Stores a commit's new objects: in a local folder, sealed and appended to the log in
-    /// one locked write (a locked append each would cost the lock, a catch-up and a write per
-    /// object); elsewhere one put each, [`PARALLEL`] at a time.
+    /// Stores new objects: sealed ([`EncryptedRepository::seal_new`]), then stored by the
+    /// storage (in a local folder one locked append, elsewhere one put each).
     pub(super) async fn put_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
-        let Some(log) = &self.log else {
-            // The futures made first (they do nothing until polled): a closure inside the
-            // stream would not be `Send` for every lifetime, as `async_trait` needs.
-            let puts: Vec<_> = objects.into_iter().map(|(kind, id, plain)| self.put_object(kind, id, plain)).collect();
-            return stream::iter(puts).buffer_unordered(PARALLEL).try_collect().await;
-        };
-        let sealed = self.seal_for_log(objects).await?;
-        log.put_new(sealed.writes()).await.map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
-        self.appended(&sealed);
+        let sealed = self.seal_objects(objects).await?;
+        self.storage
+            .put_new(sealed.writes())
+            .await
+            .map_err(|e| Error::backend("write", &Path::from(OBJECTS_PREFIX), e))?;
+        self.stored(&sealed);
         Ok(())
     }
 
-    /// A commit's new objects for a local folder's log: those this process stored under an
-    /// older epoch are stored again at once (as [`EncryptedRepository::put_object`] replaces
-    /// them); the others are sealed for one locked append ([`LogStore::put_new`], or with
-    /// the head, [`HeadStore::put_with`]), after which [`EncryptedRepository::appended`].
-    pub(super) async fn seal_for_log(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<ForLog, Error> {
+    /// Seals new objects under the current epoch, to be stored by the storage
+    /// ([`Storage::put_new`], or with the head, [`HeadStore::put_with`]), after which
+    /// [`EncryptedRepository::stored`]. Those this process stored under an older epoch
+    /// (before it followed a rotation: its commit then lost the race, and this is the run
+    /// again) are replaced at once instead: a reseal may already have passed that copy, and
+    /// its epoch may be retired (`memfs key shred`). A caller that seals for a commit checks
+    /// that the head is unmoved first (docs/SECURITY.md, "A writer that missed a rotation").
+    pub(super) async fn seal_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
         let mut stale = Vec::new();
         let sealed = {
             let keys = self.keys.objects();
             let epoch = keys.current_epoch();
             let mut batch = Vec::with_capacity(objects.len());
             for (kind, id, plain) in objects {
-                if self.written().get(&id).is_some_and(|e| *e < epoch) {
-                    stale.push((kind, id, plain));
-                    continue;
+                let bytes = Bytes::from(keys.seal(kind, &id, plain)?);
+                match self.stored_stale(&id) {
+                    true => stale.push((kind, id, bytes)),
+                    false => batch.push((kind, id, bytes)),
                 }
-                batch.push((kind, id, Bytes::from(keys.seal(kind, &id, plain)?)));
             }
-            ForLog { epoch, objects: batch }
+            Sealed { epoch, objects: batch }
         };
-        for (kind, id, plain) in stale {
-            self.put_object(kind, id, plain).await?;
+        for (kind, id, bytes) in stale {
+            self.replace_object(kind, id, bytes, sealed.epoch).await?;
+        }
+        for (_, id, _) in &sealed.objects {
+            self.remember_written(*id, Written { epoch: sealed.epoch, landed: false });
         }
         Ok(sealed)
     }
 
-    /// After `sealed` was appended to the log: remembered as stored, kept in the disk cache.
-    pub(super) fn appended(&self, sealed: &ForLog) {
+    /// Stores `sealed` (object `id`, sealed under `epoch`) over whatever its path holds.
+    async fn replace_object(&self, kind: ObjectKind, id: ObjectId, sealed: Bytes, epoch: u32) -> Result<(), Error> {
+        let path = object_path(&id);
+        self.remember_written(id, Written { epoch, landed: false });
+        let put = || self.store.put_opts(&path, sealed.clone().into(), PutMode::Overwrite.into());
+        storage::retried(put).await.map_err(|e| Error::backend("write", &path, e))?;
+        self.stored(&Sealed { epoch, objects: vec![(kind, id, sealed)] });
+        Ok(())
+    }
+
+    /// After `sealed` was stored: remembered as stored, kept in the disk cache.
+    pub(super) fn stored(&self, sealed: &Sealed) {
         for (kind, id, bytes) in &sealed.objects {
-            self.remember_written(*id, sealed.epoch);
-            self.cache_on_disk(*kind, id, bytes);
+            self.remember_written(*id, Written { epoch: sealed.epoch, landed: true });
+            if let Some(disk) = &self.disk
+                && matches!(kind, ObjectKind::Blob | ObjectKind::Dir)
+            {
+                disk.put(id, bytes);
+            }
         }
     }
 
-    /// The objects this process stored, with the epoch each was sealed under.
-    fn written(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, u32>> {
+    /// Rewrites the storage without what was deleted or replaced (a local folder's log keeps
+    /// them until then): its sizes before and after, `None` where nothing is kept.
+    pub(super) async fn compact(&self, progress: &dyn Progress) -> Result<Option<Compacted>, Error> {
+        self.storage.compact(progress).await.map_err(|e| Error::backend("compact", &Path::from("log"), e))
+    }
+
+    /// The objects this process wrote.
+    fn written(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, Written>> {
         // Single inserts and clears: a poisoned lock still holds a sound map.
         self.written.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -133,24 +131,29 @@ impl EncryptedRepository {
     /// Whether this process stored `id` under the current epoch.
     pub(super) fn stored_now(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
-        self.written().get(id) == Some(&epoch)
+        self.written().get(id) == Some(&Written { epoch, landed: true })
     }
 
-    /// Whether this process stored `id` under an epoch older than the current one (before it
-    /// followed a rotation): such an object is stored again, replacing that copy.
+    /// Whether this process wrote `id` (or tried to) under an epoch older than the current one
+    /// (before it followed a rotation): such an object is stored again, replacing that copy.
     pub(super) fn stored_stale(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
-        self.written().get(id).is_some_and(|e| *e < epoch)
+        self.written().get(id).is_some_and(|w| w.epoch < epoch)
     }
 
-    /// Remembers that this process stored `id` under `epoch`, up to [`WRITTEN_MEMORY`]
-    /// objects (then it starts again: only objects written just before a rotation matter).
-    fn remember_written(&self, id: ObjectId, epoch: u32) {
+    /// Remembers what this process wrote of `id`, up to [`WRITTEN_MEMORY`] objects (then it
+    /// starts again: only objects written just before a rotation matter). A write only tried
+    /// leaves what was remembered before: a copy under an older epoch may still be stored (and
+    /// is replaced next time), one landed under this epoch still is.
+    fn remember_written(&self, id: ObjectId, now: Written) {
         let mut written = self.written();
+        if !now.landed && written.get(&id).is_some_and(|w| w.epoch <= now.epoch) {
+            return;
+        }
         if written.len() >= WRITTEN_MEMORY {
             written.clear();
         }
-        written.insert(id, epoch);
+        written.insert(id, now);
     }
 
     /// Fetches and opens an object of `kind` from the store (never from a cache).
@@ -369,22 +372,4 @@ fn level_of(level: &[ObjectId], pages: Vec<format::Page>) -> Result<Level, Error
         }
     }
     Ok(Level::Below(below))
-}
-
-/// How many times an object write that failed on the way is tried again (after 100, 200 and
-/// 400 ms).
-const OBJECT_WRITE_RETRIES: u32 = 3;
-
-/// Whether a backend error may go away by itself: not a refusal the service decided on.
-fn transient(e: &object_store::Error) -> bool {
-    !matches!(
-        e,
-        object_store::Error::NotFound { .. }
-            | object_store::Error::Precondition { .. }
-            | object_store::Error::PermissionDenied { .. }
-            | object_store::Error::Unauthenticated { .. }
-            | object_store::Error::NotSupported { .. }
-            | object_store::Error::NotImplemented { .. }
-            | object_store::Error::InvalidPath { .. }
-    )
 }

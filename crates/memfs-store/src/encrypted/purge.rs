@@ -411,12 +411,7 @@ impl EncryptedRepository {
         self.forget(&deleted);
 
         // 6. Compact and verify.
-        if let Some(log) = &self.log {
-            progress.phase("compacting", None);
-            let compacted = log
-                .compact()
-                .await
-                .map_err(|e| Error::backend("compact", &object_store::path::Path::from("log"), e))?;
+        if let Some(compacted) = self.compact(progress).await? {
             report.log_bytes_before = compacted.bytes_before;
             report.log_bytes_after = compacted.bytes_after;
         }

@@ -434,10 +434,7 @@ pub(super) async fn finish(
     }
     progress.phase("deleting", Some(done.doomed.len() as u64));
     old.delete_objects(done.doomed.clone(), progress).await?;
-    if let Some(log) = &new.log {
-        progress.phase("compacting", None);
-        log.compact().await.map_err(|e| Error::backend("compact", &Path::from("log"), e))?;
-    }
+    new.compact(progress).await?;
     Ok(done)
 }
 

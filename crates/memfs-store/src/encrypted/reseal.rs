@@ -74,11 +74,8 @@ impl EncryptedRepository {
         }
         self.reseal_head(epoch).await?;
         self.reseal_gc_state(epoch).await?;
-        if report.resealed > 0
-            && let Some(log) = &self.log
-        {
-            progress.phase("compacting", None);
-            log.compact().await.map_err(|e| Error::backend("compact", &Path::from("log"), e))?;
+        if report.resealed > 0 {
+            self.compact(progress).await?;
         }
         Ok(report)
     }
