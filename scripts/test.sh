@@ -41,8 +41,9 @@ for features in "" http agent http,agent mcp ui; do
     echo "-- memfs with --no-default-features --features '$features'"
     cargo clippy -p memfs --no-default-features --features "$features" --all-targets --locked -- -D warnings
 done
-# memfs-core as every other crate uses it: without `test-support` (its own tests turn it on).
-cargo clippy -p memfs-core --lib --locked -- -D warnings
+# memfs-core, memfs-store and memfs-log as the library and the binary build them: without
+# `test-support` and `testing` (their own tests, and the tests of the crates above, turn them on).
+cargo clippy -p memfs-core -p memfs-store -p memfs-log --lib --locked -- -D warnings
 
 step "No module cycles in any crate"
 python3 scripts/module-cycles.py --self-test

@@ -18,7 +18,8 @@
 //! `fixed_keys` (paths stored as 32 bytes), `table` (a sealed segment's index file),
 //! `checksum`, `report` ([`CompactReport`], [`StoredBytes`]), `error` (its internal errors),
 //! [`local_fs`] (files opened without following links, [`UnsafePath`]) and `fuzzing` (the
-//! record parser for `fuzz/`).
+//! record parser for `fuzz/`: test scaffolding, built only for this crate's tests and with the
+//! `testing` feature, which memfs-store's `testing` turns on).
 //!
 //! Many instances (processes) share one folder. Writers append holding an exclusive lock on
 //! `log.lock`; readers take no lock. Each instance keeps the last segment's records by path in
@@ -196,6 +197,7 @@
 mod checksum;
 mod error;
 mod fixed_keys;
+#[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod local_fs;

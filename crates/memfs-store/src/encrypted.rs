@@ -57,6 +57,7 @@ mod cache;
 mod check;
 mod commit;
 mod confirm;
+#[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub(crate) mod fuzzing;
 mod gc;

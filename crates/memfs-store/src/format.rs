@@ -138,6 +138,7 @@ pub(crate) fn encode_index(height: u32, children: &[IndexChild<'_>]) -> Vec<u8> 
 }
 
 /// Encodes a decoded index page again, for the fuzzers and the tests that forge pages.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn reencode_index(index: &Index) -> Vec<u8> {
     let guide = &index.guide;
     let children: Vec<IndexChild<'_>> = (0..index.pages.len())
@@ -366,6 +367,8 @@ pub(crate) struct CommitAt {
 /// The head as stored (`binary_head.rs`): which commit is newest, and a snapshot of the
 /// objects a reader with empty caches needs first.
 #[derive(Debug, Clone)]
+// `pub` for `memfs_store::fuzzing` (feature `testing`); unreachable without it.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub struct HeadObject {
     /// The store's id as in `memfs.keys` (32 lowercase hex digits): a head copied from another
     /// store is refused. Absent where there is no `memfs.keys` (an in-memory store).
@@ -434,6 +437,7 @@ impl HeadObject {
 
     /// Decodes a stored head as [`HeadObject::decode`] does, with every inline id zero: for
     /// re-encoding a head (the fuzz targets), never for opening one.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn decode_unverified(bytes: &[u8]) -> Result<HeadObject, String> {
         Self::decode(bytes, |_, _| ObjectId::from_bytes([0; 32]))
     }
@@ -447,6 +451,8 @@ impl HeadObject {
 
 /// An immutable object carried inside the head: its kind, id and plaintext.
 #[derive(Debug, Clone)]
+// `pub` for `memfs_store::fuzzing` (feature `testing`); unreachable without it.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub struct InlineObject {
     /// Which kind of object.
     pub kind: InlineKind,
@@ -462,6 +468,8 @@ pub struct InlineObject {
 
 /// The kinds of object a head may carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// `pub` for `memfs_store::fuzzing` (feature `testing`); unreachable without it.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub enum InlineKind {
     /// A commit.
     Commit,

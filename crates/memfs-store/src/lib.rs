@@ -4,7 +4,7 @@
 //! tree), fetch directories and contents by id, and commit a mutation by compare-and-swap on
 //! the head. [`EncryptedRepository`] is the encrypted, content-addressed store over
 //! `object_store`: memory, a local folder (the append-only log of `memfs_log`), and the [`cloud`]
-//! stores S3, GCS and Azure Blob. Every implementation runs the [`conformance`] suite.
+//! stores S3, GCS and Azure Blob. Every implementation runs the `conformance` suite.
 //!
 //! An [`EncryptedRepository`] also keeps history: [`EncryptedRepository::log`], commits named by
 //! a [`Revision`], past trees, [`EncryptedRepository::check`] (integrity),
@@ -14,15 +14,15 @@
 //! # Modules
 //!
 //! - [`cloud`]: `s3://`, `gs://` and `az://` URLs and options to an `object_store` client;
-//! - [`conformance`]: the suite every [`Repository`] runs;
+//! - `conformance` (feature `testing`): the suite every [`Repository`] runs;
 //! - `disk_cache`: the optional on-disk cache of immutable objects;
 //! - `encrypted`: [`EncryptedRepository`] (commit, history, check, gc, purge, key slots);
 //! - `error`: [`Error`], with the common cloud set-up mistakes as their own variants;
-//! - [`fault`]: [`FaultStore`](fault::FaultStore), fault injection for crash-safety tests;
+//! - `fault` (feature `testing`): `FaultStore`, fault injection for crash-safety tests;
 //! - `fetch`: `Fetched`, the one fetch loop: objects a pure tree operation asks for, read on
 //!   demand until it completes;
 //! - `format`: plaintext layouts of the stored objects, before sealing;
-//! - `fuzzing`: hidden entry points for `fuzz/`, not part of the API;
+//! - `fuzzing` (feature `testing`): hidden entry points for `fuzz/`, not part of the API;
 //! - `head`: the mutable objects (head, gc state, key slots), replaced by compare-and-swap;
 //! - `hooked` (tests only): an in-memory store that runs an action at a chosen operation;
 //! - `local`: the local folder's log as the repository opens it ([`open_local_log`]);
@@ -36,18 +36,25 @@
 //! - `rollback`: rollback and fork detection, the newest commit seen per store;
 //! - `settle`: a compare-and-swap whose answer may have been lost, sent again and looked for;
 //! - `whole_read`: reads of a whole object, sent again from the start when the body breaks.
+//!
+//! `conformance`, `fault` and `fuzzing` are test scaffolding, not part of the shipped API: they
+//! are built only for this crate's own tests and with the `testing` feature, which the tests,
+//! benches and fuzz targets of other crates turn on (as a dev-dependency, or in `fuzz/`).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod cloud;
+#[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 mod disk_cache;
 mod encrypted;
 mod error;
+#[cfg(any(test, feature = "testing"))]
 pub mod fault;
 mod fetch;
 mod format;
+#[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod head;

@@ -178,7 +178,9 @@ pub(super) fn parse_keys(bytes: &[u8]) -> Result<KeysObject, Error> {
     Ok(keys)
 }
 
-/// The keys of `memfs.keys` whose root is `root`, once its tag is checked.
+/// The keys of `memfs.keys` whose root is `root`, once its tag is checked (for
+/// `fuzzing::open_keys`, behind the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
 pub(super) fn open_authenticated(keys: &KeysObject, root: &RootKey, store_id: &[u8; 16]) -> Result<StoreKeys, Error> {
     keys.authenticate(root)?;
     Ok(keys.keyring.open(root, store_id)?)
