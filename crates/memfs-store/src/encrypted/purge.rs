@@ -238,6 +238,7 @@ impl EncryptedRepository {
         }
         Ok(report)
     }
+
     /// Step 4's commit on the rewritten chain, at `generation`, queued in `chain`'s writes:
     /// it deletes from the live tree what the rewrite removed there (listed in
     /// `report.removed`) and records the replaced commits. Returns the head that names it.

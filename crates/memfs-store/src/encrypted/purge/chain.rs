@@ -21,6 +21,7 @@ pub(super) type Write = (ObjectKind, ObjectId, Vec<u8>);
 
 /// The new chain as it grows, one kept commit after another.
 pub(super) struct Chain<'a> {
+    /// The kept commits' trees, rewritten, and the new pages.
     rewrite: Rewrite<'a>,
     /// S.
     purge: &'a HashSet<ObjectId>,
@@ -28,7 +29,7 @@ pub(super) struct Chain<'a> {
     key: &'a AddressKey,
     /// The path purged.
     path: &'a MemoryPath,
-    /// The new commits, oldest first.
+    /// The new commits, oldest first (the purge commit last).
     writes: Vec<Write>,
     /// The new chain's commits and policies (step 5 adds the objects of its trees).
     ids: HashSet<ObjectId>,
@@ -37,7 +38,7 @@ pub(super) struct Chain<'a> {
     /// The old ids of the commits given a new one, to the new one (in hex, as records name
     /// commits): a later commit's record is made to name the new.
     renamed: HashMap<String, String>,
-    /// The commits given a new id, which the purge commit records.
+    /// The kept commits given a new id, which the purge commit records.
     pub(super) replaced: Vec<CommitAt>,
     /// The newest commit so far: the next one's parent.
     pub(super) parent: Option<ObjectId>,
