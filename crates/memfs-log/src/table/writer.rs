@@ -30,96 +30,7 @@ pub(crate) fn write<'a>(
     let final_path = path(log_dir, seal.segment);
     let tmp = log_dir.join(format!("{:016x}.index.tmp", seal.segment));
     let file = local_fs::create_new(&tmp, 0o600).map_err(LogError::open("create", &tmp))?;
-    let written = (|| {
-        let mut w = BufWriter::with_capacity(1 << 16, &file);
-        let io = |e| LogError::io("write", &tmp)(e);
-        w.write_all(&[0; TABLE_HEADER_LEN]).map_err(io)?;
-        let words = (estimate as u64).max(1).saturating_mul(BLOOM_BITS_PER_ENTRY).div_ceil(64).max(1);
-        let mut bloom = vec![0u64; words as usize];
-        let mut dir: Vec<BlockRef> = Vec::new();
-        let mut block: Vec<u8> = Vec::with_capacity(BLOCK_LEN);
-        let mut first = String::new();
-        let mut offset = TABLE_HEADER_LEN as u64;
-        let mut count = 0u64;
-        let mut one = Vec::new();
-        // Times are stored as the difference from the block's previous entry's.
-        let mut last_time = 0;
-        // The path before the current one: a block's first path in the directory is the
-        // shortest start of its first entry's that sorts after it (readers only compare keys
-        // against it), so the directory read on every open stays small.
-        let mut previous = String::new();
-        let mut flush = |block: &mut Vec<u8>, first: &str, w: &mut BufWriter<&File>, offset: &mut u64| {
-            w.write_all(block)?;
-            w.write_all(&checksum::of_segment(seal.segment, block))?;
-            dir.push(BlockRef { offset: *offset, len: block.len() as u32, first: first.to_owned() });
-            *offset += (block.len() + CHECKSUM_LEN) as u64;
-            block.clear();
-            Ok::<(), std::io::Error>(())
-        };
-        for item in entries {
-            let (name, slot) = item?;
-            one.clear();
-            let mut time = last_time;
-            if !encode_entry(&mut one, name, slot, keys, &mut time) {
-                return Ok(None);
-            }
-            if !block.is_empty() && block.len() + one.len() + CHECKSUM_LEN > BLOCK_LEN {
-                flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
-                // The entry starts a block: encoded again against no previous time.
-                one.clear();
-                time = 0;
-                encode_entry(&mut one, name, slot, keys, &mut time);
-            }
-            last_time = time;
-            if block.is_empty() {
-                first.clear();
-                first.push_str(match previous.is_empty() {
-                    true => name,
-                    false => separator(&previous, name),
-                });
-            }
-            previous.clear();
-            previous.push_str(name);
-            block.extend_from_slice(&one);
-            bloom_insert(&mut bloom, name);
-            count += 1;
-        }
-        if !block.is_empty() {
-            flush(&mut block, &first, &mut w, &mut offset).map_err(io)?;
-        }
-        let mut meta = Vec::with_capacity(bloom.len() * 8 + dir.len() * 64);
-        for word in &bloom {
-            meta.extend_from_slice(&word.to_le_bytes());
-        }
-        for b in &dir {
-            meta.extend_from_slice(&b.offset.to_le_bytes());
-            meta.extend_from_slice(&b.len.to_le_bytes());
-            put_str(&mut meta, &b.first);
-        }
-        w.write_all(&meta).map_err(io)?;
-        w.flush().map_err(io)?;
-        drop(w);
-        let mut h = [0u8; TABLE_HEADER_LEN];
-        h[..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
-        h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
-        h[32..48].copy_from_slice(&seal.last_checksum);
-        h[48..56].copy_from_slice(&count.to_le_bytes());
-        h[56..64].copy_from_slice(&seal.dead.to_le_bytes());
-        h[64..72].copy_from_slice(&offset.to_le_bytes());
-        h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
-        h[80..88].copy_from_slice(&words.to_le_bytes());
-        h[88..96].copy_from_slice(&(dir.len() as u64).to_le_bytes());
-        h[96..112].copy_from_slice(&checksum::of_segment(seal.segment, &meta));
-        let sum = checksum::of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
-        h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
-        file.write_all_at(&h, 0).map_err(io)?;
-        // Synced before the rename: after a crash the name never shows a file without its data
-        // (which would be refused anyway, by its checksums, and read around).
-        file.sync_data().map_err(LogError::io("sync", &tmp))?;
-        Ok(Some(()))
-    })();
+    let written = write_file(&file, &tmp, seal, keys, estimate, entries);
     match written {
         Ok(Some(())) => {}
         Ok(None) | Err(_) => {
@@ -130,6 +41,163 @@ pub(crate) fn write<'a>(
     std::fs::rename(&tmp, &final_path).map_err(LogError::io("rename", &tmp))?;
     drop(file);
     Ok(Table::read(log_dir, seal.segment, keys).filter(|t| t.seal == seal))
+}
+
+/// Writes the whole index into `file`, created at `tmp`: a header left zero, the entries'
+/// blocks, the bloom filter and the block directory, then the header; and syncs it. `None` if
+/// an entry cannot be indexed.
+fn write_file<'a>(
+    file: &File,
+    tmp: &FsPath,
+    seal: Seal,
+    keys: &FixedKeys,
+    estimate: usize,
+    entries: impl Iterator<Item = Result<(&'a str, &'a Slot), LogError>>,
+) -> Result<Option<()>, LogError> {
+    let mut w = BufWriter::with_capacity(1 << 16, file);
+    let io = |e| LogError::io("write", tmp)(e);
+    w.write_all(&[0; TABLE_HEADER_LEN]).map_err(io)?;
+    let mut blocks = Blocks::new(seal.segment, estimate);
+    for item in entries {
+        let (name, slot) = item?;
+        if !blocks.add(&mut w, name, slot, keys).map_err(io)? {
+            return Ok(None);
+        }
+    }
+    if !blocks.block.is_empty() {
+        blocks.flush(&mut w).map_err(io)?;
+    }
+    let meta = blocks.meta();
+    w.write_all(&meta).map_err(io)?;
+    w.flush().map_err(io)?;
+    drop(w);
+    file.write_all_at(&blocks.header(seal, &meta), 0).map_err(io)?;
+    // Synced before the rename: after a crash the name never shows a file without its data
+    // (which would be refused anyway, by its checksums, and read around).
+    file.sync_data().map_err(LogError::io("sync", tmp))?;
+    Ok(Some(()))
+}
+
+/// The entries' blocks as they are written, and what the bloom filter, the block directory and
+/// the header (written last, at the start of the file) are made of.
+struct Blocks {
+    /// The segment indexed: its number is in every block's checksum.
+    segment: u64,
+    bloom: Vec<u64>,
+    /// The blocks written.
+    dir: Vec<BlockRef>,
+    /// The block being filled.
+    block: Vec<u8>,
+    /// Its first path in the directory.
+    first: String,
+    /// Where it starts in the file.
+    offset: u64,
+    /// The entries written.
+    count: u64,
+    /// The entry at hand, encoded.
+    one: Vec<u8>,
+    /// The previous entry's time (0 before the first): an entry's time is stored as the
+    /// difference from it, and whole when the entry starts a block.
+    last_time: u64,
+    /// The path before the current one: a block's first path in the directory is the
+    /// shortest start of its first entry's that sorts after it (readers only compare keys
+    /// against it), so the directory read on every open stays small.
+    previous: String,
+}
+
+impl Blocks {
+    /// No blocks yet, in segment `segment`'s index, with a bloom filter sized for `estimate`
+    /// entries.
+    fn new(segment: u64, estimate: usize) -> Self {
+        let words = (estimate as u64).max(1).saturating_mul(BLOOM_BITS_PER_ENTRY).div_ceil(64).max(1);
+        Blocks {
+            segment,
+            bloom: vec![0u64; words as usize],
+            dir: Vec::new(),
+            block: Vec::with_capacity(BLOCK_LEN),
+            first: String::new(),
+            offset: TABLE_HEADER_LEN as u64,
+            count: 0,
+            one: Vec::new(),
+            last_time: 0,
+            previous: String::new(),
+        }
+    }
+
+    /// Adds one entry, writing out the block first if the entry does not fit in it; `false` if
+    /// its path is too long for the format.
+    fn add(&mut self, w: &mut BufWriter<&File>, name: &str, slot: &Slot, keys: &FixedKeys) -> std::io::Result<bool> {
+        self.one.clear();
+        let mut time = self.last_time;
+        if !encode_entry(&mut self.one, name, slot, keys, &mut time) {
+            return Ok(false);
+        }
+        if !self.block.is_empty() && self.block.len() + self.one.len() + CHECKSUM_LEN > BLOCK_LEN {
+            self.flush(w)?;
+            // The entry starts a block: encoded again against no previous time.
+            self.one.clear();
+            time = 0;
+            encode_entry(&mut self.one, name, slot, keys, &mut time);
+        }
+        self.last_time = time;
+        if self.block.is_empty() {
+            self.first.clear();
+            self.first.push_str(match self.previous.is_empty() {
+                true => name,
+                false => separator(&self.previous, name),
+            });
+        }
+        self.previous.clear();
+        self.previous.push_str(name);
+        self.block.extend_from_slice(&self.one);
+        bloom_insert(&mut self.bloom, name);
+        self.count += 1;
+        Ok(true)
+    }
+
+    /// Writes out the block with its checksum and lists it in the directory.
+    fn flush(&mut self, w: &mut BufWriter<&File>) -> std::io::Result<()> {
+        w.write_all(&self.block)?;
+        w.write_all(&checksum::of_segment(self.segment, &self.block))?;
+        self.dir.push(BlockRef { offset: self.offset, len: self.block.len() as u32, first: self.first.clone() });
+        self.offset += (self.block.len() + CHECKSUM_LEN) as u64;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// The bloom filter and the block directory, as they follow the blocks.
+    fn meta(&self) -> Vec<u8> {
+        let mut meta = Vec::with_capacity(self.bloom.len() * 8 + self.dir.len() * 64);
+        for word in &self.bloom {
+            meta.extend_from_slice(&word.to_le_bytes());
+        }
+        for b in &self.dir {
+            meta.extend_from_slice(&b.offset.to_le_bytes());
+            meta.extend_from_slice(&b.len.to_le_bytes());
+            put_str(&mut meta, &b.first);
+        }
+        meta
+    }
+
+    /// The header of `seal`'s index, once every block is written and `meta` follows them.
+    fn header(&self, seal: Seal, meta: &[u8]) -> [u8; TABLE_HEADER_LEN] {
+        let mut h = [0u8; TABLE_HEADER_LEN];
+        h[..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        h[16..24].copy_from_slice(&seal.segment.to_le_bytes());
+        h[24..32].copy_from_slice(&seal.covered_len.to_le_bytes());
+        h[32..48].copy_from_slice(&seal.last_checksum);
+        h[48..56].copy_from_slice(&self.count.to_le_bytes());
+        h[56..64].copy_from_slice(&seal.dead.to_le_bytes());
+        h[64..72].copy_from_slice(&self.offset.to_le_bytes());
+        h[72..80].copy_from_slice(&(meta.len() as u64).to_le_bytes());
+        h[80..88].copy_from_slice(&(self.bloom.len() as u64).to_le_bytes());
+        h[88..96].copy_from_slice(&(self.dir.len() as u64).to_le_bytes());
+        h[96..112].copy_from_slice(&checksum::of_segment(seal.segment, meta));
+        let sum = checksum::of_segment(0, &h[..TABLE_HEADER_LEN - CHECKSUM_LEN]);
+        h[TABLE_HEADER_LEN - CHECKSUM_LEN..].copy_from_slice(&sum);
+        h
+    }
 }
 
 /// The shortest start of `name` that sorts after `before` (which sorts before `name`): where

@@ -54,28 +54,30 @@
 //! What it cannot see: text copied into another file by an edit (only exact copies are
 //! found), lineage before gc's horizon, and other processes' caches.
 
+mod chain;
 mod fence;
 mod graph;
+mod land;
 mod read;
 mod record;
 mod rewrite;
+mod search;
 
 use std::collections::{HashMap, HashSet};
 
-use futures::{StreamExt, TryStreamExt, stream};
-use memfs_core::{Change, MemoryPath, Name, ObjectId, Totals};
-use memfs_crypt::ObjectKind;
+use memfs_core::{Change, MemoryPath, Name, ObjectId};
 
+use self::chain::Chain;
 use self::graph::Graph;
+use self::record::follow;
 pub(super) use self::record::follow_commit_ids;
-use self::record::{Context, follow, rewrite_changes};
-use self::rewrite::Rewrite;
-use super::{EncryptedRepository, Mark, PARALLEL, now_ms};
+use self::search::History;
+use super::{EncryptedRepository, PARALLEL, now_ms};
 use crate::error::Error;
-use crate::format::{CommitAt, CommitObject};
+use crate::format::{CommitObject, HeadObject};
 use crate::progress::Progress;
 use crate::record::{Operation, Record};
-use crate::repository::Head;
+use crate::repository::{Anchor, Head};
 
 /// How far a purge goes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -186,229 +188,36 @@ impl EncryptedRepository {
         let (Some(version), Some(head_commit)) = (&anchor.version, anchor.commit) else { return Err(not_found()) };
 
         // 1. Read: the kept commits and their trees, then every other stored commit.
-        let horizon = self.horizon().await?;
-        progress.phase("commits", Some(base.generation.saturating_sub(horizon.max(1)) + 1));
-        let mut kept = Vec::new();
-        let mut walk = self.walk(Some(head_commit), base.generation, horizon);
-        while let Some(c) = walk.next().await? {
-            kept.push((c.oid, self.commit_object(&c.oid).await?));
-            progress.advance(1);
-        }
-        kept.reverse();
-        let Some((_, newest_commit)) = kept.last() else { return Err(not_found()) };
-        let mut newest = (newest_commit.tree, Totals { files: newest_commit.files, bytes: newest_commit.bytes });
-        let old_newest = newest.0;
         let mut graph = Graph::default();
-        self.read_trees(kept.iter().map(|(_, c)| c.tree).collect(), true, &mut graph, progress).await?;
-        let mut old: HashSet<ObjectId> = kept.iter().map(|(id, _)| *id).collect();
-        old.extend(kept.iter().filter_map(|(_, c)| c.policy));
-        graph.reach(kept.iter().map(|(_, c)| c.tree), &mut old);
-
-        let listing = self.list_objects().await?;
-        let others = self.other_commits(&listing, &old, progress).await?;
-        self.read_trees(others.iter().map(|(_, c)| c.tree).collect(), false, &mut graph, progress).await?;
-        old.extend(others.iter().map(|(id, _)| *id));
-        old.extend(others.iter().filter_map(|(_, c)| c.policy));
-        graph.reach(others.iter().map(|(_, c)| c.tree), &mut old);
+        let read =
+            self.read_history(base.generation, head_commit, &mut graph, progress).await?.ok_or_else(not_found)?;
 
         // 2. Find: the lineage before and after each kept commit, and S.
-        let mut lineage = vec![target.clone()];
-        let mut taints = Vec::with_capacity(kept.len());
-        for (_, c) in &kept {
-            let before = lineage.clone();
-            for change in &c.changes {
-                follow(&mut lineage, &target, change);
-            }
-            taints.push((before, lineage.clone()));
-        }
-        let mut found = false;
-        let mut versions = HashSet::new();
-        for ((_, c), (_, after)) in kept.iter().zip(&taints) {
-            for t in after {
-                if let Some(node) = graph.node_at(Some(c.tree), t) {
-                    found = true;
-                    graph.files_below(&node, &mut versions);
-                }
-            }
-        }
-        for (_, c) in &others {
-            if let Some(node) = graph.node_at(Some(c.tree), &target) {
-                found = true;
-                graph.files_below(&node, &mut versions);
-            }
-        }
-        if !found {
-            return Err(not_found());
-        }
-        versions.remove(&self.keys.blob_address.address(b""));
-        let purge_set = versions;
-        let (live_copies, history_copies) = copies(&mut graph, &kept, &taints, &target, &purge_set);
+        let taints = taints(&read.kept, &target);
+        let purge_set = self.purge_set(&read, &taints, &target, &mut graph).ok_or_else(not_found)?;
+        let (live_copies, history_copies) = copies(&mut graph, &read.kept, &taints, &target, &purge_set);
         if !live_copies.is_empty() && !options.all_copies {
             return Err(PurgeError::LiveCopies { path: path.normalized(), copies: live_copies });
         }
 
         // 3. Rewrite the kept commits, oldest first.
-        progress.phase("rewriting", Some(kept.len() as u64));
-        let mut rewrite = Rewrite::new(&purge_set, &self.keys.tree_address);
-        let mut report = PurgeReport {
-            path: path.normalized(),
-            dry_run: options.dry_run,
-            live_copies,
-            history_copies,
-            versions: purge_set.len() as u64,
-            commits: kept.len() as u64,
-            unreachable_commits: others.len() as u64,
-            ..PurgeReport::default()
-        };
-        let mut writes: Vec<(ObjectKind, ObjectId, Vec<u8>)> = Vec::new();
-        let mut new_ids: HashSet<ObjectId> = HashSet::new();
-        let mut new_roots = Vec::with_capacity(kept.len());
-        let mut renamed: HashMap<String, String> = HashMap::new();
-        let mut replaced = Vec::new();
-        let mut parent = kept.first().and_then(|(_, c)| c.parent);
-        // The trees before the commit at hand, old and rewritten; unknown for the oldest kept
-        // commit when gc cut the history before it.
-        let mut prev = match parent {
-            None => Some((None, None)),
-            Some(_) => None,
-        };
-        for ((oid, c), (before, after)) in kept.iter().zip(&taints) {
-            let lineage: Vec<&[Name]> = after.iter().map(Vec::as_slice).collect();
-            let tree = match rewrite.root(&mut graph, c.tree, &lineage)? {
-                Some(new) => new,
-                None => (c.tree, Totals { files: c.files, bytes: c.bytes }),
-            };
-            let context = Context { before, after, purge: &purge_set, old: (prev.and_then(|p| p.0), c.tree) };
-            let (changes, named) = rewrite_changes(&mut graph, &context, &c.changes, prev.map(|p| (p.1, tree.0)));
-            let named = named || context.names_in_command(&mut graph, &c.command, path);
-            let command = match named {
-                // The record kept in place of one that named a purged path.
-                true => Record::from(Operation::Purged).to_json(),
-                false => follow_commit_ids(&c.command, &renamed),
-            };
-            let changed = tree.0 != c.tree || named || changes != c.changes;
-            report.changed += u64::from(changed);
-            let id = if !changed && parent == c.parent && command == c.command {
-                *oid
-            } else {
-                let commit = CommitObject {
-                    parent,
-                    tree: tree.0,
-                    generation: c.generation,
-                    time_ms: c.time_ms,
-                    actor: c.actor.clone(),
-                    command,
-                    changes,
-                    files: tree.1.files,
-                    bytes: tree.1.bytes,
-                    policy: c.policy,
-                    replaced: c.replaced.clone(),
-                };
-                let plain = commit.encode();
-                let id = self.keys.tree_address.address(&plain);
-                writes.push((ObjectKind::Commit, id, plain));
-                id
-            };
-            if id != *oid {
-                // Recorded in the purge commit: a client that remembers the old id still
-                // finds it in the history the new head descends from.
-                replaced.push(CommitAt { generation: c.generation, commit: *oid });
-                report.rewritten += 1;
-                renamed.insert(oid.to_hex(), id.to_hex());
-            }
-            new_ids.insert(id);
-            new_ids.extend(c.policy);
-            new_roots.push(tree.0);
-            prev = Some((Some(c.tree), Some(tree.0)));
-            parent = Some(id);
-            newest = tree;
-            progress.advance(1);
-        }
+        let mut report = read.report(path, options, &purge_set, (live_copies, history_copies));
+        let mut chain = Chain::new(&purge_set, &self.keys.tree_address, path, &read);
+        chain.rewrite(&read.kept, &taints, &mut graph, &mut report, progress)?;
 
         // 4. The purge commit, then the head.
-        graph.removed(old_newest, newest.0, &mut Vec::new(), &mut report.removed);
         let generation = base.generation + 1;
-        let commit = CommitObject {
-            parent,
-            tree: newest.0,
-            generation,
-            time_ms: now_ms(),
-            actor: actor.to_owned(),
-            command: Record::from(Operation::Purge { path: path.normalized(), versions: purge_set.len() as u64 })
-                .to_json(),
-            changes: report.removed.iter().map(|p| Change::Deleted { path: p.clone() }).collect(),
-            files: newest.1.files,
-            bytes: newest.1.bytes,
-            policy: anchor.policy,
-            replaced,
-        };
-        let plain = commit.encode();
-        let purge_id = self.keys.tree_address.address(&plain);
-        // The snapshot comes from the new tree only: nothing of the purged path. No `recent`
-        // (format 13): the commits before this one were rewritten, and a client that knew an
-        // old one walks to it through their `replaced` records; the heads after this one name
-        // only commits from this one on, so a commit a head's `recent` names is never one
-        // this purge replaced.
-        let head = self.head_object(generation, (purge_id, &plain), anchor.policy, newest.0, Vec::new(), Vec::new());
-        writes.push((ObjectKind::Commit, purge_id, plain));
-        new_ids.insert(purge_id);
+        let head = self.purge_commit(generation, anchor, actor, &mut chain, &mut graph, &mut report);
+        let new = chain.finish();
         if options.dry_run {
-            dry_run(&mut report, &graph, generation, new_roots, new_ids, &old, &kept, &others, &listing);
+            dry_run(&mut report, &graph, generation, new.roots, new.ids, &read);
             return Ok(report);
         }
-        writes.extend(rewrite.new.into_iter().map(|(id, plain)| (ObjectKind::Dir, id, plain)));
-        // What the base head carried unwritten (format 8) is stored like the rest: the new head
-        // carries nothing unwritten, and step 5 deletes those the new chain does not reach.
-        writes.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.clone())));
-        progress.phase("writing", Some(writes.len() as u64));
-        stream::iter(&writes)
-            .map(|(kind, id, plain)| async move {
-                self.put_object(*kind, *id, plain).await?;
-                progress.advance(1);
-                Ok::<(), Error>(())
-            })
-            .buffer_unordered(PARALLEL)
-            .try_collect::<Vec<()>>()
-            .await?;
-        let head = self.seal_head(&head)?;
-        match self.head.swap(version, head).await {
-            Ok(()) => {}
-            // It may have landed all the same (a timeout after the write, or a retry inside the
-            // client refused because the first copy landed): look before failing.
-            Err(e) => match self.landed(&purge_id, generation).await {
-                super::commit::Landed::Yes => {}
-                super::commit::Landed::No => return Err(e.into()),
-                super::commit::Landed::Unknown => return Err(Error::outcome_unknown(&purge_id, generation).into()),
-            },
-        }
-        if let Some(w) = &self.watermark {
-            w.raise(Mark { generation, commit: Some(purge_id) })?;
-        }
+        self.store_and_swap(version, anchor, new.writes, &head, progress).await?;
         report.generation = generation;
 
         // 5. Delete what only the old commits reached, fenced against writers on the new head.
-        graph.reach(new_roots, &mut new_ids);
-        let (head, head_version) = self.mark_since(horizon, &mut graph, &mut new_ids).await?;
-        let mut doomed: Vec<ObjectId> = old.iter().filter(|id| !new_ids.contains(*id)).copied().collect();
-        doomed.sort();
-        let old_commits: HashSet<ObjectId> = kept.iter().chain(&others).map(|(id, _)| *id).collect();
-        let replaced: Vec<ObjectId> = doomed.iter().filter(|id| old_commits.contains(*id)).copied().collect();
-        report.replaced_commits = replaced.len() as u64;
-        let saved = self.save(&doomed).await?;
-        progress.phase("deleting", None);
-        let deleted = match self.delete_fenced(head, head_version, horizon, &mut graph, &mut new_ids, &saved).await {
-            Ok(deleted) => deleted,
-            Err(e) => {
-                // Nothing may stay deleted that a writer might use: put everything back. A
-                // later purge finds the old commits and deletes them.
-                let all: HashSet<ObjectId> = saved.keys().copied().collect();
-                self.put_back(&all, &saved).await?;
-                return Err(e.into());
-            }
-        };
-        report.deleted = deleted.len() as u64;
-        report.deleted_bytes = deleted.iter().map(|id| listing.get(id).copied().unwrap_or(0)).sum();
-        self.forget(&deleted);
+        let replaced = self.delete_old(&read, new.roots, new.ids, &mut graph, &mut report, progress).await?;
 
         // 6. Compact and verify.
         if let Some(compacted) = self.compact(progress).await? {
@@ -424,29 +233,79 @@ impl EncryptedRepository {
         }
         Ok(report)
     }
+
+    /// Step 4's commit on the rewritten chain, at `generation`, queued in `chain`'s writes:
+    /// it deletes from the live tree what the rewrite removed there (listed in
+    /// `report.removed`) and records the replaced commits. Returns the head that names it.
+    fn purge_commit(
+        &self,
+        generation: u64,
+        anchor: &Anchor,
+        actor: &str,
+        chain: &mut Chain,
+        graph: &mut Graph,
+        report: &mut PurgeReport,
+    ) -> HeadObject {
+        let (tree, totals) = chain.newest;
+        graph.removed(chain.head_tree, tree, &mut Vec::new(), &mut report.removed);
+        let commit = CommitObject {
+            parent: chain.parent,
+            tree,
+            generation,
+            time_ms: now_ms(),
+            actor: actor.to_owned(),
+            command: Record::from(Operation::Purge { path: report.path.clone(), versions: report.versions }).to_json(),
+            changes: report.removed.iter().map(|p| Change::Deleted { path: p.clone() }).collect(),
+            files: totals.files,
+            bytes: totals.bytes,
+            policy: anchor.policy,
+            replaced: std::mem::take(&mut chain.replaced),
+        };
+        let plain = commit.encode();
+        let purge_id = self.keys.tree_address.address(&plain);
+        // The snapshot comes from the new tree only: nothing of the purged path. No `recent`
+        // (format 13): the commits before this one were rewritten, and a client that knew an
+        // old one walks to it through their `replaced` records; the heads after this one name
+        // only commits from this one on, so a commit a head's `recent` names is never one
+        // this purge replaced.
+        let head = self.head_object(generation, (purge_id, &plain), anchor.policy, tree, Vec::new(), Vec::new());
+        chain.push_commit(purge_id, plain);
+        head
+    }
+}
+
+/// Step 2's lineage: its paths before and after each kept commit (oldest first), from
+/// `target` alone before the oldest.
+fn taints(kept: &[(ObjectId, CommitObject)], target: &[Name]) -> Vec<(Lineage, Lineage)> {
+    let mut lineage = vec![target.to_vec()];
+    let mut taints = Vec::with_capacity(kept.len());
+    for (_, c) in kept {
+        let before = lineage.clone();
+        for change in &c.changes {
+            follow(&mut lineage, target, change);
+        }
+        taints.push((before, lineage.clone()));
+    }
+    taints
 }
 
 /// Fills a dry run's report: what the new chain would not reach among what the old commits
 /// reach is what step 5 would delete (writers aside, which the fence handles).
-#[allow(clippy::too_many_arguments)]
 fn dry_run(
     report: &mut PurgeReport,
     graph: &Graph,
     generation: u64,
     new_roots: Vec<ObjectId>,
     mut new_ids: HashSet<ObjectId>,
-    old: &HashSet<ObjectId>,
-    kept: &[(ObjectId, CommitObject)],
-    others: &[(ObjectId, CommitObject)],
-    listing: &HashMap<ObjectId, u64>,
+    read: &History,
 ) {
     graph.reach(new_roots, &mut new_ids);
-    let doomed: Vec<&ObjectId> = old.iter().filter(|id| !new_ids.contains(*id)).collect();
-    let old_commits: HashSet<&ObjectId> = kept.iter().chain(others).map(|(id, _)| id).collect();
+    let doomed: Vec<&ObjectId> = read.old.iter().filter(|id| !new_ids.contains(*id)).collect();
+    let old_commits: HashSet<&ObjectId> = read.kept.iter().chain(&read.others).map(|(id, _)| id).collect();
     report.generation = generation;
     report.replaced_commits = doomed.iter().filter(|id| old_commits.contains(**id)).count() as u64;
     report.deleted = doomed.len() as u64;
-    report.deleted_bytes = doomed.iter().map(|id| listing.get(*id).copied().unwrap_or(0)).sum();
+    report.deleted_bytes = doomed.iter().map(|id| read.listing.get(*id).copied().unwrap_or(0)).sum();
 }
 
 /// The lineage's paths at one commit.
