@@ -43,6 +43,7 @@
 //! ```
 
 //! # Modules
+//! The workspace's module map: `crates/README.md`.
 //!
 //! - `access`: [`touch`], last-access days of files read, applied to a later tree;
 //! - `command`: [`Command`], the six commands parsed from the tool's `input`;

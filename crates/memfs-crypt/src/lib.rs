@@ -43,6 +43,7 @@
 //! ```
 
 //! # Modules
+//! The workspace's module map: `crates/README.md`.
 //!
 //! - `aead`: AES-256-GCM behind two thin functions that sealed objects, slots and wrapped keys
 //!   share;

@@ -21,6 +21,7 @@
 //! ([`SlotRefused`]) before any credential leaves the process.
 
 //! # Modules
+//! The workspace's module map: `crates/README.md`.
 //!
 //! - `age`: slots encrypted to age recipients, opened with identity files;
 //! - `aws_kms`: slots wrapped by AWS KMS keys;

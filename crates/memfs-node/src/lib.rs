@@ -7,6 +7,7 @@
 //! Every method returns a promise and runs on napi-rs's tokio runtime: the event loop never
 //! waits on the store.
 //!
+//! The workspace's module map: `crates/README.md`.
 //! # Errors
 //!
 //! A refused command is an answer (`isError: true`), never an exception. Opening, creating and

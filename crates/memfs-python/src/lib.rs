@@ -5,6 +5,7 @@
 //! (`pyproject.toml`); `scripts/test-packages.sh` builds it, installs it into a fresh
 //! virtualenv and runs it with the real SDK's tool runners.
 //!
+//! The workspace's module map: `crates/README.md`.
 //! # Modules
 //!
 //! - `error`: the exceptions (`MemfsError` and its kinds) and how a memfs error maps to one;

@@ -11,6 +11,7 @@
 //! [`EncryptedRepository::gc`] (retention and deletion of unreachable objects) and
 //! [`EncryptedRepository::purge`] (a path erased from the tree and from history).
 //!
+//! The workspace's module map: `crates/README.md`.
 //! # Modules
 //!
 //! - [`cloud`]: `s3://`, `gs://` and `az://` URLs and options to an `object_store` client;

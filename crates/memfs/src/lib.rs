@@ -13,6 +13,7 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The workspace's module map: `crates/README.md`.
 //! # A persistent store from a URL and a key
 //!
 //! A store lives at a URL (`file:///path`, `s3://bucket/prefix`, `gs://…`, `az://…`; see
