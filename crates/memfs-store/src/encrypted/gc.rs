@@ -130,27 +130,7 @@ impl EncryptedRepository {
         let Some((head, head_version)) = self.read_head().await? else { return Ok(report) };
 
         // 1. Retention.
-        progress.phase("commits", Some(head.generation.saturating_sub(old.horizon.max(1)) + 1));
-        let mut commits = Vec::new();
-        let mut walk = self.walk(Some(head.commit), head.generation, old.horizon);
-        while let Some(c) = walk.next().await? {
-            commits.push(c);
-            progress.advance(1);
-        }
-        let horizon = retention(&commits, options).max(old.horizon);
-        // The commits cut now join the record of cut commits (newest kept), so that a client
-        // that remembers one of them still verifies the head (docs/SECURITY.md).
-        let mut cut = old.cut.clone();
-        cut.extend(
-            commits
-                .iter()
-                .filter(|c| c.generation < horizon)
-                .map(|c| CommitAt { generation: c.generation, commit: c.oid }),
-        );
-        cut.sort_by_key(|c| std::cmp::Reverse(c.generation));
-        cut.dedup_by_key(|c| c.generation);
-        cut.truncate(format::CUT_RECORD);
-        commits.retain(|c| c.generation >= horizon);
+        let (commits, horizon, cut) = self.retain(&head, &old, options, progress).await?;
         report.commits = commits.len() as u64;
         report.newest = head.generation;
         report.oldest = commits.last().map_or(0, |c| c.generation);
@@ -161,35 +141,7 @@ impl EncryptedRepository {
         self.mark_trees(commits.iter().map(|c| c.root).collect(), &mut marked, progress).await?;
 
         // 3. Sweep plan.
-        let listing = self.list_objects().await?;
-        let mut pending = BTreeMap::new();
-        let mut doomed = Vec::new();
-        for (id, size) in &listing {
-            if marked.contains(id) {
-                report.reachable += 1;
-                report.reachable_bytes += size;
-                continue;
-            }
-            let hex = id.to_hex();
-            // An object first seen now has been pending for no time: with a grace of zero it
-            // is doomed in this run. That is as safe as a longer grace: the grace only spares
-            // a writer's new objects the fence below, and the fence alone is what keeps every
-            // writer from committing a reference to a deleted object (purge deletes
-            // without a grace on the same fence). A writer that wrote an object gc dooms
-            // either commits before the fence (the fence loses, marks its commit and spares
-            // the object) or after it (its swap fails, and it runs again, writing the object
-            // anew, or committing before the second fence, which puts everything back).
-            let since = old.pending.get(&hex).copied();
-            if options.now_ms.saturating_sub(since.unwrap_or(options.now_ms)) >= options.grace_ms {
-                doomed.push((*id, *size));
-            } else {
-                report.newly_pending += u64::from(since.is_none());
-                report.pending += 1;
-                report.pending_bytes += size;
-                pending.insert(hex, since.unwrap_or(options.now_ms));
-            }
-        }
-        doomed.sort();
+        let (pending, doomed) = self.sweep_plan(&old, &marked, options, &mut report).await?;
         if options.dry_run {
             // What this run would delete; nothing is recorded, fenced or deleted.
             report.deleted = doomed.len() as u64;
@@ -223,6 +175,81 @@ impl EncryptedRepository {
         report.recovered = (saved.len() - deleted.len()) as u64;
         self.compact_log(&mut report, progress).await?;
         Ok(report)
+    }
+
+    /// Step 1, retention: the commits kept (newest first), the new horizon and the record of
+    /// cut commits.
+    async fn retain(
+        &self,
+        head: &HeadObject,
+        old: &GcStateObject,
+        options: &GcOptions,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<super::CommitRecord>, u64, Vec<CommitAt>), Error> {
+        progress.phase("commits", Some(head.generation.saturating_sub(old.horizon.max(1)) + 1));
+        let mut commits = Vec::new();
+        let mut walk = self.walk(Some(head.commit), head.generation, old.horizon);
+        while let Some(c) = walk.next().await? {
+            commits.push(c);
+            progress.advance(1);
+        }
+        let horizon = retention(&commits, options).max(old.horizon);
+        // The commits cut now join the record of cut commits (newest kept), so that a client
+        // that remembers one of them still verifies the head (docs/SECURITY.md).
+        let mut cut = old.cut.clone();
+        cut.extend(
+            commits
+                .iter()
+                .filter(|c| c.generation < horizon)
+                .map(|c| CommitAt { generation: c.generation, commit: c.oid }),
+        );
+        cut.sort_by_key(|c| std::cmp::Reverse(c.generation));
+        cut.dedup_by_key(|c| c.generation);
+        cut.truncate(format::CUT_RECORD);
+        commits.retain(|c| c.generation >= horizon);
+        Ok((commits, horizon, cut))
+    }
+
+    /// Step 3, the sweep plan: of the stored objects not `marked`, those pending (with the
+    /// time each was first seen) and those doomed (pending past the grace), sorted; the
+    /// counts in `report`.
+    async fn sweep_plan(
+        &self,
+        old: &GcStateObject,
+        marked: &HashSet<ObjectId>,
+        options: &GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(BTreeMap<String, u64>, Vec<(ObjectId, u64)>), Error> {
+        let listing = self.list_objects().await?;
+        let mut pending = BTreeMap::new();
+        let mut doomed = Vec::new();
+        for (id, size) in &listing {
+            if marked.contains(id) {
+                report.reachable += 1;
+                report.reachable_bytes += size;
+                continue;
+            }
+            let hex = id.to_hex();
+            // An object first seen now has been pending for no time: with a grace of zero it
+            // is doomed in this run. That is as safe as a longer grace: the grace only spares
+            // a writer's new objects the fence below, and the fence alone is what keeps every
+            // writer from committing a reference to a deleted object (purge deletes
+            // without a grace on the same fence). A writer that wrote an object gc dooms
+            // either commits before the fence (the fence loses, marks its commit and spares
+            // the object) or after it (its swap fails, and it runs again, writing the object
+            // anew, or committing before the second fence, which puts everything back).
+            let since = old.pending.get(&hex).copied();
+            if options.now_ms.saturating_sub(since.unwrap_or(options.now_ms)) >= options.grace_ms {
+                doomed.push((*id, *size));
+            } else {
+                report.newly_pending += u64::from(since.is_none());
+                report.pending += 1;
+                report.pending_bytes += size;
+                pending.insert(hex, since.unwrap_or(options.now_ms));
+            }
+        }
+        doomed.sort();
+        Ok((pending, doomed))
     }
 
     /// A local folder's log keeps deleted objects and replaced heads until it is compacted:
