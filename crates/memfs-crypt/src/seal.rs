@@ -64,7 +64,7 @@ pub enum ObjectKind {
     Commit = 3,
     /// The head pointer.
     Head = 4,
-    /// A store's policy (format 3).
+    /// A store's policy.
     Policy = 5,
 }
 

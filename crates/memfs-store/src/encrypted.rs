@@ -14,7 +14,7 @@
 //! swaps the head. Objects written by a command that then loses the race are unreachable and
 //! harmless; `gc` removes them.
 //!
-//! Round trips: the head carries a snapshot (format 4) of the commit, its policy and the
+//! Round trips: the head carries a snapshot of the commit, its policy and the
 //! tree's top directory pages, so a reader with empty caches answers a file view with two
 //! sequential requests (the head, then the content). Every object read is cached (immutable,
 //! so never stale; optionally also on disk, sealed); the head is read again for every command
@@ -100,8 +100,8 @@ pub const FORMAT_VERSION: u64 = 1;
 pub const FEATURES: &[&str] = &[];
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
-/// policy, directory pages and file contents, each with its kind and length (format 14;
-/// docs/FORMAT.md explains the choice). Readers accept any size.
+/// policy, directory pages and file contents, each with its kind and length
+/// (docs/FORMAT.md explains the choice). Readers accept any size.
 pub const HEAD_SNAPSHOT_BYTES: usize = 64 << 10;
 
 /// The default budget of objects carried unwritten in the head on object storage: half the
@@ -117,7 +117,7 @@ pub const UNWRITTEN_BYTES: usize = HEAD_SNAPSHOT_BYTES / 2;
 /// --bench scale`, `scripts/bench-vs-sdk.sh`, 2026-11-26).
 const LOCAL_HEAD_SNAPSHOT_BYTES: usize = 0;
 
-/// How many commits back a head names on object storage (its `recent`, format 13), so that a
+/// How many commits back a head names on object storage (its `recent`), so that a
 /// reader that last saw up to this many commits ago, and a writer that lost a race to commits
 /// made since its head, need not fetch the commits between (one request each). Sixteen writers
 /// on moto fetched about four commits per mutation walking back to the commit they knew
@@ -203,12 +203,12 @@ pub struct OpenOptions {
     /// [`DEFAULT_MEMORY_CACHE_BYTES`], 64 MiB). Past it, the least useful entries are evicted.
     pub memory_cache_bytes: Option<usize>,
     /// The bytes of new objects a commit may carry unwritten in the head instead of storing
-    /// them first (format 8; docs/FORMAT.md, "Objects carried unwritten"). `None` (the
+    /// them first (docs/FORMAT.md, "Objects carried unwritten"). `None` (the
     /// default): half the head's snapshot budget, [`UNWRITTEN_BYTES`] on object storage, 0 in
     /// a local folder and in memory (no snapshot there). `Some(0)` stores every object first.
     pub unwritten_bytes: Option<usize>,
     /// Who the commits the store makes by itself are by: the record of a change `memfs.keys`
-    /// takes on open (a store carried over to format 7, see [`EncryptedRepository::open`]) and
+    /// takes on open (see [`EncryptedRepository::open`]) and
     /// of a key-slot change, rotation or shred.
     pub actor: String,
 }

@@ -1,7 +1,7 @@
 //! What a commit did, as it is recorded with the commit: a typed [`Record`].
 //!
 //! A record is stored as a line of JSON in the commit's `command` field, written and read
-//! through serde. The bytes are those the writers of format 5 and 6 wrote (object keys of the
+//! through serde. The bytes are those the first writers wrote (object keys of the
 //! records that are not tool commands in alphabetical order, as `serde_json::json!` sorted
 //! them), so records already in a store read back, and a store written by this version reads
 //! in an older one. A record this version does not know is kept as it is
@@ -81,7 +81,7 @@ pub enum Operation {
     },
     /// The record of a commit rewritten by a purge, in place of one that named the purged path.
     Purged,
-    /// A change of `memfs.keys` (format 7), recorded in a commit of its own (the tree
+    /// A change of `memfs.keys`, recorded in a commit of its own (the tree
     /// unchanged) so that the head names the new change counter: an older `memfs.keys` put
     /// back is then a rollback.
     Keys {
@@ -265,7 +265,7 @@ mod tests {
         }
     }
 
-    /// The writers of format 5 and 6 built these records with `serde_json::json!` (keys sorted)
+    /// The first writers built these records with `serde_json::json!` (keys sorted)
     /// or by serializing a struct or a `Command` (fields in order): the same bytes come out.
     #[test]
     fn todays_writers_bytes_are_the_records_bytes() {

@@ -43,13 +43,13 @@ pub(crate) struct Anchor {
     /// The change counter of `memfs.keys` the head names (`None`: no head, or an ephemeral
     /// store's).
     pub(crate) keys: Option<u64>,
-    /// The head as read (`None`: no head yet). What it carries unwritten (format 8), a commit
+    /// The head as read (`None`: no head yet). What it carries unwritten, a commit
     /// on it carries on or stores.
     pub(crate) head: Option<Arc<crate::format::HeadObject>>,
 }
 
 impl Anchor {
-    /// The objects the head carries unwritten (format 8).
+    /// The objects the head carries unwritten.
     pub(crate) fn unwritten(&self) -> impl Iterator<Item = &crate::format::InlineObject> {
         self.head.iter().flat_map(|h| h.inline.iter().filter(|o| o.unwritten))
     }

@@ -17,7 +17,7 @@
 //! a durable head (a commit's head is synced before its mark is raised).
 //!
 //! The file, `{state_dir}/generations/{store id}` (the canonical 32 lowercase hex digits of
-//! the store id), holds `{generation} {commit id}\n`. One written by memfs before format 6
+//! the store id), holds `{generation} {commit id}\n`. One written by a pre-release memfs
 //! holds a generation alone; it is read as a mark with no commit (a generation check only,
 //! once) and replaced by the next raise. It is raised under an exclusive `flock` on
 //! `{store id}.lock` next to it: the file is read again under the lock and replaced only by
@@ -36,7 +36,7 @@ use memfs_core::ObjectId;
 use crate::error::Error;
 
 /// A commit this client has seen: its generation and id (`None` before the first commit,
-/// and for a mark written before format 6, which held a generation only).
+/// and for a mark a pre-release memfs wrote, which held a generation only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Mark {
     pub(crate) generation: u64,
@@ -198,7 +198,7 @@ impl Drop for Watermark {
     }
 }
 
-/// `{generation} {commit id}` or, written before format 6, `{generation}`.
+/// `{generation} {commit id}` or, written by a pre-release memfs, `{generation}`.
 fn parse(text: &str) -> Option<Mark> {
     let mut words = text.split_ascii_whitespace();
     let generation = words.next()?.parse().ok()?;

@@ -115,7 +115,7 @@ fn refuses_hostile_slots(root: &Path, store: &str, env: &[(&str, String)], rewri
     assert!(took < Duration::from_secs(5), "took {took:?}: an Argon2 run?");
 
     // Bounded again but still the attacker's: the passphrase opens its slot, and the key set,
-    // whose tag the attacker cannot make (format 7), is refused.
+    // whose tag the attacker cannot make, is refused.
     rewrite(&|keys| {
         let mut json: Value = serde_json::from_slice(keys).expect("JSON");
         json["slots"]["slots"].as_array_mut().expect("slots").drain(..2);
@@ -244,7 +244,7 @@ fn post(addr: &str, token: &str, body: &str) -> (String, String) {
 /// Two tenants whose stores appear after the server started (it unlocks the ones that exist
 /// before it listens) rewrite their own `memfs.keys` with a costly slot (256 MiB x 8 passes,
 /// allowed): each first request then runs seconds of Argon2 (and is then refused: the slots
-/// were changed without the root, format 7). On a server with two async workers (this
+/// were changed without the root). On a server with two async workers (this
 /// machine's cores), that used to hold both; now the unlocks run on the blocking pool and a
 /// third tenant, already open, is answered at once meanwhile.
 #[test]

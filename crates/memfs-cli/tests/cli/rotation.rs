@@ -206,8 +206,8 @@ fn without_a_rotation_a_removed_key_file_still_reads_new_text() {
     );
 }
 
-/// A rotation refuses while a slot made before format 7 remains, names it, and writes nothing;
-/// `--dry-run` says what a rotation would do.
+/// `--dry-run` says what a rotation would do and writes nothing; the rotation then does it,
+/// and a key file still in a slot opens the store under the new root.
 #[test]
 fn a_dry_run_says_what_a_rotation_would_do() {
     let team = Team::new();

@@ -184,7 +184,7 @@ impl EncryptedRepository {
         let mut walk = self.walk(Some(head.commit), head.generation, horizon);
         while let Some((id, generation)) = walk.upcoming() {
             w.referenced.insert(id);
-            // What the head says of its parents (format 13) must be where they lead: a
+            // What the head says of its parents must be where they lead: a
             // reader takes its word for it instead of walking.
             if let Some(named) = head.commit_at(generation)
                 && !id_eq(&named, &id)
@@ -430,7 +430,7 @@ impl Walked {
     }
 }
 
-/// File contents the head carries unwritten (format 8): stored there, not under `objects/`
+/// File contents the head carries unwritten: stored there, not under `objects/`
 /// (verified against their ids when the head was opened).
 fn carried(head: Option<&HeadObject>) -> HashMap<ObjectId, u64> {
     head.map(|h| {

@@ -278,7 +278,7 @@ impl EncryptedRepository {
         HeadObject { store_id, keys: None, generation, commit: commit.0, recent, inline }
     }
 
-    /// The `recent` of a commit on `base` (format 13): its commit, then the ones it names,
+    /// The `recent` of a commit on `base`: its commit, then the ones it names,
     /// up to this client's count. Only what `base` says: a list cut short by a purge's head
     /// (or an older one) stays short until new commits fill it.
     pub(super) fn recent_after(&self, base: Option<&HeadObject>) -> Vec<ObjectId> {
@@ -418,7 +418,7 @@ impl EncryptedRepository {
         if head.generation - generation > LANDED_WALK {
             return Ok(None);
         }
-        // The head names the commit at that generation (format 13): whether it is ours needs
+        // The head names the commit at that generation: whether it is ours needs
         // no walk. A purge's head names none, and the ones after it only commits from it on,
         // so a commit named there was never rewritten: another id is another writer's commit.
         if head.recent_fits()

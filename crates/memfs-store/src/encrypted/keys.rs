@@ -1,9 +1,8 @@
 //! Key-slot management: list, add, remove or change the slots in `memfs.keys`.
 //!
-//! Every change unlocks the root with a credential the store already accepts (carrying the
-//! store over to format 7 first if it is older), edits the slots, raises the change counter,
-//! seals `memfs.keys` under the root and writes it back by compare-and-swap (`PutMode::Update`,
-//! or the local log's compare under its lock). No data object is read or written: the root,
+//! Every change unlocks the root with a credential the store already accepts, edits the
+//! slots, raises the change counter, seals `memfs.keys` under the root and writes it back by
+//! compare-and-swap (`PutMode::Update`, or the local log's compare under its lock). No data object is read or written: the root,
 //! the keyring, and so every object, stay as they were.
 
 use std::time::Duration;

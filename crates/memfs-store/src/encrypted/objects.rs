@@ -163,7 +163,7 @@ impl EncryptedRepository {
 
     /// Fetches an object of `kind` from the store: its sealed bytes and its opened plaintext.
     ///
-    /// One not stored may be carried unwritten in the head (format 8): in the head last opened,
+    /// One not stored may be carried unwritten in the head: in the head last opened,
     /// else in the newest. If the newest does not carry it either, its writer stored it before
     /// replacing that head, so it is looked for once more. The sealed bytes of a carried one
     /// are empty (it has none of its own).

@@ -263,8 +263,8 @@ impl EncryptedRepository {
         };
         let plain = commit.encode();
         let purge_id = self.keys.tree_address.address(&plain);
-        // The snapshot comes from the new tree only: nothing of the purged path. No `recent`
-        // (format 13): the commits before this one were rewritten, and a client that knew an
+        // The snapshot comes from the new tree only: nothing of the purged path. No `recent`:
+        // the commits before this one were rewritten, and a client that knew an
         // old one walks to it through their `replaced` records; the heads after this one name
         // only commits from this one on, so a commit a head's `recent` names is never one
         // this purge replaced.

@@ -13,8 +13,8 @@ use crate::format::INLINE_OVERHEAD;
 const FORK_WALK: u64 = 16384;
 
 impl EncryptedRepository {
-    /// Seals a head, with this store's id in it (format 6) and the change counter of the
-    /// `memfs.keys` this client holds (format 7; never lower than the head it was copied from
+    /// Seals a head, with this store's id in it and the change counter of the
+    /// `memfs.keys` this client holds (never lower than the head it was copied from
     /// named), whatever the head it was copied from carried.
     pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
@@ -104,7 +104,7 @@ impl EncryptedRepository {
     /// [`OpenOptions::trust_head`]), then remembers it. A head older than `floor` is a
     /// rollback, any other a fork.
     ///
-    /// The head's own list of the commits before it (`recent`, format 13) answers without a
+    /// The head's own list of the commits before it (`recent`) answers without a
     /// fetch when it goes back to `floor`'s generation and names the remembered commit there;
     /// else the walk down the parents starts from the oldest commit it names above `floor`
     /// ([`HeadObject::walk_start`]). The head is sealed, so only a holder of the key wrote that
@@ -122,7 +122,7 @@ impl EncryptedRepository {
         }
         let accepted = match (floor.commit, head) {
             _ if served.generation < floor.generation => false,
-            // Remembered before format 6 (a generation only): nothing more to compare.
+            // Remembered by a pre-release memfs (a generation only): nothing more to compare.
             (None, _) => true,
             (Some(_), None) => false,
             (Some(remembered), Some(head)) => match head.commit_at(floor.generation) {
@@ -335,7 +335,7 @@ impl EncryptedRepository {
     /// The contents carried are the ones this client holds: those it wrote or read, and those
     /// the head it started from carried.
     ///
-    /// `unwritten` (format 8) come first, besides the budget: they are objects stored nowhere
+    /// `unwritten` come first, besides the budget: they are objects stored nowhere
     /// else ([`EncryptedRepository::carry`] keeps them within [`OpenOptions::unwritten_bytes`]).
     /// The budget is then filled as above, with copies of other objects only, so that carrying
     /// objects unwritten never pushes a directory or a small file out of the snapshot.

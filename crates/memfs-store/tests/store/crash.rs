@@ -204,14 +204,14 @@ async fn faulted_run_on(
     tally.states_checked += 1;
 }
 
-/// The commits store every object before their head (the write order of format 7).
+/// The commits store every object before their head.
 #[tokio::test]
 async fn every_fault_point_leaves_a_consistent_store() {
     let baseline = fault_sweep(Some(0)).await;
     assert!(baseline.ops.iter().all(|c| c.put != 1), "every commit stores objects: {:?}", baseline.ops);
 }
 
-/// The commits carry their objects unwritten in the head (format 8), and one that passes the
+/// The commits carry their objects unwritten in the head, and one that passes the
 /// budget (a small one here: every third commit or so) stores them all after its head swap and
 /// swaps in a head without them (or, past twice the budget, stores them before its swap).
 #[tokio::test]

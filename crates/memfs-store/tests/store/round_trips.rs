@@ -511,12 +511,12 @@ async fn carried(store: &Counted) -> Vec<(String, Vec<u8>)> {
 }
 
 /// What the head's unwritten objects count against the budget: each one's plaintext and its
-/// kind and length (at most 4 bytes, format 14).
+/// kind and length (at most 4 bytes).
 async fn carried_bytes(store: &Counted) -> usize {
     carried(store).await.iter().map(|(_, plain)| plain.len() + 4).sum()
 }
 
-/// Format 8: a warm writer's mutation is one request, the head swap, which carries the new
+/// A warm writer's mutation is one request, the head swap, which carries the new
 /// objects unwritten; a new client reads them from the head (one request for a file view),
 /// and `check` finds the store sound.
 #[tokio::test]
@@ -762,7 +762,7 @@ async fn commits_by_another(store: &Counted, n: usize) {
 
 /// A client that fell behind reads the new head with one request when the head names the
 /// commit it remembers (its rollback watermark): the head names the 32 commits before it
-/// (format 13), so 20 commits behind none between is fetched. 40 behind, the walk down the
+/// so 20 commits behind none between is fetched. 40 behind, the walk down the
 /// parents starts from the oldest commit the head names: the 8 below the list are fetched,
 /// not all 40.
 #[tokio::test]

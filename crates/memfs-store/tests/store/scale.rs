@@ -181,7 +181,7 @@ async fn a_create_costs_about_the_same_at_100_and_10000_files() {
         }
         // A cold client reads one page a level down to the leaf its name falls in, not all
         // the directory's pages (about 2,850 here: 2,500 leaves, one in eight of them an index
-        // page). Format 11's index pages named no names: every index page and a search of the
+        // page). Index pages that named no names (a pre-release format) made: every index page and a search of the
         // leaves, about 320 reads.
         if label == "flat" {
             assert!(l.cold_reads <= 8.0, "{label}: {:.1} reads", l.cold_reads);

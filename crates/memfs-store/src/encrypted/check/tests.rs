@@ -71,7 +71,7 @@ async fn an_index_page_that_misleads_a_reader_is_named() {
     );
 }
 
-/// A head whose `recent` (format 13) names a commit its parents do not lead to (as a buggy
+/// A head whose `recent` names a commit its parents do not lead to (as a buggy
 /// writer could make: a reader takes its word instead of walking) is named.
 #[tokio::test]
 async fn a_head_that_names_wrong_recent_commits_is_named() {

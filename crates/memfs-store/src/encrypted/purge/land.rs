@@ -29,7 +29,7 @@ impl EncryptedRepository {
         head: &HeadObject,
         progress: &dyn Progress,
     ) -> Result<(), Error> {
-        // What the base head carried unwritten (format 8) is stored like the rest: the new head
+        // What the base head carried unwritten is stored like the rest: the new head
         // carries nothing unwritten, and step 5 deletes those the new chain does not reach.
         writes.extend(anchor.unwritten().map(|o| (o.kind.object_kind(), o.id, o.plain.clone())));
         progress.phase("writing", Some(writes.len() as u64));
