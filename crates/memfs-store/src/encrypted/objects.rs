@@ -6,7 +6,7 @@ use crate::progress::Progress;
 use crate::storage::{self, Compacted};
 use crate::whole_read::get_bytes;
 
-/// Objects sealed under the epoch `epoch`, to be stored ([`EncryptedRepository::seal_new`]).
+/// Objects sealed under the epoch `epoch`, to be stored ([`EncryptedRepository::seal_objects`]).
 #[derive(Default)]
 pub(super) struct Sealed {
     epoch: u32,
@@ -51,7 +51,7 @@ impl EncryptedRepository {
         self.put_objects(vec![(kind, id, plain)]).await
     }
 
-    /// Stores new objects: sealed ([`EncryptedRepository::seal_new`]), then stored by the
+    /// Stores new objects: sealed ([`EncryptedRepository::seal_objects`]), then stored by the
     /// storage (in a local folder one locked append, elsewhere one put each).
     pub(super) async fn put_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
         let sealed = self.seal_objects(objects).await?;
