@@ -124,8 +124,6 @@ struct Known {
 pub(crate) struct ConditionalHead {
     /// Where the head is stored, with the objects of [`HeadStore::put_with`].
     storage: Arc<dyn Storage>,
-    /// `storage`'s store.
-    store: Arc<dyn ObjectStore>,
     path: Path,
     state: Mutex<State>,
 }
@@ -140,7 +138,12 @@ struct State {
 
 impl ConditionalHead {
     pub(crate) fn new(storage: Arc<dyn Storage>, path: Path) -> Self {
-        ConditionalHead { store: storage.store().clone(), storage, path, state: Mutex::new(State::default()) }
+        ConditionalHead { storage, path, state: Mutex::new(State::default()) }
+    }
+
+    /// Where the head is read and written.
+    fn store(&self) -> &dyn ObjectStore {
+        self.storage.store().as_ref()
     }
 
     /// The head as the store holds it now: a conditional read (no body when it is unchanged
@@ -154,7 +157,7 @@ impl ConditionalHead {
         if let Some(e_tag) = known.as_ref().and_then(|(_, v)| v.e_tag()) {
             options.if_none_match = Some(e_tag.to_owned());
         }
-        let current = match crate::whole_read::get_whole(&*self.store, &self.path, options).await {
+        let current = match crate::whole_read::get_whole(self.store(), &self.path, options).await {
             Ok((meta, bytes)) => Some((bytes, HeadVersion::Object { e_tag: meta.e_tag, version: meta.version })),
             // Unchanged since the remembered read or write: no body was sent.
             Err(object_store::Error::NotModified { .. }) if known.is_some() => known,
@@ -243,14 +246,14 @@ impl HeadStore for ConditionalHead {
     }
 
     async fn create(&self, bytes: Bytes) -> Result<(), Error> {
-        let put = self.store.put_opts(&self.path, bytes.clone().into(), PutMode::Create.into()).await;
+        let put = self.store().put_opts(&self.path, bytes.clone().into(), PutMode::Create.into()).await;
         self.after_put(bytes, put, "create")
     }
 
     async fn swap(&self, expected: &HeadVersion, bytes: Bytes) -> Result<(), Error> {
         let HeadVersion::Object { e_tag, version } = expected.clone();
         let opts = PutOptions::from(PutMode::Update(UpdateVersion { e_tag, version }));
-        let put = self.store.put_opts(&self.path, bytes.clone().into(), opts).await;
+        let put = self.store().put_opts(&self.path, bytes.clone().into(), opts).await;
         self.after_put(bytes, put, "swap")
     }
 
@@ -338,13 +341,13 @@ mod tests {
             assert!(matches!(refused, Err(NotPut::Moved | NotPut::Sent(Error::Conflict))), "{refused:?}");
             let created = head.put_with(None, Bytes::from_static(b"lost"), vec![object("a")]).await;
             assert!(matches!(created, Err(NotPut::Moved | NotPut::Sent(Error::Conflict))), "{created:?}");
-            let kept = head.store.get(&Path::from("objects/a")).await;
+            let kept = head.store().get(&Path::from("objects/a")).await;
             assert!(matches!(kept, Err(object_store::Error::NotFound { .. })), "a refused put stored an object");
             assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "one");
             head.put_with(Some(&version), Bytes::from_static(b"two"), vec![object("a"), object("b")]).await.unwrap();
             assert_eq!(head.read_within(Duration::from_secs(60)).await.unwrap().unwrap().0, "two");
             for name in ["a", "b"] {
-                let stored = head.store.get(&Path::from(format!("objects/{name}"))).await.unwrap();
+                let stored = head.store().get(&Path::from(format!("objects/{name}"))).await.unwrap();
                 assert_eq!(stored.bytes().await.unwrap(), name);
             }
             assert_eq!(head.read().await.unwrap().unwrap().0, "two");

@@ -5,7 +5,7 @@ use super::objects::Sealed;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
 use super::*;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::head::NotPut;
 use crate::settle;
@@ -220,12 +220,14 @@ impl EncryptedRepository {
     async fn land(&self, anchor: &Anchor, staged: Staged) -> Result<u64, Error> {
         let Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out } = staged;
         let sealed = self.seal_head(&head)?;
-        // Whether the only attempt was refused before anything was sent.
-        let (attempts, unsent) = (AtomicU32::new(0), AtomicBool::new(false));
+        // Whether any attempt sent the head's put (one refused before it was sent leaves
+        // nothing that could land later).
+        let sent = AtomicBool::new(false);
         let write = || async {
-            attempts.fetch_add(1, Ordering::Relaxed);
             let put = self.head.put_with(anchor.version.as_ref(), sealed.clone(), with_head.writes()).await;
-            unsent.store(matches!(put, Err(NotPut::Moved)), Ordering::Relaxed);
+            if !matches!(put, Err(NotPut::Moved)) {
+                sent.store(true, Ordering::Relaxed);
+            }
             put.map_err(NotPut::into_error)
         };
         // A write whose answer is lost (a timeout, a dropped connection) may still land, even
@@ -249,12 +251,8 @@ impl EncryptedRepository {
             // inside the client) may be the one that moved the head. Answering "conflict" or
             // "failed" then would make the caller run a command again that is already in:
             // look before answering. Unless nothing was ever sent.
-            Err(e) if unsent.load(Ordering::Relaxed) && attempts.load(Ordering::Relaxed) == 1 => return Err(e),
-            Err(e) => match self.landed(&commit_id, generation).await {
-                Landed::Yes => {}
-                Landed::No => return Err(e),
-                Landed::Unknown => return Err(Error::outcome_unknown(&commit_id, generation)),
-            },
+            Err(e) if !sent.load(Ordering::Relaxed) => return Err(e),
+            Err(e) => self.landed_or(e, &commit_id, generation).await?,
         }
         if let Some(w) = &self.watermark {
             w.raise(Mark { generation, commit: Some(commit_id) })?;
@@ -405,6 +403,17 @@ impl EncryptedRepository {
             Some(Some(true)) => Landed::Yes,
             Some(Some(false)) => Landed::No,
             Some(None) | None => Landed::Unknown,
+        }
+    }
+
+    /// After a write of the head naming `commit` at `generation` failed with `e`: `Ok` if the
+    /// commit is in the history all the same ([`EncryptedRepository::landed`]), `e` if it is
+    /// not, and an unknown outcome if the store could not tell.
+    pub(super) async fn landed_or(&self, e: Error, commit: &ObjectId, generation: u64) -> Result<(), Error> {
+        match self.landed(commit, generation).await {
+            Landed::Yes => Ok(()),
+            Landed::No => Err(e),
+            Landed::Unknown => Err(Error::outcome_unknown(commit, generation)),
         }
     }
 

@@ -10,7 +10,6 @@ use super::chain::Write;
 use super::graph::Graph;
 use super::search::History;
 use super::{PARALLEL, PurgeReport};
-use crate::encrypted::commit::Landed;
 use crate::encrypted::{EncryptedRepository, Mark};
 use crate::error::Error;
 use crate::format::HeadObject;
@@ -48,11 +47,7 @@ impl EncryptedRepository {
             Ok(()) => {}
             // It may have landed all the same (a timeout after the write, or a retry inside the
             // client refused because the first copy landed): look before failing.
-            Err(e) => match self.landed(&purge_id, generation).await {
-                Landed::Yes => {}
-                Landed::No => return Err(e),
-                Landed::Unknown => return Err(Error::outcome_unknown(&purge_id, generation)),
-            },
+            Err(e) => self.landed_or(e, &purge_id, generation).await?,
         }
         if let Some(w) = &self.watermark {
             w.raise(Mark { generation, commit: Some(purge_id) })?;
