@@ -2,9 +2,9 @@
 //! binary owns the words: every message, report and piece of advice a person reads.
 //!
 //! Each subcommand has its file, holding its arguments, its run and its text: `exec`, `mcp`,
-//! `serve`, `agent`, `import`, `export`, `init`, `info`, `key`, `log`, `show`, `ls`, `cat`, `tree`,
-//! `diff`, `restore`,
-//! `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`, `man`. What they share:
+//! `serve`, `ui`, `agent`, `import`, `export`, `init`, `info`, `key`, `log`, `show`, `ls`, `cat`,
+//! `tree`, `diff`, `restore`, `undo`, `check`, `gc`, `policy`, `expire`, `purge`, `completions`,
+//! `man`. What they share:
 //!
 //! - `cli`: the top-level parser, one variant per subcommand;
 //! - `config`: named stores, `[stores.NAME]` in `$XDG_CONFIG_HOME/memfs/config.toml`;

@@ -1,4 +1,4 @@
-//! memfs for Node.js (issue 20): the native addon of the npm package `memfs`
+//! memfs for Node.js (issue 20): the native addon of the npm package `memfs-store`
 //! (`crates/memfs-node/package.json`), built by `@napi-rs/cli`. The package's JavaScript
 //! (`memfs.js`) wraps it with typed errors and `memfsMemoryTool`, the TypeScript SDK's memory
 //! tool backed by a store; `scripts/test-packages.sh` packs it, installs it into a fresh folder

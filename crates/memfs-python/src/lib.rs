@@ -10,7 +10,7 @@
 //!
 //! - `error`: the exceptions (`MemfsError` and its kinds) and how a memfs error maps to one;
 //! - `runtime`: the one tokio runtime of the process, entered with the GIL released;
-//! - `store`: `NativeStore`, an open store: open, init, call, log, undo, restore, close.
+//! - `store`: `NativeStore`, an open store: open, init, call, log, undo, restore, flush.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
