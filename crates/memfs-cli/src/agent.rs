@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args;
 use memfs::Dialect;
-use memfs::agent::{AgentConfig, Step};
+use memfs::agent::{AgentConfig, Event};
 
 use crate::store::StoreArgs;
 
@@ -105,10 +105,10 @@ pub(crate) async fn run(store: &StoreArgs, args: AgentArgs) -> anyhow::Result<()
 }
 
 /// One step on stderr, as `--help` describes it.
-fn report(step: Step<'_>) {
-    match step {
-        Step::ToolUse { id, name, input } => eprintln!("[tool_use {id}] {name} {input}"),
-        Step::ToolResult { id, content, is_error } => {
+fn report(event: Event<'_>) {
+    match event {
+        Event::ToolUse { id, name, input } => eprintln!("[tool_use {id}] {name} {input}"),
+        Event::ToolResult { id, content, is_error } => {
             let error = if is_error { " error" } else { "" };
             eprintln!("[tool_result {id}{error}] {content}");
         }

@@ -174,7 +174,7 @@ pub fn execute_in(
         Err(Halt::Fail(e)) => {
             let mut outcome = Outcome::failed(&e, dialect);
             // An error can echo input of any length (an `old_str`, a path with escapes).
-            outcome.result.content = page::error(outcome.result.content, context.policy.view_max_chars);
+            outcome.result.content = paginate::error(outcome.result.content, context.policy.view_max_chars);
             Ok(outcome)
         }
     }
@@ -199,7 +199,7 @@ pub fn rewrite_in(
         Err(Halt::Need(need)) => Err(need),
         Err(Halt::Fail(e)) => {
             let mut outcome = Outcome::failed(&e, context.dialect);
-            outcome.result.content = page::error(outcome.result.content, context.policy.view_max_chars);
+            outcome.result.content = paginate::error(outcome.result.content, context.policy.view_max_chars);
             Ok(outcome)
         }
     }
@@ -381,7 +381,7 @@ impl Cx<'_> {
                     // (the SDK ignores it on a directory), so a cut listing can be continued.
                     Some(max) => {
                         let (start, end) = text::select(rows.len(), view_range);
-                        page::listing(path, DIR_SIZE, &rows[start..end], start + 1, max, self.dialect)
+                        paginate::listing(path, DIR_SIZE, &rows[start..end], start + 1, max, self.dialect)
                     }
                     None => render::dir_view(path, DIR_SIZE, &rows, self.dialect),
                 }))
@@ -394,7 +394,7 @@ impl Cx<'_> {
                 }
                 let (start, end) = text::select(lines.len(), view_range);
                 let view = match self.policy.view_max_chars {
-                    Some(max) => page::file(path, &lines[start..end], start + 1, max),
+                    Some(max) => paginate::file(path, &lines[start..end], start + 1, max),
                     None => render::file_view(path, &text::numbered(&lines[start..end], start + 1)),
                 };
                 let mut outcome = Outcome::ok(view);
@@ -491,14 +491,14 @@ impl Cx<'_> {
         let (p, old_size, content) = self.file_for_edit("str_replace", path)?;
         let max = self.policy.view_max_chars;
         let replace = |new_str: &str| {
-            text::replace_unique(&content, old_str, new_str, page::matches_to_keep(max), self.dialect).map_err(|e| {
-                match e {
+            text::replace_unique(&content, old_str, new_str, paginate::matches_to_keep(max), self.dialect).map_err(
+                |e| match e {
                     ReplaceError::NotFound => ToolError::NoMatch { old_str: old_str.to_owned(), path: path.to_owned() },
                     ReplaceError::Multiple { lines, more } => {
-                        page::multiple_matches(old_str, lines, more, max, self.dialect)
+                        paginate::multiple_matches(old_str, lines, more, max, self.dialect)
                     }
-                }
-            })
+                },
+            )
         };
         // The SDK's errors come first; the filter only sees a replacement that would happen.
         let (new_content, mut line) = replace(new_str)?;

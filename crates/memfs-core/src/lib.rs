@@ -50,7 +50,7 @@
 //! - `dialect`: [`Dialect`], which reference (spec page, Python SDK or TypeScript SDK) the answers follow;
 //! - `exec`: [`execute`] and [`execute_in`], one command against a tree, and what it changed;
 //! - `graft`: [`graft()`], a node of a past tree put into the live tree;
-//! - `page`: view pagination (`view-max-chars`);
+//! - `paginate`: view pagination (`view-max-chars`);
 //! - `path`: [`MemoryPath`] and [`Name`], validated paths;
 //! - `policy`: [`Policy`], a store's safeguards and their keys and defaults;
 //! - [`render`]: every string the tool answers with, per dialect;
@@ -70,7 +70,7 @@ mod command;
 mod dialect;
 mod exec;
 mod graft;
-mod page;
+mod paginate;
 mod path;
 mod policy;
 pub mod render;

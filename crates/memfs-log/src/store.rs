@@ -239,7 +239,7 @@ impl Inner {
         match state.catch_up(Mode::Read) {
             Err(e) if e.needs_lock() => {
                 self.lock.lock_shared().map_err(LogError::io("lock", self.lock_path()))?;
-                let _unlock = Unlock(&self.lock);
+                let _guard = LockGuard(&self.lock);
                 state.catch_up(Mode::Read)
             }
             r => r,
@@ -268,7 +268,7 @@ impl Inner {
 
     /// Runs `op` holding the exclusive lock, which the caller has just taken, after catching up.
     fn locked<T>(&self, state: &mut State, op: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
-        let _unlock = Unlock(&self.lock);
+        let _guard = LockGuard(&self.lock);
         state.catch_up(Mode::Write)?;
         op(state)
     }
@@ -280,9 +280,9 @@ fn private_dir(dir: &std::path::Path) -> Result<(), LogError> {
 }
 
 /// Releases the `flock` when dropped.
-struct Unlock<'a>(&'a File);
+struct LockGuard<'a>(&'a File);
 
-impl Drop for Unlock<'_> {
+impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
         // Closing the file would release it too; an error here leaves nothing to undo.
         let _ = self.0.unlock();

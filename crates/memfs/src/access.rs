@@ -1,7 +1,7 @@
 //! Last-access days, recorded without making every read a write.
 //!
 //! A `view` of a file last used before today is noted in memory (`crate::pending`). The notes
-//! ride along with the next mutation's commit (`crate::transaction` carries them); when no
+//! ride along with the next mutation's commit (`crate::transaction` adds them); when no
 //! mutation comes, [`Memfs::flush`] commits them on their own: `memfs exec` flushes at the end
 //! of its input, and any engine flushes when its oldest note is [`FLUSH_AFTER`] old. Days are
 //! whole, so a file read all day costs at most one update, and a store read but never flushed
@@ -14,9 +14,9 @@ use memfs_store::{Operation, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::{Commit, Step};
+use crate::transaction::{Commit, Decision};
 
-/// How long a read may wait for a commit to carry its last-access day.
+/// How long a read may wait for a commit to record its last-access day.
 pub const FLUSH_AFTER: Duration = Duration::from_secs(300);
 
 impl Memfs {
@@ -45,11 +45,11 @@ impl Memfs {
                     let (head, fetched) = (&*head, &mut fetched);
                     let touched = fetched.resolve(|f| touch(&head.tree, accesses, today, f)).await;
                     let Some((tree, files)) = touched.map_err(|e| self.store_error(e))? else {
-                        return Ok(Step::Done(0));
+                        return Ok(Decision::Done(0));
                     };
                     let mutation = Mutation { tree, changes: Vec::new(), blobs: Vec::new(), applied: None };
                     let record = Record::from(Operation::RecordAccess { files: files as u64 });
-                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: false, then: files }))
+                    Ok(Decision::Commit(Commit { mutation, record, touch: Vec::new(), with_reads: false, then: files }))
                 })
             })
             .await?;

@@ -38,7 +38,7 @@ mod conversation;
 mod error;
 
 pub use config::{AgentConfig, ApiKey};
-pub use conversation::{Step, ToolCall, Transcript, Usage, run, run_observed};
+pub use conversation::{Event, ToolCall, Transcript, Usage, run, run_observed};
 pub use error::AgentError;
 
 /// The memory tool's `type`, sent in `tools` with the name `memory`.

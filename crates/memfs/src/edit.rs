@@ -14,7 +14,7 @@ use memfs_store::Record;
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::{Commit, Step};
+use crate::transaction::{Commit, Decision};
 
 /// A file as the live tree holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,22 +88,22 @@ impl Memfs {
                         // Content-addressed: the text's address is the file's id when it holds it.
                         Some(Node::File(f)) if f.id.to_hex() == version => {
                             if self.repository().address(text.as_bytes()) == f.id {
-                                return Ok(Step::Done(Some(None)));
+                                return Ok(Decision::Done(Some(None)));
                             }
                         }
-                        _ => return Ok(Step::Done(None)),
+                        _ => return Ok(Decision::Done(None)),
                     }
                     let context = Context { dialect, policy: &head.policy, today };
                     let outcome = fetched.resolve(|f| rewrite_in(p.as_sent(), text, &head.tree, &context, f)).await;
                     let outcome = outcome.map_err(|e| self.store_error(e))?;
                     let Some(mutation) = outcome.mutation else {
-                        return Ok(Step::Done(Some(Some((outcome.result, version.to_owned())))));
+                        return Ok(Decision::Done(Some(Some((outcome.result, version.to_owned())))));
                     };
                     let record = Record::Tool(mutation.applied.clone().expect("an edit records its str_replace"));
                     // The content written (after redaction) is the file's one new object.
                     let written = mutation.blobs.first().map_or_else(|| version.to_owned(), |b| b.id.to_hex());
                     let then = Some(Some((outcome.result, written)));
-                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: true, then }))
+                    Ok(Decision::Commit(Commit { mutation, record, touch: Vec::new(), with_reads: true, then }))
                 })
             })
             .await?;

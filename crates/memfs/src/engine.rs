@@ -12,7 +12,7 @@ use memfs_store::{
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::transaction::{Commit, Stats, Step, Transactions, Writer};
+use crate::transaction::{Commit, Decision, Stats, Transactions, Writer};
 use crate::url::{Location, Target};
 
 /// How to open a store.
@@ -349,15 +349,15 @@ impl Memfs {
                     let outcome = fetched.resolve(|f| execute_in(command, &head.tree, &context, f)).await;
                     let outcome = outcome.map_err(|e| self.store_error(e))?;
                     let Some(mutation) = outcome.mutation else {
-                        return Ok(Step::Done((outcome.result, outcome.accessed)));
+                        return Ok(Decision::Done((outcome.result, outcome.accessed)));
                     };
                     // Redaction applies to history too: record the command as applied.
                     let record = Record::Tool(mutation.applied.clone().unwrap_or_else(|| command.clone()));
-                    Ok(Step::Commit(Commit {
+                    Ok(Decision::Commit(Commit {
                         mutation,
                         record,
                         touch: Vec::new(),
-                        carry: true,
+                        with_reads: true,
                         then: (outcome.result, None),
                     }))
                 })

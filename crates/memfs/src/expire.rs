@@ -11,7 +11,7 @@ use memfs_store::{Fetched, Head, Operation, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::{Commit, Step};
+use crate::transaction::{Commit, Decision};
 
 /// What an expiration found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ impl Memfs {
                     let found = self.unused(&head.tree, today, unused_for, fetched).await?;
                     let files: Vec<(String, Day)> = found.iter().map(|(c, d)| (normalized(c), *d)).collect();
                     if dry_run || files.is_empty() {
-                        return Ok(Step::Done(files));
+                        return Ok(Decision::Done(files));
                     }
                     let mut tree = head.tree.clone();
                     for (components, _) in &found {
@@ -47,7 +47,7 @@ impl Memfs {
                     let mutation = Mutation { tree, changes, blobs: Vec::new(), applied: None };
                     let record =
                         Record::from(Operation::Expire { files: files.len() as u64, unused_for_days: unused_for });
-                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: false, then: files }))
+                    Ok(Decision::Commit(Commit { mutation, record, touch: Vec::new(), with_reads: false, then: files }))
                 })
             })
             .await?;

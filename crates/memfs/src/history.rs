@@ -26,7 +26,7 @@ pub use memfs_store::{
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::{Attempt, Commit, Committed, Step};
+use crate::transaction::{Attempt, Commit, Committed, Decision};
 
 /// What `show` found.
 #[derive(Debug, Clone)]
@@ -320,7 +320,7 @@ impl Memfs {
                     let planned = planned.await?;
                     let changes: Vec<Change> = planned.changes.iter().map(FileChange::to_change).collect();
                     if changes.is_empty() || dry_run {
-                        return Ok(Step::Done((planned.about, changes)));
+                        return Ok(Decision::Done((planned.about, changes)));
                     }
                     // A file brought back counts as used today, or expiration would take it again.
                     let touch = planned
@@ -333,7 +333,7 @@ impl Memfs {
                     let mutation =
                         Mutation { tree: planned.tree, changes: changes.clone(), blobs: Vec::new(), applied: None };
                     let then = (planned.about, changes);
-                    Ok(Step::Commit(Commit { mutation, record: planned.record, touch, carry: false, then }))
+                    Ok(Decision::Commit(Commit { mutation, record: planned.record, touch, with_reads: false, then }))
                 })
             })
             .await

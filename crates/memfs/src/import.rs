@@ -18,7 +18,7 @@ use memfs_store::{Fetched, Operation, Progress, Record};
 use crate::conflict::{Conflict, ConflictKind};
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::{Commit, Step};
+use crate::transaction::{Commit, Decision};
 
 /// One entry of a plain tree of memory files: what [`Memfs::import`] takes and
 /// [`Memfs::export`] gives. Paths are `/memories/...` paths.
@@ -162,12 +162,18 @@ impl Memfs {
                         return Err(Error::ImportStopped);
                     }
                     if options.dry_run || (imported.changes.is_empty() && imported.new_dirs == 0) {
-                        return Ok(Step::Done(imported));
+                        return Ok(Decision::Done(imported));
                     }
                     // Reads not yet recorded ride along with this commit, as with a tool command.
                     let mutation = Mutation { tree, changes: imported.changes.clone(), blobs, applied: None };
                     let record = record.clone();
-                    Ok(Step::Commit(Commit { mutation, record, touch: Vec::new(), carry: true, then: imported }))
+                    Ok(Decision::Commit(Commit {
+                        mutation,
+                        record,
+                        touch: Vec::new(),
+                        with_reads: true,
+                        then: imported,
+                    }))
                 })
             })
             .await?;

@@ -7,7 +7,7 @@ use memfs_store::{Operation, PolicyChange, Record};
 
 use crate::engine::Memfs;
 use crate::error::Error;
-use crate::transaction::Step;
+use crate::transaction::Decision;
 
 /// The result of a policy change.
 #[derive(Debug, Clone)]
@@ -54,10 +54,10 @@ impl Memfs {
                     let mut policy = Policy::clone(&head.policy);
                     change(&mut policy)?;
                     if policy == *head.policy {
-                        return Ok(Step::Done(head.policy.clone()));
+                        return Ok(Decision::Done(head.policy.clone()));
                     }
                     let then = Arc::new(policy.clone());
-                    Ok(Step::SetPolicy { policy, record: record.clone(), then })
+                    Ok(Decision::SetPolicy { policy, record: record.clone(), then })
                 })
             })
             .await?;

@@ -10,7 +10,7 @@
 //!
 //! The driver also owns what every mutation shares: re-running a plan that found an object
 //! missing (a `gc` that lost a race with a writer puts back what it deleted within moments),
-//! carrying the last-access days of reads not yet recorded into the commit, and the
+//! adding the last-access days of reads not yet recorded into the commit, and the
 //! statistics of [`Stats`].
 
 use std::future::Future;
@@ -77,7 +77,7 @@ pub(crate) struct Writer<'a> {
 }
 
 /// What a plan decided, against one head.
-pub(crate) enum Step<T> {
+pub(crate) enum Decision<T> {
     /// Nothing to commit: the answer.
     Done(T),
     /// Commit a new tree.
@@ -102,7 +102,7 @@ pub(crate) struct Commit<T> {
     /// Files to count as used today (a file brought back, lest expiration take it again).
     pub(crate) touch: Vec<Access>,
     /// Whether the reads not yet recorded ride along with this commit.
-    pub(crate) carry: bool,
+    pub(crate) with_reads: bool,
     /// The answer once committed.
     pub(crate) then: T,
 }
@@ -172,7 +172,7 @@ impl Transactions {
         &self,
         writer: &Writer<'x>,
         mut first: Option<Head>,
-        mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Step<T>, Error>,
+        mut plan: impl FnMut(Arc<Head>, Fetched<'x>) -> Attempt<'x, Decision<T>, Error>,
     ) -> Result<Committed<T>, Error> {
         let mut missing = 0;
         // The first attempt starts from the head this handle last knew (no request): only a
@@ -194,7 +194,7 @@ impl Transactions {
                 Ok(head) => match plan(head.clone(), Fetched::new(writer.repo)).await {
                     // An answer that commits nothing (an error, a no-op) has no compare-and-swap
                     // to vouch for the head it read: it must come from the newest.
-                    Ok(Step::Done(_)) | Err(_) if from_known => continue,
+                    Ok(Decision::Done(_)) | Err(_) if from_known => continue,
                     Ok(step) => match self.commit(writer, &head, step).await {
                         Ok(done) => return Ok(done),
                         Err(failure) => failure,
@@ -252,18 +252,23 @@ impl Transactions {
     }
 
     /// Settles one step against `head`.
-    async fn commit<T>(&self, writer: &Writer<'_>, head: &Head, step: Step<T>) -> Result<Committed<T>, Failure> {
+    async fn commit<T>(
+        &self,
+        writer: &Writer<'_>,
+        head: &Head,
+        decision: Decision<T>,
+    ) -> Result<Committed<T>, Failure> {
         let store_error = |source| Error::Store { store: writer.repo.to_string(), source };
-        let (generation, value, carried) = match step {
-            Step::Done(value) => return Ok(Committed { generation: None, value }),
-            Step::SetPolicy { policy, record, then } => {
+        let (generation, value, pending) = match decision {
+            Decision::Done(value) => return Ok(Committed { generation: None, value }),
+            Decision::SetPolicy { policy, record, then } => {
                 let repo = writer.history.ok_or_else(|| Error::NoHistory { store: writer.repo.to_string() })?;
                 let info = CommitInfo { actor: writer.actor.to_owned(), command: record, changes: Vec::new() };
                 (repo.set_policy(head, &policy, info).await, then, Vec::new())
             }
-            Step::Commit(Commit { mut mutation, record, touch: mut accesses, carry, then }) => {
-                let carried = if carry { self.pending() } else { Vec::new() };
-                accesses.extend(carried.iter().cloned());
+            Decision::Commit(Commit { mut mutation, record, touch: mut accesses, with_reads, then }) => {
+                let pending = if with_reads { self.pending() } else { Vec::new() };
+                accesses.extend(pending.iter().cloned());
                 if !accesses.is_empty() {
                     let mut fetched = Fetched::new(writer.repo);
                     let touched = fetched.resolve(|f| touch(&mutation.tree, &accesses, writer.today, f)).await;
@@ -273,13 +278,13 @@ impl Transactions {
                 }
                 let info =
                     CommitInfo { actor: writer.actor.to_owned(), command: record, changes: mutation.changes.clone() };
-                (writer.repo.commit(head, &mutation, info).await, then, carried)
+                (writer.repo.commit(head, &mutation, info).await, then, pending)
             }
         };
         match generation {
             Ok(generation) => {
                 self.commits.fetch_add(1, Ordering::Relaxed);
-                self.recorded(&carried);
+                self.recorded(&pending);
                 Ok(Committed { generation: Some(generation), value })
             }
             Err(StoreError::Conflict) => Err(Failure::LostRace),

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use memfs::agent::{self, AgentConfig, AgentError, ApiKey, Step};
+use memfs::agent::{self, AgentConfig, AgentError, ApiKey, Event};
 use memfs::{Dialect, Memfs};
 use serde_json::{Value, json};
 
@@ -197,8 +197,8 @@ async fn context_editing_system_prompt_and_error_results() {
     let mut steps = Vec::new();
     let transcript = agent::run_observed(&memfs, &config, PROMPT, |step| {
         steps.push(match step {
-            Step::ToolUse { id, name, input } => format!("use {id} {name} {input}"),
-            Step::ToolResult { id, content, is_error } => format!("result {id} {is_error} {content}"),
+            Event::ToolUse { id, name, input } => format!("use {id} {name} {input}"),
+            Event::ToolResult { id, content, is_error } => format!("result {id} {is_error} {content}"),
             _ => unreachable!("no other step yet"),
         })
     })

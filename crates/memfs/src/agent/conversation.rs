@@ -58,7 +58,7 @@ pub struct Transcript {
 /// What the loop is doing, for a caller that shows progress ([`run_observed`]).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
-pub enum Step<'a> {
+pub enum Event<'a> {
     /// The model asked for a tool call; it runs next.
     ToolUse {
         /// The block's `id`.
@@ -91,7 +91,7 @@ pub async fn run_observed(
     memfs: &Memfs,
     config: &AgentConfig,
     prompt: &str,
-    mut observe: impl FnMut(Step<'_>),
+    mut observe: impl FnMut(Event<'_>),
 ) -> Result<Transcript, AgentError> {
     let client = Client::new(config)?;
     let mut messages = vec![json!({"role": "user", "content": prompt})];
@@ -145,20 +145,20 @@ pub async fn run_observed(
 }
 
 /// Runs one `tool_use` block: the memory tool on the store, an error for any other tool.
-async fn execute(memfs: &Memfs, block: &Value, observe: &mut impl FnMut(Step<'_>)) -> Result<ToolCall, AgentError> {
+async fn execute(memfs: &Memfs, block: &Value, observe: &mut impl FnMut(Event<'_>)) -> Result<ToolCall, AgentError> {
     let Some(id) = block.get("id").and_then(Value::as_str) else {
         return Err(AgentError::BadResponse { reason: "a tool_use block has no id".to_owned() });
     };
     let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
     let input = block.get("input").cloned().unwrap_or(Value::Null);
-    observe(Step::ToolUse { id, name, input: &input });
+    observe(Event::ToolUse { id, name, input: &input });
     let result = if name == TOOL_NAME {
         memfs.call(&input).await
     } else {
         // As the Python SDK's tool runner answers a tool it does not have.
         crate::ToolResult::error(format!("Error: Tool '{name}' not found"))
     };
-    observe(Step::ToolResult { id, content: &result.content, is_error: result.is_error });
+    observe(Event::ToolResult { id, content: &result.content, is_error: result.is_error });
     Ok(ToolCall { id: id.to_owned(), name: name.to_owned(), input, content: result.content, is_error: result.is_error })
 }
 
