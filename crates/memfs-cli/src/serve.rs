@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
+use memfs::http::{Namespaces, Observer, Served, Server, StoreFailure, Tokens};
 use memfs::{Credential, Dialect, KdfParams, Location, Memfs, OpenOptions};
 
 use crate::store::StoreArgs;
@@ -128,9 +128,9 @@ fn time(t: jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-impl Log for Stderr {
+impl Observer for Stderr {
     // `writeln!`, not `eprintln!`: a closed stderr must not stop the server (no panic).
-    fn access(&self, r: &Access) {
+    fn served(&self, r: &Served) {
         let _ = writeln!(
             std::io::stderr(),
             "memfs: access {} request={} namespace={} command={} status={} duration={:.3}s",
@@ -204,7 +204,10 @@ pub(crate) async fn run(store: &StoreArgs, args: ServeArgs) -> anyhow::Result<()
         namespaces.get(namespace).await.with_context(|| format!("cannot serve namespace {namespace}"))?;
     }
     let server = Arc::new(
-        Server::new(tokens, namespaces).with_max_body(args.max_body).with_limits(limits).with_log(Arc::new(Stderr)),
+        Server::new(tokens, namespaces)
+            .with_max_body(args.max_body)
+            .with_limits(limits)
+            .with_observer(Arc::new(Stderr)),
     );
 
     let listener = tokio::net::TcpListener::bind(addrs.as_slice())

@@ -21,13 +21,13 @@
 //! is not JSON `400`; a namespace whose store cannot be opened `503` (tried again on the next
 //! request); a request not answered within the request timeout `503`.
 //!
-//! # Store failures, request ids and the access log
+//! # Store failures, request ids and the request log
 //!
 //! Every answer carries an `x-request-id` header ([`RequestId`]). A store failure (a store
 //! that cannot be opened, a backend error during a command) is answered with a generic
 //! message naming that id, never the error itself (which can name the server's store
 //! location): the detail goes to the server's [`Log`] with the same id. Each request, answered
-//! or refused, makes one [`Access`] record: time, id, namespace, command name, status and
+//! or refused, makes one [`Served`] record: time, id, namespace, command name, status and
 //! duration; no content, no path, no token.
 //!
 //! # Connections
@@ -64,8 +64,8 @@
 
 mod connections;
 mod error;
-mod log;
 mod namespaces;
+mod observe;
 mod routes;
 mod tokens;
 
@@ -78,8 +78,8 @@ pub use connections::Limits;
 #[cfg(any(feature = "ui", feature = "mcp"))]
 pub(crate) use connections::{serve as serve_within, time_limited};
 pub use error::{ServeError, TokenError};
-pub use log::{Access, Log, RequestId, StoreFailure};
 pub use namespaces::Namespaces;
+pub use observe::{Observer, RequestId, Served, StoreFailure};
 #[cfg(feature = "ui")]
 pub(crate) use routes::is_json;
 pub use tokens::{MIN_TOKEN_LEN, Tokens, new_token, new_token_line};
@@ -100,7 +100,7 @@ pub struct Server {
     max_body: usize,
     grace: Duration,
     limits: Limits,
-    log: Arc<dyn Log>,
+    observer: Arc<dyn Observer>,
 }
 
 impl fmt::Debug for Server {
@@ -124,7 +124,7 @@ impl Server {
             max_body: DEFAULT_MAX_BODY,
             grace: SHUTDOWN_GRACE,
             limits: Limits::default(),
-            log: Arc::new(log::NoLog),
+            observer: Arc::new(observe::Unobserved),
         }
     }
 
@@ -134,9 +134,9 @@ impl Server {
         self
     }
 
-    /// Sends the access records and store failures to `log` (by default they are dropped).
-    pub fn with_log(mut self, log: Arc<dyn Log>) -> Self {
-        self.log = log;
+    /// Sends the requests served and store failures to `observer` (by default they are dropped).
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
         self
     }
 

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use memfs::StateDir;
-use memfs::http::{Access, Log, Namespaces, Server, StoreFailure, Tokens};
+use memfs::http::{Namespaces, Observer, Served, Server, StoreFailure, Tokens};
 use memfs::protocol::handle_line;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Location, Memfs, OpenOptions};
 use reqwest::StatusCode;
@@ -344,8 +344,8 @@ struct Recorded {
     failures: Mutex<Vec<(String, String)>>,
 }
 
-impl Log for Recorded {
-    fn access(&self, r: &Access) {
+impl Observer for Recorded {
+    fn served(&self, r: &Served) {
         let ns = r.namespace.as_deref().unwrap_or("-");
         self.accesses.lock().unwrap().push(format!("{ns} {} {}", r.command.unwrap_or("-"), r.status));
     }
@@ -381,7 +381,8 @@ async fn folder_store_namespaces_and_flush_at_shutdown() {
 
     // Day 100: alice writes a file.
     let log = Arc::new(Recorded::default());
-    let server = Running::start(Server::new(tokens(), Namespaces::new(&url, options(100))).with_log(log.clone())).await;
+    let server =
+        Running::start(Server::new(tokens(), Namespaces::new(&url, options(100))).with_observer(log.clone())).await;
     let (status, body) =
         server.post(Some(ALICE), r#"{"command":"create","path":"/memories/a.md","file_text":"on disk"}"#).await;
     assert_eq!(

@@ -15,10 +15,10 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::connections::{Busy, timed_out};
-use super::log::{Access, RequestId, StoreFailure, command_of};
+use super::observe::{RequestId, Served, StoreFailure, command_of};
 use crate::protocol;
 
-/// What the memory route learnt of a request, for its access record.
+/// What the memory route learnt of a request, for its record ([`Served`]).
 #[derive(Clone, Default)]
 struct Noted {
     namespace: Option<Arc<str>>,
@@ -34,12 +34,12 @@ pub(super) fn router(server: Arc<Server>) -> Router {
         .route("/v1/health", get(health))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(server.clone(), access))
+        .layer(axum::middleware::from_fn_with_state(server.clone(), observed))
         .with_state(server)
 }
 
 /// Gives each request its id, and records it once answered.
-async fn access(State(server): State<Arc<Server>>, mut request: Request, next: Next) -> Response {
+async fn observed(State(server): State<Arc<Server>>, mut request: Request, next: Next) -> Response {
     let time = jiff::Timestamp::now();
     let started = Instant::now();
     let request_id = RequestId::new();
@@ -49,7 +49,7 @@ async fn access(State(server): State<Arc<Server>>, mut request: Request, next: N
     if let Ok(value) = HeaderValue::from_str(request_id.as_str()) {
         response.headers_mut().insert("x-request-id", value);
     }
-    server.log.access(&Access {
+    server.observer.served(&Served {
         time,
         request_id,
         namespace: noted.namespace,
@@ -119,7 +119,7 @@ async fn answer(
     // A store's errors can name the server's store location: the tenant gets the request id,
     // the server's log the detail.
     let report = |error: &crate::Error| {
-        server.log.store_failure(&StoreFailure { request_id: id, namespace, error });
+        server.observer.store_failure(&StoreFailure { request_id: id, namespace, error });
     };
     let memfs = server.namespaces.get(namespace).await.map_err(|e| {
         report(&e);

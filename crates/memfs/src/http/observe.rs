@@ -1,7 +1,7 @@
-//! What the endpoint reports to its operator: one access record per request, and the detail of
+//! What the endpoint reports to its operator: one record per request served, and the detail of
 //! each store failure a tenant was told about only coarsely.
 //!
-//! The records hold no content, no path and no token: an access record has the time, a
+//! The records hold no content, no path and no token: a request's record has the time, a
 //! request id, the namespace (once a token named one), the tool command's name (one of the six,
 //! never a client-supplied string) and the status and duration. A [`StoreFailure`] holds the
 //! store's error, which may name the server's store location: it is for the server's log only,
@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A request's id: 16 random hex digits, in the access record, in the `x-request-id` answer
+/// A request's id: 16 random hex digits, in the request's record, in the `x-request-id` answer
 /// header, and in the coarse answer to a store failure and that failure's record.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RequestId(String);
@@ -20,7 +20,7 @@ pub struct RequestId(String);
 impl RequestId {
     pub(super) fn new() -> Self {
         let mut bytes = [0u8; 8];
-        // Without the RNG, ids are still told apart by the access log's time; all zeros says
+        // Without the RNG, ids are still told apart by the request log's time; all zeros says
         // so plainly.
         let _ = getrandom::fill(&mut bytes);
         RequestId(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -47,7 +47,7 @@ impl fmt::Debug for RequestId {
 /// One request, answered.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct Access {
+pub struct Served {
     /// When the request arrived.
     pub time: jiff::Timestamp,
     /// Its id.
@@ -77,18 +77,18 @@ pub struct StoreFailure<'a> {
 
 /// Where the endpoint's records go ([`Server::with_log`](super::Server::with_log)); by
 /// default nowhere.
-pub trait Log: Send + Sync {
+pub trait Observer: Send + Sync {
     /// A request was answered.
-    fn access(&self, record: &Access);
+    fn served(&self, request: &Served);
     /// A store failed while serving a request.
     fn store_failure(&self, failure: &StoreFailure<'_>);
 }
 
 /// No log.
-pub(super) struct NoLog;
+pub(super) struct Unobserved;
 
-impl Log for NoLog {
-    fn access(&self, _: &Access) {}
+impl Observer for Unobserved {
+    fn served(&self, _: &Served) {}
     fn store_failure(&self, _: &StoreFailure<'_>) {}
 }
 
