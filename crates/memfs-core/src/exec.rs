@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::access::Access;
 use crate::command::{Command, InputError};
 use crate::dialect::Dialect;
-use crate::page;
+use crate::paginate;
 use crate::path::{MemoryPath, Name, normalized};
 use crate::policy::{Policy, SensitiveMode};
 use crate::render::{self, ListingRow, ToolError, ToolResult};
