@@ -12,6 +12,9 @@
 //! - [`Keyring`]: the address keys and the epoch keys wrapped under the root, and the
 //!   counter that every change of `memfs.keys` raises; [`Keyring::open`] gives the
 //!   [`StoreKeys`] a store works with;
+//! - [`KeyStore`]: `memfs.keys` ([`KeysObject`]) read and written through the compare-and-swap
+//!   [`KeysCell`] the caller gives it, its only I/O; unlocked, a [`KeySet`] makes each change
+//!   by its rules, and an open store's [`OpenKeys`] follow rotations;
 //! - [`AddressKey`]: names objects by a keyed BLAKE3 hash of their plaintext (one key for
 //!   blobs, another for directories and commits);
 //! - [`ObjectKeys`]: seals each object under its own data key, derived from the newest epoch
@@ -58,7 +61,18 @@
 //! - `key`: [`MasterKey`] (a new store's first key: epoch 0 and the address keys) and
 //!   [`AddressKey`];
 //! - `keyfile`: [`KeyFile`], 32 random bytes in a file (raw or hex);
+//! - `key_set`: [`KeySet`], `memfs.keys` unlocked, and the rules of each change to it
+//!   (confirmation, slot removal, rotation, shred);
+//! - `key_store`: [`KeyStore`], `memfs.keys` read and written through the compare-and-swap
+//!   cell it is given, its only I/O;
 //! - `keyring`: [`Keyring`] and [`StoreKeys`], what the root unwraps;
+//! - `keys_cell`: [`KeysCell`], the compare-and-swap cell that holds `memfs.keys` (the
+//!   caller's storage), and [`Swap`], what a swap did;
+//! - `keys_error`: [`KeysError`], why `memfs.keys` was refused or a change to it not made;
+//! - `keys_object`: [`KeysObject`], `memfs.keys` itself: its form, how it is parsed, and the
+//!   tag under the root that authenticates it ([`tag_body`]);
+//! - `open_keys`: [`OpenKeys`], the keys of an open store, following rotations by its slot's
+//!   secret, and refusing a `memfs.keys` rolled back;
 //! - `root`: [`RootKey`], and the tag that authenticates `memfs.keys`;
 //! - `seal`: the sealed-object envelope ([`ObjectKind`], [`MAGIC`]);
 //! - `secret`: 32 secret bytes zeroized on drop, the body of every key;
@@ -72,6 +86,8 @@
 //!   name slots without depending on the slot set);
 //! - `slot_note`: [`SlotNote`], a slot's label, creation time and host, shown to people
 //!   (authenticated with the rest of `memfs.keys`);
+//! - `unique_members`: JSON with no member name repeated in one object, for `memfs.keys` (its
+//!   tag covers the object as parsed);
 //! - `wrap`: a key wrapped under another, with associated data.
 
 #![forbid(unsafe_code)]
@@ -85,8 +101,14 @@ mod epoch;
 mod error;
 mod hex;
 mod key;
+mod key_set;
+mod key_store;
 mod keyfile;
 mod keyring;
+mod keys_cell;
+mod keys_error;
+mod keys_object;
+mod open_keys;
 mod root;
 mod seal;
 mod secret;
@@ -95,6 +117,7 @@ mod slot_id;
 mod slot_note;
 mod slot_set;
 mod slot_unlock;
+mod unique_members;
 mod wrap;
 
 pub use credential::Credential;
@@ -103,9 +126,15 @@ pub use derive::KdfParams;
 pub use epoch::ObjectKeys;
 pub use error::Error;
 pub use key::{AddressKey, MasterKey};
+pub use key_set::{KeySet, ShredPlan};
+pub use key_store::KeyStore;
 pub use keyfile::KeyFile;
 pub use keyring::{Keyring, StoreKeys};
+pub use keys_cell::{KeysCell, Swap};
+pub use keys_error::KeysError;
+pub use keys_object::{Confirmation, FEATURES, FORMAT_VERSION, KeysObject, decode_store_id, tag_body};
 pub use memfs_id::ObjectId;
+pub use open_keys::{OpenKeys, Refresh};
 pub use root::RootKey;
 pub use seal::{ENVELOPE_VERSION, HEADER_LEN, MAGIC, OVERHEAD, ObjectKind};
 pub use secrecy::SecretString;

@@ -24,7 +24,7 @@
 //! Submodules: `objects` (sealed objects: write, fetch, verify; directory pages), `snapshot`
 //! (the head and what it carries), `commit` (compare-and-swap, lost answers, policy changes),
 //! `history` (`log`, revisions, past trees), `check`, `gc`, `purge`, `key_set` (`memfs.keys`
-//! read, unlocked, authenticated, followed after a rotation), `keys` (key slots), `rotate`
+//! through `memfs-crypt`'s `KeyStore`: unlocked, a change written and recorded), `keys` (key slots), `rotate`
 //! (rotation and shred), `reseal` (objects sealed again under the newest key epoch) and
 //! `readdress` (every live object named and sealed again under new keys, for a shred).
 
@@ -74,7 +74,6 @@ mod recut;
 mod reseal;
 mod rotate;
 mod snapshot;
-mod unique_members;
 mod unlock;
 
 pub(crate) use crate::rollback::Mark;
@@ -84,20 +83,14 @@ pub use check::{CheckOptions, CheckReport, Problem};
 pub use confirm::Confirmed;
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 pub use history::CommitRecord;
-use key_set::{KeySet, Keys, KeysObject, parse_keys};
 pub use keys::KeyChange;
+use memfs_crypt::{KeysObject, OpenKeys as Keys};
 use parts::PartSearch;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
-/// The on-storage format this code writes.
-pub const FORMAT_VERSION: u64 = 1;
-
-/// The features of format 1 this code knows, by the names `memfs.keys` lists in `requires`
-/// (docs/FORMAT.md, "Versions"). A later memfs adds a feature an older reader must not skip
-/// by naming it there; format 1 itself defines none.
-pub const FEATURES: &[&str] = &[];
+pub use memfs_crypt::{FEATURES, FORMAT_VERSION};
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy, directory pages and file contents, each with its kind and length
@@ -388,14 +381,16 @@ impl EncryptedRepository {
         let root = RootKey::generate()?;
         let keyring = Keyring::new(&root, &id, &master)?;
         let keys = KeysObject::new(&id, make_slots(&root, &id)?, keyring, &root);
-        match conn.store.put_opts(&Path::from(KEYS_PATH), keys.to_bytes().into(), PutMode::Create.into()).await {
+        let bytes = Bytes::from(keys.to_bytes());
+        match conn.store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
             Ok(_) => {}
             Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
             Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
         }
         let counter = keys.keyring.counter();
         let store_keys = keys.keyring.open(&root, &id)?;
-        Self::assemble(conn, Keys::new(store_keys, Some((root, counter)), None), keys.store_id, options)
+        let store_id = keys.store_id().to_owned();
+        Self::assemble(conn, Keys::new(store_keys, Some((root, counter)), None), store_id, options)
     }
 
     /// An ephemeral store in process memory with a random key and no key slots.
@@ -420,18 +415,18 @@ impl EncryptedRepository {
         let conn = connect(backend)?;
         let mut attempts = 0;
         let set = loop {
-            let mut set = KeySet::unlock(&conn, credential).await?;
-            if !set.changed {
+            let mut set = key_set::unlock(&conn, credential).await?;
+            if !set.changed() {
                 break set;
             }
-            match set.write(&conn).await {
+            match key_set::KeysHead::plain(&*conn.keys).write(&mut set).await {
                 Ok(()) => break set,
                 Err(Error::Conflict) if attempts < 8 => attempts += 1,
                 Err(e) => return Err(e),
             }
         };
-        let mark = set.object.unrecorded;
-        let (keys, store_id) = set.into_keys()?;
+        let mark = set.object().unrecorded;
+        let (keys, store_id) = key_set::into_keys(set)?;
         let actor = options.actor.clone();
         let mut repo = Self::assemble(conn, keys, store_id, options)?;
         if let Some(mark) = mark {
@@ -521,22 +516,6 @@ fn open_error(e: memfs_crypt::Error, object: String) -> Error {
         memfs_crypt::Error::UnknownFormat { version } => Error::UnsupportedEnvelope { object, version },
         _ => Error::Tampered { object },
     }
-}
-
-/// The store id's bytes. Only the canonical spelling is accepted (32 lowercase hex digits, as
-/// `init` writes it): the key slots bind the bytes, but the rollback state and the disk cache
-/// are named by the string, so a second spelling of the same bytes would be a second store
-/// to the client, with nothing remembered (issue 14, V1).
-pub(crate) fn decode_store_id(hex_id: &str) -> Result<[u8; 16], Error> {
-    let mut id = [0u8; 16];
-    let canonical = hex_id.len() == 32 && hex_id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    if !canonical || hex::decode_to_slice(hex_id, &mut id).is_err() {
-        return Err(Error::Corrupt {
-            object: KEYS_PATH.into(),
-            reason: "its store id is not 32 lowercase hex digits".into(),
-        });
-    }
-    Ok(id)
 }
 
 impl fmt::Display for EncryptedRepository {
@@ -633,6 +612,7 @@ mod tests {
 
     #[test]
     fn only_the_canonical_store_id_is_accepted() {
+        let decode_store_id = |id: &str| memfs_crypt::decode_store_id(id).map_err(Error::from);
         let id = "00112233445566778899aabbccddeeff";
         assert_eq!(decode_store_id(id).unwrap()[1], 0x11);
         for bad in [&id.to_uppercase(), "00112233445566778899AAbbccddeeff", &id[1..], &format!("{id}00"), ""] {

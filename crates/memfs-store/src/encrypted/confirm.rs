@@ -9,12 +9,13 @@
 //! the commit; two clients opening at once make it once, because a commit is skipped when the
 //! head already names the counter (see [`EncryptedRepository::record_unless_named`]).
 
+use memfs_crypt::Confirmation;
 use object_store::path::Path;
 
-use super::key_set::{Confirmation, parse_keys};
+use super::key_set::{KeysHead, confirm_operation};
 use super::{EncryptedRepository, KEYS_PATH};
 use crate::error::Error;
-use crate::head::{ConditionalHead, HeadStore};
+use crate::head::ConditionalHead;
 
 /// A confirmation opening the store made ([`EncryptedRepository::confirmed`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +32,14 @@ impl EncryptedRepository {
     /// mark. Returns what to report: `None` if another client made the commit.
     pub(super) async fn record_confirmation(&self, mark: Confirmation, actor: &str) -> Option<Confirmed> {
         let slot = mark.slot;
-        let generation = match self.record_unless_named(actor, mark.operation(mark.counter), mark.counter).await {
-            Ok(None) => None,
-            Ok(Some(generation)) => Some(generation),
-            // The store stays open (a `check` of a damaged store must still run); the mark
-            // stays, so the next open tries again.
-            Err(e) => return Some(Confirmed { slot, commit: Err(e.to_string()) }),
-        };
+        let generation =
+            match self.record_unless_named(actor, confirm_operation(mark, mark.counter), mark.counter).await {
+                Ok(None) => None,
+                Ok(Some(generation)) => Some(generation),
+                // The store stays open (a `check` of a damaged store must still run); the mark
+                // stays, so the next open tries again.
+                Err(e) => return Some(Confirmed { slot, commit: Err(e.to_string()) }),
+            };
         // The commit is made (or another client's is): a mark left because this fails costs
         // the next open one read of the head, which then names the counter and clears it.
         let _ = self.clear_mark(mark).await;
@@ -49,22 +51,7 @@ impl EncryptedRepository {
     /// meanwhile (its own write took the mark, or its next open will).
     async fn clear_mark(&self, mark: Confirmation) -> Result<(), Error> {
         let head = ConditionalHead::new(self.storage.clone(), Path::from(KEYS_PATH));
-        let Some((bytes, version)) = head.read().await? else { return Err(Error::NotInitialized) };
-        let mut object = parse_keys(&bytes)?;
-        if object.unrecorded != Some(mark) {
-            return Ok(());
-        }
-        let Some(sealed) = self.keys.with_root(|root| {
-            object.authenticate(root)?;
-            object.unrecorded = None;
-            object.seal(root);
-            Ok::<_, Error>(object.to_bytes())
-        }) else {
-            return Ok(());
-        };
-        match head.swap(&version, sealed?).await {
-            Ok(()) | Err(Error::Conflict) => Ok(()),
-            Err(e) => Err(e),
-        }
+        let clear = |object: &mut memfs_crypt::KeysObject| self.keys.with_root(|root| object.clear_mark(root));
+        KeysHead::plain(&head).clear_mark(mark, clear).await
     }
 }

@@ -7,15 +7,16 @@ use super::*;
 /// `credential` tried on its slots, the whole authenticated and its keyring opened: the keys
 /// the store would work with.
 pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<StoreKeys, Error> {
-    let keys = parse_keys(bytes)?;
-    let id = decode_store_id(&keys.store_id)?;
+    let keys = KeysObject::parse(bytes)?;
+    let id = keys.store_id_bytes()?;
     let root = keys.slots.unlock(credential, &id)?.into_root();
-    key_set::open_authenticated(&keys, &root, &id)
+    keys.authenticate(&root)?;
+    Ok(keys.keyring.open(&root, &id)?)
 }
 
 /// `memfs.keys` parsed and written back as `init` writes it.
 pub fn reencode_keys(bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    Ok(serde_json::to_vec_pretty(&parse_keys(bytes)?).expect("key slots serialize"))
+    Ok(KeysObject::parse(bytes)?.to_bytes())
 }
 
 /// A directory page's plaintext decoded (`format::decode_page`) and encoded again.

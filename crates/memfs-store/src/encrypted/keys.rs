@@ -10,7 +10,8 @@ use std::time::Duration;
 use memfs_core::Mutation;
 use memfs_crypt::{Credential, KeySlots, RootKey, SlotId, SlotKind, SlotNote};
 
-use super::{Backend, EncryptedRepository, KeySet, KeysObject, OpenOptions, connect, decode_store_id, parse_keys};
+use super::key_set::{self, KeysHead};
+use super::{Backend, EncryptedRepository, OpenOptions, connect};
 use crate::error::Error;
 use crate::record::{Operation, Record};
 use crate::repository::{CommitInfo, Repository};
@@ -29,26 +30,23 @@ impl EncryptedRepository {
     /// The key slots of the store at `backend`: their ids, kinds and notes (no credential
     /// needed; a note is not authenticated, see [`SlotNote`]).
     pub async fn key_slots(backend: Backend) -> Result<Vec<(SlotId, SlotKind, SlotNote)>, Error> {
-        let conn = connect(backend)?;
-        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        Ok(parse_keys(&bytes)?.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
+        let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
+        Ok(keys.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
     }
 
     /// The outside keys of the custody slots of the store at `backend` (a keychain entry, a KMS
     /// key, an age recipient), by slot; no credential needed (shown, not authenticated, like
     /// the notes).
     pub async fn custody_keys(backend: Backend) -> Result<Vec<(SlotId, String)>, Error> {
-        let conn = connect(backend)?;
-        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        Ok(parse_keys(&bytes)?.slots.custody_slots().map(|(id, _, custody)| (id, custody.key.clone())).collect())
+        let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
+        Ok(keys.slots.custody_slots().map(|(id, _, custody)| (id, custody.key.clone())).collect())
     }
 
     /// The id of the store at `backend` (public: it binds key slots and objects to the store),
     /// which a custodian seals a new slot's key for ([`EncryptedRepository::seal_new`]).
     pub async fn id_of(backend: Backend) -> Result<[u8; 16], Error> {
-        let conn = connect(backend)?;
-        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        decode_store_id(&parse_keys(&bytes)?.store_id)
+        let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
+        Ok(keys.store_id_bytes()?)
     }
 
     /// For a new slot: a custodian's credential (keys kept outside memfs) sealed for the store
@@ -66,10 +64,8 @@ impl EncryptedRepository {
 
     /// The slot `credential` opens in the store at `backend` (a passphrase runs its Argon2).
     pub async fn slot_of(backend: Backend, credential: &Credential) -> Result<SlotId, Error> {
-        let conn = connect(backend)?;
-        let Some((bytes, _)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let keys: KeysObject = parse_keys(&bytes)?;
-        let id = decode_store_id(&keys.store_id)?;
+        let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
+        let id = keys.store_id_bytes()?;
         Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.opened.slot())
     }
 
@@ -104,12 +100,13 @@ impl EncryptedRepository {
     ) -> Result<R, Error> {
         let conn = connect(backend)?;
         // One unlock (one Argon2 run for a passphrase), whatever `change` needs to know.
-        let mut set = KeySet::unlock(&conn, credential).await?;
-        let (result, (what, slot)) = change(&mut set.object.slots, &set.root, &set.store_id, set.slot)?;
+        let mut set = key_set::unlock(&conn, credential).await?;
+        let (result, (what, slot)) = set.change_slots(change)?;
         if dry_run {
             return Ok(result);
         }
-        set.commit(&conn, options, (what, Some(slot.get())), "this change was made").await?;
+        key_set::commit(set, &conn, options, (what, Some(slot.get())), "this change was made").await?;
+
         Ok(result)
     }
 

@@ -186,8 +186,7 @@ impl EncryptedRepository {
         let plain = match self.open_object(kind, id, &sealed) {
             // Resealed after a rotation this client has not seen: follow it, then open.
             Err(_) if self.keys.objects().misses_epoch_of(&sealed) => {
-                let why = super::key_set::Refresh::UnknownEpoch;
-                self.keys.refresh(self.store.as_ref(), &self.store_id, why).await?;
+                self.refresh_keys(memfs_crypt::Refresh::UnknownEpoch).await?;
                 self.open_object(kind, id, &sealed)?
             }
             opened => opened?,

@@ -33,7 +33,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 use memfs_core::{Dir, DirRef, FileRef, Node, ObjectId};
 use serde::{Deserialize, Serialize};
 
-use super::key_set::{KeysObject, parse_keys};
+use super::key_set::KeysHead;
 use super::purge::follow_commit_ids;
 use super::*;
 use crate::format::{CommitAt, GcStateObject};
@@ -425,7 +425,7 @@ pub(super) async fn finish(
     let counter = object.keyring.counter();
     let keys = Keys::new(new_keys, Some((root, counter)), None);
     let actor = options.actor.clone();
-    let new = EncryptedRepository::assemble(conn.again(), keys, object.store_id.clone(), options)?;
+    let new = EncryptedRepository::assemble(conn.again(), keys, object.store_id().to_owned(), options)?;
     let done = Readdress::new(old, &new).run(&actor, record, progress).await?;
     write_keys(conn, &new, &mut object).await?;
     old.drop_undo().await?;
@@ -438,22 +438,11 @@ pub(super) async fn finish(
     Ok(done)
 }
 
-/// Writes `object` (the key set a shred ends with) over whatever `memfs.keys` holds now, its
-/// counter raised above that one's, by compare-and-swap (tried again when another client
-/// changed `memfs.keys` meanwhile: its change was made with the keys being retired).
+/// Writes `object` (the key set a shred ends with) over whatever `memfs.keys` holds now, sealed
+/// under the root of `new` ([`KeyStore::write_over`](memfs_crypt::KeyStore::write_over)).
 async fn write_keys(conn: &Connection, new: &EncryptedRepository, object: &mut KeysObject) -> Result<(), Error> {
-    for _ in 0..8 {
-        let Some((bytes, version)) = conn.keys.read().await? else { return Err(Error::NotInitialized) };
-        let now = parse_keys(&bytes)?.keyring.counter();
-        object.keyring.raise_counter(now + 1);
-        new.keys.with_root(|root| object.seal(root)).expect("made with a root");
-        match settle::swap_settled(&*conn.keys, Some(&version), object.to_bytes()).await {
-            Swapped::Landed => return Ok(()),
-            Swapped::Not(Error::Conflict) => continue,
-            Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
-        }
-    }
-    Err(Error::Conflict)
+    let seal = |object: &mut KeysObject| new.keys.with_root(|root| object.seal(root)).expect("made with a root");
+    KeysHead::settled(&*conn.keys).write_over(object, seal).await
 }
 
 impl EncryptedRepository {

@@ -4,10 +4,11 @@
 //! with the old ones, under a new root and a new credential). Each writes `memfs.keys` by
 //! compare-and-swap and records itself in a commit.
 
-use memfs_crypt::{Credential, KeySlots, Keyring, RootKey, SlotId};
+use memfs_crypt::{Credential, ShredPlan, SlotId};
 
+use super::key_set;
 use super::readdress::finish;
-use super::{Backend, EncryptedRepository, KeySet, Keys, KeysObject, OpenOptions, connect};
+use super::{Backend, EncryptedRepository, Keys, OpenOptions, connect};
 use crate::error::Error;
 use crate::record::Operation;
 
@@ -84,18 +85,15 @@ impl EncryptedRepository {
         plan: RotateKeys,
     ) -> Result<Rotation, Error> {
         let conn = connect(backend)?;
-        let mut set = KeySet::unlock(&conn, credential).await?;
+        let mut set = key_set::unlock(&conn, credential).await?;
         if let Some(slot) = plan.remove {
-            set.object.slots.remove_slot(slot)?;
-            if slot == set.slot && !plan.own {
-                return Err(memfs_crypt::Error::OwnSlot { slot: slot.get() }.into());
-            }
+            set.remove_slot(slot, plan.own)?;
         }
         let old_keys = set.store_keys()?;
         let epoch = set.rotate()?;
         let mut rotation = Rotation {
             epoch,
-            slots: set.object.slots.slots().map(|(id, _)| id).collect(),
+            slots: set.object().slots.slots().map(|(id, _)| id).collect(),
             removed: plan.remove,
             readdressed: None,
         };
@@ -104,18 +102,16 @@ impl EncryptedRepository {
         }
         if !plan.readdress {
             let record = ("rotate", plan.remove.map(SlotId::get));
-            set.commit(&conn, options, record, "the keys were rotated").await?;
+            key_set::commit(set, &conn, options, record, "the keys were rotated").await?;
             return Ok(rotation);
         }
         // The keyring made afresh under the new root (the slots wrapped to it as above).
-        let counter = set.keyring().counter() + 1;
-        let (keyring, new_keys) = Keyring::fresh(&set.root, &set.store_id, epoch, counter)?;
-        set.object.keyring = keyring;
-        let store_hex = set.object.store_id.clone();
+        let (counter, new_keys) = set.name_afresh(epoch)?;
+        let store_hex = set.object().store_id().to_owned();
         let old =
             EncryptedRepository::assemble(conn.again(), Keys::new(old_keys, None, None), store_hex, options.clone())?;
         let record = Operation::Keys { change: "rotate".into(), counter, slot: plan.remove.map(SlotId::get) };
-        let KeySet { object, root, .. } = set;
+        let (object, root, _) = set.into_parts();
         let done = finish(&conn, &old, (object, root, new_keys), record, options, &()).await?;
         rotation.readdressed =
             Some(crate::ResealReport { epoch, objects: done.objects, resealed: done.objects, bytes: done.bytes });
@@ -154,28 +150,15 @@ impl EncryptedRepository {
         progress: &dyn crate::Progress,
     ) -> Result<Shred, Error> {
         let conn = connect(backend)?;
-        let set = KeySet::unlock(&conn, credential).await?;
-        let removed: Vec<SlotId> = set.object.slots.slots().map(|(id, _)| id).filter(|id| *id != set.slot).collect();
-        if !removed.is_empty() && !plan.remove_others {
-            return Err(Error::ShredLeavesSlots { slots: removed });
-        }
-        let keys = set.store_keys()?;
-        let epoch = keys.objects.current_epoch() + 1;
-        let retired: Vec<u32> = keys.objects.epochs().collect();
+        let set = key_set::unlock(&conn, credential).await?;
+        let ShredPlan { epoch, retired, removed } = set.plan_shred(plan.remove_others)?;
         if plan.dry_run {
             return Ok(Shred { epoch, retired, removed, resealed: crate::ResealReport::default() });
         }
-        let note = set.object.slots.notes().find(|(id, _, _)| *id == set.slot).map(|(_, _, note)| note.clone());
-        let (store_id, counter) = (set.store_id, set.keyring().counter() + 1);
-        let (old_keys, store_hex) = set.into_keys()?;
+        let (object, root, new_keys) = set.shred(epoch, plan.new, plan.params)?;
+        let counter = object.keyring.counter();
+        let (old_keys, store_hex) = key_set::into_keys(set)?;
         let old = EncryptedRepository::assemble(conn.again(), old_keys, store_hex, options.clone())?;
-        let root = RootKey::generate()?;
-        let (keyring, new_keys) = Keyring::fresh(&root, &store_id, epoch, counter)?;
-        let mut slots = KeySlots::with_slot(&root, &store_id, plan.new, plan.params)?;
-        if let Some(note) = note {
-            slots.set_note(SlotId::new(1), note)?;
-        }
-        let object = KeysObject::new(&store_id, slots, keyring, &root);
         let record = Operation::Keys { change: "shred".into(), counter, slot: Some(1) };
         let done = finish(&conn, &old, (object, root, new_keys), record, options, progress).await?;
         let resealed = crate::ResealReport { epoch, objects: done.objects, resealed: done.objects, bytes: done.bytes };
@@ -187,7 +170,7 @@ impl EncryptedRepository {
 mod tests {
     use std::sync::Arc;
 
-    use memfs_crypt::{KdfParams, KeyFile};
+    use memfs_crypt::{KdfParams, KeyFile, KeySlots, RootKey};
     use object_store::memory::InMemory;
     use object_store::{ObjectStore, ObjectStoreExt};
 

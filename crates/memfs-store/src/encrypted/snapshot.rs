@@ -2,9 +2,9 @@
 //! objects it carries, and choosing what the next head carries (docs/FORMAT.md, "The head's
 //! snapshot").
 
-use super::key_set::Refresh;
 use super::*;
 use crate::format::INLINE_OVERHEAD;
+use memfs_crypt::Refresh;
 
 /// How many commits back a head is followed to find the commit this client remembers: a
 /// client that has not opened the store for more commits than this gets a fork error and
@@ -63,7 +63,7 @@ impl EncryptedRepository {
                 Some((bytes, _)) => Some(match self.open_head(bytes) {
                     // Sealed after a rotation this client has not seen: follow it, then open.
                     Err(_) if self.keys.objects().misses_epoch_of(bytes) => {
-                        self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::UnknownEpoch).await?;
+                        self.refresh_keys(Refresh::UnknownEpoch).await?;
                         self.open_head(bytes)?
                     }
                     opened => opened?,
@@ -89,11 +89,11 @@ impl EncryptedRepository {
     }
 
     /// A head naming a newer `memfs.keys` than this client holds: reads it again (see
-    /// [`Keys::refresh`]); one older than the head names is a rollback.
+    /// [`EncryptedRepository::refresh_keys`]); one older than the head names is a rollback.
     async fn check_keys_counter(&self, head: &HeadObject) -> Result<(), Error> {
         match head.keys {
             Some(named) if self.keys.has_root() && named > self.keys.counter() => {
-                self.keys.refresh(self.store.as_ref(), &self.store_id, Refresh::Named(named)).await
+                self.refresh_keys(Refresh::Named(named)).await
             }
             _ => Ok(()),
         }

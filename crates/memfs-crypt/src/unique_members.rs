@@ -1,5 +1,5 @@
 //! JSON with no member name repeated in one object, for `memfs.keys`: its tag covers the
-//! object as parsed (`key_set::tag_body`), and a parser keeps the last of two members of one
+//! object as parsed (`keys_object::tag_body`), and a parser keeps the last of two members of one
 //! name, so a copy planted before a genuine member would pass the tag here while a reader that
 //! keeps the first reads the copy. Refusing repeats leaves one reading for every reader.
 
@@ -9,7 +9,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Walks a JSON value and refuses an object that repeats a member name.
-pub(super) struct UniqueMembers;
+pub(crate) struct UniqueMembers;
 
 impl<'de> Deserialize<'de> for UniqueMembers {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
