@@ -4,7 +4,7 @@
 //! context string that names the application, the format version, a date and the purpose, so
 //! no two purposes can ever share a key (BLAKE3 spec §6.2: the context string is hard-coded,
 //! globally unique and application-specific). `derive_key` is fast, so it only ever takes
-//! uniformly random 256-bit inputs: the master key, or a key file's 32 random bytes.
+//! uniformly random 256-bit inputs: a store's first key, or a key file's 32 random bytes.
 //!
 //! Keys from passphrases: Argon2id (RFC 9106), version 0x13, 32-byte output, with a 16-byte
 //! random salt and costs stored in the key slot. Costs read from a slot are bounded by

@@ -12,16 +12,16 @@ use memfs_id::ObjectId;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::error::Error;
-use crate::key::MasterKey;
+use crate::key::FirstKey;
 use crate::seal::{self, Envelope, ObjectKind};
 use crate::secret::Secret32;
 
 /// The epoch keys of an unlocked store: seals under the newest, opens under any it holds.
 ///
 /// ```
-/// use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind};
+/// use memfs_crypt::{FirstKey, ObjectKeys, ObjectKind};
 ///
-/// let master = MasterKey::generate()?;
+/// let master = FirstKey::generate()?;
 /// let keys = ObjectKeys::from_master(&master);
 /// let id = master.address_key().address(b"hello");
 /// let sealed = keys.seal(ObjectKind::Blob, &id, b"hello")?;
@@ -39,7 +39,7 @@ impl ZeroizeOnDrop for ObjectKeys {}
 
 impl ObjectKeys {
     /// One epoch, 0, whose key is `master`: a new store's first epoch, or an ephemeral store.
-    pub fn from_master(master: &MasterKey) -> Self {
+    pub fn from_master(master: &FirstKey) -> Self {
         let mut epochs = BTreeMap::new();
         epochs.insert(0, Secret32::new(*master.expose()));
         Self::new(epochs)

@@ -11,17 +11,17 @@ use crate::secret::Secret32;
 /// source of its address keys ([`Keyring::new`](crate::Keyring::new) wraps them under the
 /// root; nothing stores this key itself). Zeroized on drop (`ZeroizeOnDrop`, no public `zeroize`); no
 /// `Debug`, `Display`, `Clone` or `AsRef<[u8]>`.
-pub struct MasterKey(Secret32);
+pub struct FirstKey(Secret32);
 
-impl MasterKey {
+impl FirstKey {
     /// A fresh random key from the operating system.
     pub fn generate() -> Result<Self, Error> {
-        Secret32::random().map(MasterKey)
+        Secret32::random().map(FirstKey)
     }
 
     /// Takes ownership of key bytes; the caller should zeroize its own copy.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        MasterKey(Secret32::new(bytes))
+        FirstKey(Secret32::new(bytes))
     }
 
     /// The key that names content objects (blobs).
@@ -42,7 +42,7 @@ impl MasterKey {
 }
 
 // Its one field zeroizes itself on drop.
-impl ZeroizeOnDrop for MasterKey {}
+impl ZeroizeOnDrop for FirstKey {}
 
 /// Names objects by a keyed BLAKE3 hash of their plaintext: equal contents get equal names
 /// within a store, and someone without the key cannot confirm a guessed content from a name.
@@ -82,9 +82,9 @@ mod tests {
 
     #[test]
     fn addresses_are_keyed_and_deterministic() {
-        let a = MasterKey::from_bytes([1; 32]).address_key();
-        let b = MasterKey::from_bytes([2; 32]).address_key();
-        let trees = MasterKey::from_bytes([1; 32]).tree_address_key();
+        let a = FirstKey::from_bytes([1; 32]).address_key();
+        let b = FirstKey::from_bytes([2; 32]).address_key();
+        let trees = FirstKey::from_bytes([1; 32]).tree_address_key();
         assert_ne!(a.address(b"x"), trees.address(b"x"));
         assert_eq!(a.address(b"x"), a.address(b"x"));
         assert_ne!(a.address(b"x"), a.address(b"y"));
@@ -95,14 +95,14 @@ mod tests {
 
     #[test]
     fn generated_keys_differ() {
-        let a = MasterKey::generate().unwrap();
-        let b = MasterKey::generate().unwrap();
+        let a = FirstKey::generate().unwrap();
+        let b = FirstKey::generate().unwrap();
         assert_ne!(a.expose(), b.expose());
     }
 
     #[test]
     fn debug_does_not_print_key_material() {
-        let k = MasterKey::from_bytes([0xab; 32]).address_key();
+        let k = FirstKey::from_bytes([0xab; 32]).address_key();
         let s = format!("{k:?}");
         assert_eq!(s, "AddressKey { .. }");
     }

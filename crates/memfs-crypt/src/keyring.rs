@@ -25,7 +25,7 @@ use crate::derive;
 use crate::epoch::ObjectKeys;
 use crate::error::Error;
 use crate::hex;
-use crate::key::{AddressKey, MasterKey};
+use crate::key::{AddressKey, FirstKey};
 use crate::root::RootKey;
 use crate::secret::Secret32;
 use crate::wrap::{self, WRAPPED_32, WRAPPED_64};
@@ -67,7 +67,7 @@ pub struct StoreKeys {
 impl StoreKeys {
     /// Keys all from `master`, which is epoch 0's key: a new store's first keys, or an
     /// ephemeral store's only ones.
-    pub fn from_master(master: &MasterKey) -> Self {
+    pub fn from_master(master: &FirstKey) -> Self {
         StoreKeys {
             blob_address: master.address_key(),
             tree_address: master.tree_address_key(),
@@ -83,7 +83,7 @@ impl Keyring {
 
     /// A keyring under `root` for store `store_id` whose epoch 0 and address keys are those of
     /// `master`, a new store's random key. Counter 1.
-    pub fn new(root: &RootKey, store_id: &[u8; 16], master: &MasterKey) -> Result<Self, Error> {
+    pub fn new(root: &RootKey, store_id: &[u8; 16], master: &FirstKey) -> Result<Self, Error> {
         let keys = StoreKeys::from_master(master);
         Self::wrap_all(root, store_id, 1, &keys)
     }
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn a_keyring_opens_with_its_root_and_store_only() {
-        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), FirstKey::from_bytes([2; 32]), [3u8; 16]);
         let ring = Keyring::new(&root, &store, &master).unwrap();
         let json = serde_json::to_string(&ring).unwrap();
         let ring: Keyring = serde_json::from_str(&json).unwrap();
@@ -291,7 +291,7 @@ mod tests {
     /// one seals, and the old root opens only the keyring as it was.
     #[test]
     fn a_rotation_starts_an_epoch_the_old_root_never_held() {
-        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), FirstKey::from_bytes([2; 32]), [3u8; 16]);
         let mut ring = Keyring::new(&root, &store, &master).unwrap();
         let before = ring.clone();
         let keys = ring.open(&root, &store).unwrap();
@@ -315,7 +315,7 @@ mod tests {
     /// retired epochs' do not, and the previous root opens nothing of the new keyring.
     #[test]
     fn retired_epochs_are_gone_from_the_keyring() {
-        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), FirstKey::from_bytes([2; 32]), [3u8; 16]);
         let mut ring = Keyring::new(&root, &store, &master).unwrap();
         let keys = ring.open(&root, &store).unwrap();
         let id = ObjectId::from_bytes([4; 32]);
@@ -338,7 +338,7 @@ mod tests {
     /// the other.
     #[test]
     fn a_fresh_keyring_shares_nothing() {
-        let (root, master, store) = (RootKey::from_bytes([1; 32]), MasterKey::from_bytes([2; 32]), [3u8; 16]);
+        let (root, master, store) = (RootKey::from_bytes([1; 32]), FirstKey::from_bytes([2; 32]), [3u8; 16]);
         let old = Keyring::new(&root, &store, &master).unwrap().open(&root, &store).unwrap();
         let new_root = RootKey::from_bytes([5; 32]);
         let (ring, keys) = Keyring::fresh(&new_root, &store, 4, 9).unwrap();
@@ -357,7 +357,7 @@ mod tests {
 
     #[test]
     fn malformed_keyrings_are_refused() {
-        let ring = Keyring::new(&RootKey::from_bytes([1; 32]), &[3; 16], &MasterKey::from_bytes([2; 32])).unwrap();
+        let ring = Keyring::new(&RootKey::from_bytes([1; 32]), &[3; 16], &FirstKey::from_bytes([2; 32])).unwrap();
         let mut json: serde_json::Value = serde_json::to_value(&ring).unwrap();
         let epoch = json["epochs"][0].clone();
         json["epochs"] = serde_json::json!([epoch.clone(), epoch]);

@@ -196,13 +196,13 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::{KeyFile, MasterKey};
+    use crate::{FirstKey, KeyFile};
 
     /// A new `memfs.keys` as stored, and its root.
     fn stored() -> (Value, RootKey) {
         let (root, store_id) = (RootKey::generate().unwrap(), [7; 16]);
         let slots = KeySlots::with_key_file(&root, &store_id, &KeyFile::generate().unwrap()).unwrap();
-        let keyring = Keyring::new(&root, &store_id, &MasterKey::generate().unwrap()).unwrap();
+        let keyring = Keyring::new(&root, &store_id, &FirstKey::generate().unwrap()).unwrap();
         let keys = KeysObject::new(&store_id, slots, keyring, &root);
         (serde_json::from_slice(&keys.to_bytes()).unwrap(), root)
     }

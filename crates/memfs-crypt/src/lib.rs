@@ -24,11 +24,11 @@
 //! - [`Error`]: coarse on purpose: "decryption failed", "wrong passphrase or key file".
 //!
 //! ```
-//! use memfs_crypt::{Credential, KdfParams, KeySlots, Keyring, MasterKey, ObjectKind, RootKey};
+//! use memfs_crypt::{Credential, KdfParams, KeySlots, Keyring, FirstKey, ObjectKind, RootKey};
 //!
 //! // Creating a store: a random root, epoch key and store id.
 //! let store = [0x5a; 16];
-//! let (root, epoch0) = (RootKey::generate()?, MasterKey::generate()?);
+//! let (root, epoch0) = (RootKey::generate()?, FirstKey::generate()?);
 //! let params = KdfParams::new(8, 1, 1)?; // a real store uses KdfParams::DEFAULT
 //! let slots = KeySlots::with_slot(&root, &store, &Credential::Passphrase("correct horse".into()), params)?;
 //! let keyring = Keyring::new(&root, &store, &epoch0)?;
@@ -58,7 +58,7 @@
 //! - `epoch`: [`ObjectKeys`], the epoch keys that seal and open objects;
 //! - `error`: [`Error`] and the crate's error rules (coarse where a secret is involved);
 //! - `hex`: lower-case hex for key-slot JSON, and a constant-time decoder;
-//! - `key`: [`MasterKey`] (a new store's first key: epoch 0 and the address keys) and
+//! - `key`: [`FirstKey`] (a new store's first key: epoch 0 and the address keys) and
 //!   [`AddressKey`];
 //! - `keyfile`: [`KeyFile`], 32 random bytes in a file (raw or hex);
 //! - `key_set`: [`KeySet`], `memfs.keys` unlocked, and the rules of each change to it
@@ -125,7 +125,7 @@ pub use custody::{Custodian, Custody, CustodyError, CustodyFailure, CustodyKek};
 pub use derive::KdfParams;
 pub use epoch::ObjectKeys;
 pub use error::Error;
-pub use key::{AddressKey, MasterKey};
+pub use key::{AddressKey, FirstKey};
 pub use key_set::{KeySet, ShredPlan};
 pub use key_store::KeyStore;
 pub use keyfile::KeyFile;

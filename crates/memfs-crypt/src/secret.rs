@@ -1,4 +1,4 @@
-//! 32 secret bytes, zeroized on drop: the body of a [`MasterKey`](crate::MasterKey) and of a
+//! 32 secret bytes, zeroized on drop: the body of a [`FirstKey`](crate::FirstKey) and of a
 //! [`KeyFile`](crate::KeyFile).
 //!
 //! One place fills them from the operating system's RNG straight into their final place (no

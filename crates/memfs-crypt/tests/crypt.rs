@@ -9,7 +9,7 @@ mod seal;
 #[path = "crypt/slots.rs"]
 mod slots;
 
-use memfs_crypt::{Credential, Error, KdfParams, KeySlots, MasterKey, Opened, RootKey, SlotId};
+use memfs_crypt::{Credential, Error, FirstKey, KdfParams, KeySlots, Opened, RootKey, SlotId};
 
 /// Argon2id costs small enough for tests (8 KiB, one pass, one lane).
 fn cheap() -> KdfParams {
@@ -25,7 +25,7 @@ trait Fingerprint {
     fn fingerprint(&self) -> String;
 }
 
-impl Fingerprint for MasterKey {
+impl Fingerprint for FirstKey {
     fn fingerprint(&self) -> String {
         self.address_key().address(b"x").to_hex()
     }

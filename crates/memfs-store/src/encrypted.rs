@@ -1,7 +1,7 @@
 //! The encrypted, content-addressed repository over an object store.
 //!
 //! Layout under the store's prefix (see `docs/FORMAT.md`):
-//! - `memfs.keys`: the store id and the key slots that wrap the master key (JSON);
+//! - `memfs.keys`: the store id and the key slots that wrap the root key (JSON);
 //! - `objects/{id[0..2]}/{id}`: immutable sealed objects (file contents, directories, commits),
 //!   named by keyed hashes of their plaintext, so equal contents are stored once;
 //! - `head`: the one mutable object that commits change, sealed, naming the newest commit and
@@ -38,7 +38,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Policy, Totals, Tree};
-use memfs_crypt::{Credential, KeySlots, Keyring, MasterKey, ObjectKind, RootKey, StoreKeys};
+use memfs_crypt::{Credential, FirstKey, KeySlots, Keyring, ObjectKind, RootKey, StoreKeys};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode};
@@ -335,7 +335,7 @@ impl EncryptedRepository {
         make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
-        Self::init_with_master(backend, MasterKey::generate()?, make_slots, options).await
+        Self::init_with_master(backend, FirstKey::generate()?, make_slots, options).await
     }
 
     /// A new random store id, for [`EncryptedRepository::init_with_id`].
@@ -354,7 +354,7 @@ impl EncryptedRepository {
         make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
-        Self::init_parts(backend, MasterKey::generate()?, id, make_slots, options).await
+        Self::init_parts(backend, FirstKey::generate()?, id, make_slots, options).await
     }
 
     /// [`EncryptedRepository::init`] with a given epoch-0 key (and so given address keys)
@@ -363,7 +363,7 @@ impl EncryptedRepository {
     #[doc(hidden)]
     pub async fn init_with_master(
         backend: Backend,
-        master: MasterKey,
+        master: FirstKey,
         make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
     ) -> Result<Self, Error> {
@@ -372,7 +372,7 @@ impl EncryptedRepository {
 
     async fn init_parts(
         backend: Backend,
-        master: MasterKey,
+        master: FirstKey,
         id: [u8; 16],
         make_slots: impl FnOnce(&RootKey, &[u8; 16]) -> Result<KeySlots, memfs_crypt::Error>,
         options: OpenOptions,
@@ -396,7 +396,7 @@ impl EncryptedRepository {
     /// An ephemeral store in process memory with a random key and no key slots.
     pub fn ephemeral() -> Result<Self, Error> {
         let conn = connect(Backend::Memory)?;
-        let keys = Keys::new(StoreKeys::from_master(&MasterKey::generate()?), None, None);
+        let keys = Keys::new(StoreKeys::from_master(&FirstKey::generate()?), None, None);
         let options = OpenOptions { display: "memory://".into(), state_dir: StateDir::Off, ..Default::default() };
         Self::assemble(conn, keys, String::new(), options)
     }
@@ -621,7 +621,7 @@ mod tests {
         }
     }
 
-    /// A head copied from another store under the same master key (the only way it opens at
+    /// A head copied from another store under the same first key (the only way it opens at
     /// all) is refused: the store id sealed in it is not this store's.
     #[tokio::test]
     async fn a_head_from_another_store_is_refused() {
@@ -630,7 +630,7 @@ mod tests {
         let slots = |r: &RootKey, id: &[u8; 16]| KeySlots::with_key_file(r, id, &key());
         let (a, b): (Arc<dyn ObjectStore>, Arc<dyn ObjectStore>) =
             (Arc::new(InMemory::new()), Arc::new(InMemory::new()));
-        let master = || MasterKey::from_bytes([7; 32]);
+        let master = || FirstKey::from_bytes([7; 32]);
         let repo_a = EncryptedRepository::init_with_master(Backend::ObjectStore(a.clone()), master(), slots, off())
             .await
             .unwrap();

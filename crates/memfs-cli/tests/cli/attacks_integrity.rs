@@ -411,7 +411,7 @@ fn forge_root(keys: &[u8]) -> (Vec<u8>, memfs_crypt::RootKey) {
     let wrapped_root = [&ephemeral_public[..], &nonce, &sealed].concat();
 
     let check = blake3::derive_key("memfs v7 2026-11-26 root key check", &root_bytes);
-    let keyring = memfs_crypt::Keyring::new(&root, &store_id, &memfs_crypt::MasterKey::from_bytes(random())).unwrap();
+    let keyring = memfs_crypt::Keyring::new(&root, &store_id, &memfs_crypt::FirstKey::from_bytes(random())).unwrap();
     let mut forged = original
         .replace(slot["root"].as_str().unwrap(), &hex(&wrapped_root))
         .replace(value["slots"]["key_check"].as_str().unwrap(), &hex(&check))

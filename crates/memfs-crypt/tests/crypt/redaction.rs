@@ -1,6 +1,6 @@
 //! No `Debug` output of a secret-bearing type shows the secret.
 
-use memfs_crypt::{Credential, KeyFile, KeySlots, Keyring, MasterKey, RootKey, SecretString, StoreKeys};
+use memfs_crypt::{Credential, FirstKey, KeyFile, KeySlots, Keyring, RootKey, SecretString, StoreKeys};
 
 use super::{cheap, store};
 
@@ -23,7 +23,7 @@ fn assert_hides(debug: &str, bytes: &[u8]) {
 
 #[test]
 fn debug_prints_no_secrets() {
-    let old = MasterKey::from_bytes([0xcd; 32]);
+    let old = FirstKey::from_bytes([0xcd; 32]);
     assert_eq!(format!("{:?}", old.address_key()), "AddressKey { .. }");
     let master = RootKey::from_bytes([0xab; 32]);
     let keys = Keyring::new(&master, &store(), &old).unwrap().open(&master, &store()).unwrap();

@@ -1,12 +1,12 @@
 //! Sealed objects: round trips, and every modification fails.
 
-use memfs_crypt::{Error, MasterKey, OVERHEAD, ObjectId, ObjectKeys, ObjectKind};
+use memfs_crypt::{Error, FirstKey, OVERHEAD, ObjectId, ObjectKeys, ObjectKind};
 use proptest::prelude::*;
 
 const KINDS: [ObjectKind; 4] = [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Head];
 
 fn key() -> ObjectKeys {
-    ObjectKeys::from_master(&MasterKey::from_bytes([7; 32]))
+    ObjectKeys::from_master(&FirstKey::from_bytes([7; 32]))
 }
 
 fn id(b: u8) -> ObjectId {
@@ -84,7 +84,7 @@ fn wrong_kind_id_or_key_fails() {
     let mut other = id(1).to_bytes();
     other[31] ^= 1;
     assert!(is_decrypt(key.open(ObjectKind::Commit, &ObjectId::from_bytes(other), &sealed)));
-    let other_key = ObjectKeys::from_master(&MasterKey::from_bytes([8; 32]));
+    let other_key = ObjectKeys::from_master(&FirstKey::from_bytes([8; 32]));
     assert!(is_decrypt(other_key.open(ObjectKind::Commit, &id(1), &sealed)));
 }
 

@@ -218,7 +218,7 @@ mod tests {
     /// commit does not decode is refused, and so is a plaintext that is not a head.
     #[test]
     fn a_heads_inline_objects_are_addressed_and_decoded() {
-        let master = MasterKey::from_bytes([7; 32]);
+        let master = FirstKey::from_bytes([7; 32]);
         let keys = Keys::new(StoreKeys::from_master(&master));
         // `0x01`, no flags, generation 1, the commit (zero), no recent commits, and one
         // inline object: a file's content (kind 4) of one byte, `x`.

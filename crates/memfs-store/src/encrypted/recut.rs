@@ -434,7 +434,7 @@ mod tests {
     use std::collections::HashMap;
 
     use memfs_core::{Dir, FileRef};
-    use memfs_crypt::MasterKey;
+    use memfs_crypt::FirstKey;
 
     use super::*;
 
@@ -476,7 +476,7 @@ mod tests {
     /// only pages a whole cut makes are written.
     #[test]
     fn a_change_cut_again_in_part_is_the_whole_cut() {
-        let key = MasterKey::from_bytes([7; 32]).tree_address_key();
+        let key = FirstKey::from_bytes([7; 32]).tree_address_key();
         let mut rng = Lcg(12);
         for round in 0..600 {
             let size = 40 + rng.below(if round % 3 == 0 { 3000 } else { 400 });

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use memfs_core::{Command, Dialect, Dir, DirRef, FileRef, MapResolver, Mutation, Name, NewBlob, Node, Tree, execute};
-use memfs_crypt::MasterKey;
+use memfs_crypt::FirstKey;
 use memfs_store::{Backend, CommitInfo, EncryptedRepository, Repository};
 use object_store::memory::InMemory;
 use serde_json::{Value, json};
@@ -83,7 +83,7 @@ async fn whole(repo: &dyn Repository, dir: &DirRef) -> DirRef {
 /// ten commands, each answer checked against the whole tree in memory; then checks that the
 /// store's tree is the one the whole tree encodes to.
 async fn commands_on_a_large_directory(backend: impl Fn() -> Backend, files: u64, commands: usize) {
-    let master = || MasterKey::from_bytes([0x33; 32]);
+    let master = || FirstKey::from_bytes([0x33; 32]);
     let repo = init_with_master(backend(), master()).await.unwrap();
     let (tree, blobs) = first_tree(&repo, files);
     let mut model = MapResolver::new();

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memfs_core::{Dir, DirRef, FileRef, MemoryPath, Mutation, Name, NewBlob, Node, ObjectId, Tree};
-use memfs_crypt::{MasterKey, ObjectKeys, ObjectKind, StoreKeys};
+use memfs_crypt::{FirstKey, ObjectKeys, ObjectKind, StoreKeys};
 use memfs_store::fault::{FaultStore, OpCounts};
 use memfs_store::fuzzing::{HeadObject, InlineKind, InlineObject};
 use memfs_store::open_local_log;
@@ -85,11 +85,11 @@ async fn small_tree(store: &Counted) -> EncryptedRepository {
     repo
 }
 
-/// The head's plaintext, opened with the tests' master key and decoded, each inline object
+/// The head's plaintext, opened with the tests' first key and decoded, each inline object
 /// with the id its reader computes.
 async fn read_head(store: &Counted) -> HeadObject {
     let sealed = store.inner().get(&Path::from("head")).await.unwrap().bytes().await.unwrap();
-    let master = MasterKey::from_bytes([0x5a; 32]);
+    let master = FirstKey::from_bytes([0x5a; 32]);
     let plain =
         ObjectKeys::from_master(&master).open(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &sealed).unwrap();
     memfs_store::fuzzing::Keys::new(StoreKeys::from_master(&master)).decode_head(&plain).unwrap()
@@ -120,7 +120,7 @@ async fn drop_inline_contents(store: &Counted) {
 /// Seals `head` and puts it in place of the stored head.
 async fn replace_head(store: &Counted, head: &HeadObject) {
     let plain = memfs_store::fuzzing::encode_head(head);
-    let sealed = ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32]))
+    let sealed = ObjectKeys::from_master(&FirstKey::from_bytes([0x5a; 32]))
         .seal(ObjectKind::Head, &ObjectId::from_bytes([0; 32]), &plain)
         .unwrap();
     store.inner().put(&Path::from("head"), sealed.into()).await.unwrap();
@@ -742,7 +742,7 @@ async fn carried_objects_of_a_purged_file_are_gone() {
         let id = ObjectId::from_bytes(bytes);
         let sealed = store.inner().get(&Path::from(name.as_str())).await.unwrap().bytes().await.unwrap();
         if let Ok(plain) =
-            ObjectKeys::from_master(&MasterKey::from_bytes([0x5a; 32])).open(ObjectKind::Blob, &id, &sealed)
+            ObjectKeys::from_master(&FirstKey::from_bytes([0x5a; 32])).open(ObjectKind::Blob, &id, &sealed)
         {
             assert_ne!(plain, b"the secret\n", "{name}");
         }

@@ -14,7 +14,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use serde_json::json;
 
-use memfs_crypt::MasterKey;
+use memfs_crypt::FirstKey;
 
 use crate::support::{init_with_master, open_storing, run};
 
@@ -69,7 +69,7 @@ fn files(repo: &dyn Repository, prefix: &str, n: usize, blobs: &mut Vec<NewBlob>
 async fn measure(layout: Layout, key: u8) -> Cost {
     let store = Arc::new(FaultStore::new(InMemory::new()));
     let plan = store.plan().clone();
-    let repo = init_with_master(Backend::ObjectStore(store.clone()), MasterKey::from_bytes([key; 32])).await.unwrap();
+    let repo = init_with_master(Backend::ObjectStore(store.clone()), FirstKey::from_bytes([key; 32])).await.unwrap();
     let mut blobs = Vec::new();
     let root = if layout.dirs == 0 {
         Dir::from_entries(files(&repo, "root", layout.per_dir, &mut blobs))
@@ -104,7 +104,7 @@ async fn measure(layout: Layout, key: u8) -> Cost {
 /// The 10,000-file store: 100 directories of 100 files.
 const NESTED_10000: Layout = Layout { dirs: 100, per_dir: 100 };
 
-/// How many stores each figure is averaged over. Each has its own master key, so its own page
+/// How many stores each figure is averaged over. Each has its own first key, so its own page
 /// boundaries: page sizes vary with the key, their mean does not. The keys are fixed (1, 2,
 /// …), so the figures, and the test, are the same on every run.
 const STORES: u8 = 20;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 use memfs_core::{Command, Dialect, DirRef, Node, ToolResult, execute};
-use memfs_crypt::{Credential, KeyFile, KeySlots, MasterKey};
+use memfs_crypt::{Credential, FirstKey, KeyFile, KeySlots};
 use memfs_store::fault::InjectedFault;
 use memfs_store::{
     Backend, CheckOptions, CheckReport, CommitInfo, EncryptedRepository, Error, Fetched, OpenOptions, Repository,
@@ -45,24 +45,24 @@ pub(crate) async fn init_carrying(
     state_dir: Option<&Path>,
     unwritten: Option<usize>,
 ) -> Result<EncryptedRepository, Error> {
-    // A fixed master key: every store of the tests cuts its directories into the same pages,
+    // A fixed first key: every store of the tests cuts its directories into the same pages,
     // so a command costs the same operations on each (the fault tests count on it).
     init_with_options(
         backend,
-        MasterKey::from_bytes([0x5a; 32]),
+        FirstKey::from_bytes([0x5a; 32]),
         OpenOptions { unwritten_bytes: unwritten, ..options(state_dir) },
     )
     .await
 }
 
-/// [`init_storing`] with a given master key: reproducible ids and directory pages.
-pub(crate) async fn init_with_master(backend: Backend, master: MasterKey) -> Result<EncryptedRepository, Error> {
+/// [`init_storing`] with a given first key: reproducible ids and directory pages.
+pub(crate) async fn init_with_master(backend: Backend, master: FirstKey) -> Result<EncryptedRepository, Error> {
     init_with_options(backend, master, OpenOptions { unwritten_bytes: Some(0), ..options(None) }).await
 }
 
 async fn init_with_options(
     backend: Backend,
-    master: MasterKey,
+    master: FirstKey,
     options: OpenOptions,
 ) -> Result<EncryptedRepository, Error> {
     EncryptedRepository::init_with_master(

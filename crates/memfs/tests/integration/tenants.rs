@@ -1,5 +1,5 @@
 //! Tenants: `--namespace` (`Location::namespace`) gives each tenant its own prefix and its own
-//! random master key, on the local folder, S3 (moto) and Azure (Azurite). The tests look at the
+//! random first key, on the local folder, S3 (moto) and Azure (Azurite). The tests look at the
 //! raw stored bytes: nothing in one namespace names the other, equal contents get unrelated
 //! ids, and one tenant's keys open none of the other's objects.
 
@@ -88,7 +88,7 @@ async fn namespaces_are_separate_stores_with_separate_keys() {
         let (base, dir) = persistent_location(backend).expect("the backend's variables");
         let alpha = base.clone().namespace("alpha");
         let beta = base.clone().namespace("beta");
-        // The same credential for both: the master keys still differ (each is random).
+        // The same credential for both: the first keys still differ (each is random).
         Memfs::init(&alpha, &key(1), KdfParams::DEFAULT).await.expect("init alpha");
         Memfs::init(&beta, &key(1), KdfParams::DEFAULT).await.expect("init beta");
         let a = open(&alpha, key(1)).await.expect("open alpha");
@@ -143,7 +143,7 @@ async fn namespaces_are_separate_stores_with_separate_keys() {
         );
 
         if backend != "local" {
-            // One tenant's master key opens none of the other's objects: alpha's head,
+            // One tenant's first key opens none of the other's objects: alpha's head,
             // replaced by beta's (authentic, under beta's key), is refused as tampered.
             let raw_alpha = raw(backend, &base, None, "alpha");
             let (_, beta_head) = raw_b.iter().find(|(n, _)| n == "head").expect("beta's head");
