@@ -36,6 +36,7 @@
 //! - `revision`: [`Revision`], how a user names a commit;
 //! - `rollback`: rollback and fork detection, the newest commit seen per store;
 //! - `settle`: a compare-and-swap whose answer may have been lost, sent again and looked for;
+//! - `url`: [`StoreUrl`], the one match of a store URL's scheme to a backend, namespaces;
 //! - `whole_read`: reads of a whole object, sent again from the start when the body breaks.
 //!
 //! `conformance`, `fault` and `fuzzing` are test scaffolding, not part of the shipped API: they
@@ -72,6 +73,7 @@ mod revision;
 mod rollback;
 mod settle;
 mod storage;
+mod url;
 mod whole_read;
 
 pub use disk_cache::DISK_CACHE_BYTES;
@@ -89,3 +91,4 @@ pub use progress::Progress;
 pub use record::{Operation, PolicyChange, Record};
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};
+pub use url::{StoreUrl, UrlError, check_namespace};
