@@ -65,6 +65,14 @@ pub enum Scheme {
 }
 
 impl Scheme {
+    /// Every cloud.
+    const ALL: [Scheme; 3] = [Scheme::S3, Scheme::Gcs, Scheme::Azure];
+
+    /// The cloud whose URL scheme is `scheme` (as in `s3`), if any.
+    pub fn named(scheme: &str) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|s| s.as_str() == scheme)
+    }
+
     /// The URL scheme, as in `s3`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -112,12 +120,7 @@ impl CloudUrl {
     pub fn parse(url: &str) -> Result<Self, ConfigError> {
         let bad = |reason: &str| ConfigError::BadUrl { reason: reason.to_owned() };
         let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("expected SCHEME://BUCKET/PREFIX"))?;
-        let scheme = match scheme {
-            "s3" => Scheme::S3,
-            "gs" => Scheme::Gcs,
-            "az" => Scheme::Azure,
-            _ => return Err(bad("expected s3://, gs:// or az://")),
-        };
+        let scheme = Scheme::named(scheme).ok_or_else(|| bad("expected s3://, gs:// or az://"))?;
         if rest.contains(['?', '#']) {
             return Err(ConfigError::QueryInUrl);
         }

@@ -36,7 +36,10 @@
 //! - `revision`: [`Revision`], how a user names a commit;
 //! - `rollback`: rollback and fork detection, the newest commit seen per store;
 //! - `settle`: a compare-and-swap whose answer may have been lost, sent again and looked for;
-//! - `whole_read`: reads of a whole object, sent again from the start when the body breaks.
+//! - `url`: [`StoreUrl`], the one match of a store URL's scheme to a backend, namespaces;
+//! - `whole_read`: reads of a whole object, sent again from the start when the body breaks;
+//! - `with_history`: [`WithHistory`], a [`Repository`] with the [`EncryptedRepository`] that
+//!   keeps its history: the one handle `memfs::Memfs` holds.
 //!
 //! `conformance`, `fault` and `fuzzing` are test scaffolding, not part of the shipped API: they
 //! are built only for this crate's own tests and with the `testing` feature, which the tests,
@@ -72,7 +75,9 @@ mod revision;
 mod rollback;
 mod settle;
 mod storage;
+mod url;
 mod whole_read;
+mod with_history;
 
 pub use disk_cache::DISK_CACHE_BYTES;
 pub use encrypted::{
@@ -89,3 +94,5 @@ pub use progress::Progress;
 pub use record::{Operation, PolicyChange, Record};
 pub use repository::{CommitInfo, Head, Repository};
 pub use revision::{MIN_PREFIX, Revision, RevisionError};
+pub use url::{StoreUrl, UrlError, check_namespace};
+pub use with_history::WithHistory;

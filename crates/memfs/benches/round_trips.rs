@@ -262,7 +262,7 @@ async fn client(store: &Arc<Wrapped>, options: OpenOptions) -> Memfs {
     let repo = EncryptedRepository::open(Backend::ObjectStore(store.clone()), &Credential::KeyFile(key()), options)
         .await
         .expect("the store opens");
-    Memfs::with_encrypted(Arc::new(repo), Dialect::Spec)
+    Memfs::with_repository(Arc::new(repo), Dialect::Spec)
 }
 
 async fn call(memfs: &Memfs, input: &Value) {
@@ -365,7 +365,7 @@ async fn bench_backend(name: &'static str, raw: Arc<dyn ObjectStore>, rows: &mut
     )
     .await
     .expect("a new store");
-    let seeder = Memfs::with_encrypted(Arc::new(repo), Dialect::Spec);
+    let seeder = Memfs::with_repository(Arc::new(repo), Dialect::Spec);
     call(&seeder, &json!({"command": "create", "path": "/memories/a.md", "file_text": "top\n"})).await;
     // Runs 0..RUNS cold and RUNS..2*RUNS warm each use their own note.
     for dir in DIRS {

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use memfs_core::{Command, Context, Day, Dialect, ToolError, ToolResult, execute_in};
 use memfs_crypt::{Credential, KdfParams, KeySlots, SlotNote};
 use memfs_store::{
-    Backend, Confirmed, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, Repository,
-    StateDir,
+    Backend, Confirmed, EncryptedRepository, Error as StoreError, OpenOptions as StoreOpenOptions, Record, StateDir,
+    WithHistory,
 };
 use serde_json::Value;
 
@@ -67,9 +67,9 @@ impl OpenOptions {
 
 /// An open store. `Send + Sync`; share it (for example in an `Arc`) between tasks.
 pub struct Memfs {
-    repo: Arc<dyn Repository>,
-    /// The same repository when it keeps history (`log`, `restore`, `check`, `gc`).
-    pub(crate) history: Option<Arc<EncryptedRepository>>,
+    /// The one handle on the store: heads, objects, commits, and the history it keeps, if
+    /// any (`log`, `restore`, `check`, `gc`, policy, through [`WithHistory::history`]).
+    repo: Arc<dyn WithHistory>,
     dialect: Dialect,
     actor: String,
     /// Today for last-access days, when fixed (tests, `MEMFS_TODAY`); else the clock's.
@@ -85,7 +85,7 @@ impl Memfs {
     pub fn ephemeral(dialect: Dialect) -> Result<Self, Error> {
         let repo =
             EncryptedRepository::ephemeral().map_err(|source| Error::Store { store: "memory://".into(), source })?;
-        Ok(Memfs::with_encrypted(Arc::new(repo), dialect))
+        Ok(Memfs::with_repository(Arc::new(repo), dialect))
     }
 
     /// Opens the store at `location` (a URL such as `file:///path`, `s3://bucket/prefix` or
@@ -145,7 +145,7 @@ impl Memfs {
             }
             Err(source) => return Err(Error::Store { store, source }),
         };
-        Ok(Memfs::with_encrypted(Arc::new(repo), options.dialect)
+        Ok(Memfs::with_repository(Arc::new(repo), options.dialect)
             .with_actor(options.actor.clone())
             .with_today(options.today))
     }
@@ -211,31 +211,17 @@ impl Memfs {
         }
     }
 
-    /// Wraps an already open repository. History commands need an [`EncryptedRepository`]
-    /// (see [`Memfs::with_encrypted`]).
-    pub fn with_repository(repo: Arc<dyn Repository>, dialect: Dialect) -> Self {
-        Memfs::build(repo, None, dialect)
-    }
-
-    pub(crate) fn build(
-        repo: Arc<dyn Repository>,
-        history: Option<Arc<EncryptedRepository>>,
-        dialect: Dialect,
-    ) -> Self {
+    /// Wraps an already open repository, such as an [`EncryptedRepository`]. History
+    /// commands need one that keeps history ([`WithHistory::history`] is not `None`).
+    pub fn with_repository(repo: Arc<dyn WithHistory>, dialect: Dialect) -> Self {
         Memfs {
             repo,
-            history,
             dialect,
             actor: String::new(),
             today: None,
             auto_expired: Mutex::new(None),
             tx: Transactions::default(),
         }
-    }
-
-    /// Wraps an open encrypted repository, with its history.
-    pub fn with_encrypted(repo: Arc<EncryptedRepository>, dialect: Dialect) -> Self {
-        Memfs::build(repo.clone(), Some(repo), dialect)
     }
 
     /// Fixes the day used as today (`None`: the system clock's), for last-access days and
@@ -268,7 +254,7 @@ impl Memfs {
     /// root of another holder's `memfs key rotate`), and the commit that records it; `None`
     /// if there was none.
     pub fn confirmed(&self) -> Option<&Confirmed> {
-        self.history.as_deref().and_then(EncryptedRepository::confirmed)
+        self.repo.history().and_then(EncryptedRepository::confirmed)
     }
 
     /// What this handle did since it was opened: commands, commits, conflicts retried.
@@ -278,7 +264,7 @@ impl Memfs {
 
     /// The store as a transaction writes to it.
     pub(crate) fn writer(&self) -> Writer<'_> {
-        Writer { repo: self.repo.as_ref(), history: self.history.as_deref(), actor: &self.actor, today: self.today() }
+        Writer { repo: self.repo.as_ref(), actor: &self.actor, today: self.today() }
     }
 
     /// The default dialect.
@@ -286,8 +272,8 @@ impl Memfs {
         self.dialect
     }
 
-    /// The repository underneath.
-    pub fn repository(&self) -> &Arc<dyn Repository> {
+    /// The repository underneath, with the history it keeps, if any.
+    pub fn repository(&self) -> &Arc<dyn WithHistory> {
         &self.repo
     }
 

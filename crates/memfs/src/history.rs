@@ -75,7 +75,7 @@ struct Plan<T> {
 
 impl Memfs {
     fn history(&self) -> Result<&EncryptedRepository, Error> {
-        self.history.as_deref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })
+        self.repository().history().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })
     }
 
     /// Up to `limit` commits, newest first; with `path`, only those that changed it (or

@@ -29,11 +29,11 @@ impl Memfs {
     /// The store at a glance, as of its newest head.
     pub async fn info(&self) -> Result<Info, Error> {
         let head = self.repository().head().await.map_err(|e| self.store_error(e))?;
-        let newest = match (&self.history, head.generation) {
+        let newest = match (self.repository().history(), head.generation) {
             (Some(_), 1..) => Some(self.resolve("HEAD").await?),
             _ => None,
         };
-        let format = self.history.as_ref().map(|repo| (memfs_store::FORMAT_VERSION, repo.store_id().to_owned()));
+        let format = self.repository().history().map(|repo| (memfs_store::FORMAT_VERSION, repo.store_id().to_owned()));
         Ok(Info {
             generation: head.generation,
             totals: head.tree.root().totals(),

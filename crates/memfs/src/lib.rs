@@ -138,7 +138,7 @@
 //!
 //! # Modules
 //!
-//! - `access`: last-access days of reads, carried into the next commit or flushed in one;
+//! - `access`: last-access days of reads, recorded with the next commit or flushed in one;
 //! - `conflict`: [`Conflict`], [`ConflictKind`]: why a file of an import was refused;
 //! - [`agent`] (feature `agent`): the Messages API loop with this store as Claude's memory;
 //! - `browse`: looking without writing: a directory or a subtree at a revision ([`Listed`]);

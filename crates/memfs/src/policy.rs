@@ -46,7 +46,7 @@ impl Memfs {
         change: impl Fn(&mut Policy) -> Result<(), memfs_core::PolicyError> + Sync,
     ) -> Result<PolicyChanged, Error> {
         let (record, change) = (&record, &change);
-        self.history.as_ref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
+        self.repository().history().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
         let changed = self
             .tx
             .run(&self.writer(), None, move |head, _| {

@@ -23,7 +23,8 @@ impl Memfs {
         options: PurgeOptions,
         progress: &dyn Progress,
     ) -> Result<PurgeReport, Error> {
-        let repo = self.history.as_deref().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
+        let repo =
+            self.repository().history().ok_or_else(|| Error::NoHistory { store: self.repository().to_string() })?;
         let path = &MemoryPath::parse(path)?;
         // The store makes purge's compare-and-swap itself: the driver gives it the head and
         // runs it again when it lost.

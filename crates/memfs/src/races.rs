@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
 use memfs_core::{Command, Dialect, Dir, Mutation, ObjectId};
-use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, Repository};
+use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Head, Repository, WithHistory};
 use serde_json::json;
 
 use crate::engine::Memfs;
@@ -51,7 +51,7 @@ impl Repository for Racing {
         let head = self.inner.head().await?;
         let rival = self.rival.lock().unwrap().take();
         if let Some(command) = rival {
-            let rival = Memfs::with_encrypted(self.inner.clone(), Dialect::Spec).with_actor("rival");
+            let rival = Memfs::with_repository(self.inner.clone(), Dialect::Spec).with_actor("rival");
             assert!(!rival.execute(&command).await.unwrap().is_error);
         }
         Ok(head)
@@ -69,6 +69,13 @@ impl Repository for Racing {
     }
     async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, StoreError> {
         self.inner.commit(base, mutation, info).await
+    }
+}
+
+/// History, gc and policy go to the store behind, past the races.
+impl WithHistory for Racing {
+    fn history(&self) -> Option<&EncryptedRepository> {
+        Some(&self.inner)
     }
 }
 
@@ -93,7 +100,7 @@ async fn store() -> Arc<Racing> {
 }
 
 fn handle(racing: &Arc<Racing>, today: memfs_core::Day) -> Memfs {
-    Memfs::build(racing.clone(), Some(racing.inner.clone()), Dialect::Spec).with_actor("tester").with_today(Some(today))
+    Memfs::with_repository(racing.clone(), Dialect::Spec).with_actor("tester").with_today(Some(today))
 }
 
 /// What goes wrong under the next operation.

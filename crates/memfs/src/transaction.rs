@@ -2,7 +2,7 @@
 //!
 //! Every mutation (a tool command, restore, undo, import, expiration, the flush of last-access
 //! days, a policy change, purge's commit) is a plan handed to [`Transactions::run`]: a function
-//! from a head to the [`Step`] to take. The driver reads the head, runs the plan, commits the
+//! from a head to the [`Decision`] to take. The driver reads the head, runs the plan, commits the
 //! step by compare-and-swap on that head, and on a lost race ([`StoreError::Conflict`]) waits
 //! (`crate::contention`) and runs the plan again on the new head, so the answer is the one the
 //! mutation would have had, had it come second. This is object_store's "Conditional Put" loop:
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use memfs_core::{Access, Day, Mutation, Policy, touch};
-use memfs_store::{CommitInfo, EncryptedRepository, Error as StoreError, Fetched, Head, Record, Repository};
+use memfs_store::{CommitInfo, Error as StoreError, Fetched, Head, Record, WithHistory};
 
 use crate::contention::Rounds;
 use crate::error::Error;
@@ -67,9 +67,8 @@ pub(crate) struct Transactions {
 /// The store a transaction writes to, and as whom.
 pub(crate) struct Writer<'a> {
     /// Where heads are read, objects fetched and trees committed.
-    pub(crate) repo: &'a dyn Repository,
-    /// The same store, when it keeps history (policy changes need it).
-    pub(crate) history: Option<&'a EncryptedRepository>,
+    /// Policy changes need the history it keeps ([`WithHistory::history`]).
+    pub(crate) repo: &'a dyn WithHistory,
     /// The actor recorded with each commit.
     pub(crate) actor: &'a str,
     /// Today, for last-access days.
@@ -262,7 +261,7 @@ impl Transactions {
         let (generation, value, pending) = match decision {
             Decision::Done(value) => return Ok(Committed { generation: None, value }),
             Decision::SetPolicy { policy, record, then } => {
-                let repo = writer.history.ok_or_else(|| Error::NoHistory { store: writer.repo.to_string() })?;
+                let repo = writer.repo.history().ok_or_else(|| Error::NoHistory { store: writer.repo.to_string() })?;
                 let info = CommitInfo { actor: writer.actor.to_owned(), command: record, changes: Vec::new() };
                 (repo.set_policy(head, &policy, info).await, then, Vec::new())
             }

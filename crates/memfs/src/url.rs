@@ -1,10 +1,9 @@
 //! Store locations: a URL, options for its backend and a namespace; redaction for messages.
 
 use std::fmt;
-use std::path::PathBuf;
 
-use memfs_store::Backend;
-use memfs_store::cloud::{self, CloudUrl};
+pub(crate) use memfs_store::check_namespace;
+use memfs_store::{Backend, StoreUrl, UrlError};
 
 use crate::error::Error;
 
@@ -73,75 +72,26 @@ impl Location {
 
     /// Whether this is `memory://`: an ephemeral store, with no key slots to list.
     pub fn is_memory(&self) -> bool {
-        matches!(self.target(), Ok(Target::Memory))
+        matches!(self.parse(), Ok(StoreUrl::Memory))
+    }
+
+    /// What the URL names, with the namespace ([`StoreUrl::parse`]).
+    fn parse(&self) -> Result<StoreUrl, UrlError> {
+        StoreUrl::parse(&self.url, self.namespace.as_deref(), !self.options.is_empty())
     }
 
     /// The backend this location names.
     pub(crate) fn target(&self) -> Result<Target, Error> {
-        let bad = |reason: &str| Error::StoreUrl { url: redact(&self.url), reason: reason.to_owned() };
-        if let Some(ns) = &self.namespace {
-            check_namespace(ns).map_err(|reason| bad(&reason))?;
-        }
-        let no_options = |scheme: &str| {
-            if self.options.is_empty() {
-                Ok(())
-            } else {
-                Err(Error::NoOptions { url: redact(&self.url), scheme: scheme.to_owned() })
-            }
-        };
-        match self.url.split_once("://") {
-            Some(("memory", rest)) if rest.is_empty() || rest == "/" => {
-                no_options("memory")?;
-                if self.namespace.is_some() {
-                    return Err(bad("a memory:// store has no namespaces"));
-                }
-                Ok(Target::Memory)
-            }
-            Some(("memory", _)) => Err(bad("a memory:// store takes no path")),
-            Some(("file", rest)) => {
-                no_options("file")?;
-                let mut path = PathBuf::from(percent_decode(rest));
-                if !path.is_absolute() {
-                    return Err(bad("a file:// URL needs an absolute path, as in file:///home/me/memories"));
-                }
-                if let Some(ns) = &self.namespace {
-                    path = path.join("ns").join(ns);
-                }
-                Ok(Target::Persistent(Backend::Local(path)))
-            }
-            Some(("s3" | "gs" | "az", _)) => {
-                let mut url =
-                    CloudUrl::parse(&self.url).map_err(|reason| Error::CloudUrl { url: redact(&self.url), reason })?;
-                if let Some(ns) = &self.namespace {
-                    url.prefix = [url.prefix.as_str(), "ns", ns]
-                        .iter()
-                        .filter(|s| !s.is_empty())
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("/");
-                }
-                let store = cloud::build(&url, &self.options, std::env::vars())
-                    .map_err(|source| Error::StoreConfig { store: self.to_string(), source })?;
-                Ok(Target::Persistent(Backend::ObjectStore(store)))
-            }
-            Some((scheme, _)) => Err(bad(&format!(
-                "the `{scheme}` scheme is not supported; use file://, memory://, s3://, gs:// or az://"
-            ))),
-            // A plain absolute path is a folder, as `file://` + the path (not percent-decoded:
-            // it is a path, not a URL). A relative one is refused: it would name a different
-            // store in each working directory (`memfs` resolves `./` and `../` itself).
-            None if std::path::Path::new(&self.url).is_absolute() => {
-                no_options("file")?;
-                let mut path = PathBuf::from(&self.url);
-                if let Some(ns) = &self.namespace {
-                    path = path.join("ns").join(ns);
-                }
-                Ok(Target::Persistent(Backend::Local(path)))
-            }
-            None => Err(bad(
-                "expected SCHEME://… or an absolute path, for example file:///path/to/store, /path/to/store, s3://bucket/prefix or memory://",
-            )),
-        }
+        let url = redact(&self.url);
+        let parsed = self.parse().map_err(|e| match e {
+            UrlError::Unsupported { reason } => Error::StoreUrl { url, reason },
+            UrlError::Cloud(reason) => Error::CloudUrl { url, reason },
+            UrlError::NoOptions { scheme } => Error::NoOptions { url, scheme: scheme.to_owned() },
+        })?;
+        let backend = parsed
+            .backend(&self.options, std::env::vars())
+            .map_err(|source| Error::StoreConfig { store: self.to_string(), source })?;
+        Ok(backend.map_or(Target::Memory, Target::Persistent))
     }
 }
 
@@ -196,25 +146,6 @@ pub(crate) enum Target {
     Persistent(Backend),
 }
 
-/// A namespace is 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit.
-pub(crate) fn check_namespace(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        && name.as_bytes()[0].is_ascii_alphanumeric();
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "namespace {name:?} is not valid: use 1 to 64 lowercase letters, digits, `-` and `_`, starting with a letter or digit"
-        ))
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
-}
-
 /// Hides credentials a URL may carry (`user:password@`, query strings).
 pub fn redact(url: &str) -> String {
     let (base, had_query) = match url.split_once('?') {
@@ -236,6 +167,8 @@ pub fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     #[test]

@@ -44,7 +44,7 @@ pub(super) async fn session(State(ui): State<Arc<Ui>>) -> Reply {
         "store": crate::url::redact(ui.location.url()),
         "actor": ui.memfs.actor(),
         "version": env!("CARGO_PKG_VERSION"),
-        "history": ui.memfs.history.is_some(),
+        "history": ui.memfs.repository().history().is_some(),
     })))
 }
 
@@ -127,7 +127,7 @@ pub(super) async fn diff(State(ui): State<Arc<Ui>>, params: Params) -> Reply {
 pub(super) async fn stats(State(ui): State<Arc<Ui>>) -> Reply {
     let memfs = &ui.memfs;
     let info = memfs.info().await.map_err(|e| failed(&e))?;
-    let commits = match memfs.history.is_some() {
+    let commits = match memfs.repository().history().is_some() {
         true => memfs.log(Some(STATS_COMMITS), None).await.map_err(|e| failed(&e))?,
         false => Vec::new(),
     };

@@ -45,7 +45,7 @@ async fn a_hundred_thousand_commands_in_one_process_stay_under_256_mb() {
     let slots = |root: &_, id: &_| KeySlots::with_slot(root, id, &credential, KdfParams::new(8, 1, 1).unwrap());
     let options = OpenOptions { state_dir: StateDir::Off, ..OpenOptions::default() };
     let repo = EncryptedRepository::init(Backend::Local(dir.path().join("store")), slots, options).await.unwrap();
-    let memfs = Memfs::with_encrypted(Arc::new(repo), Dialect::Spec);
+    let memfs = Memfs::with_repository(Arc::new(repo), Dialect::Spec);
     let start = std::time::Instant::now();
     for i in 0..COMMANDS {
         let result = memfs.call(&command(i)).await;

@@ -18,7 +18,7 @@ use memfs::StateDir;
 use memfs::history::Shown;
 use memfs::{Credential, Dialect, KdfParams, KeyFile, Memfs, OpenOptions, Stats};
 use memfs_core::{Dir, Mutation, ObjectId};
-use memfs_store::{CommitInfo, Error as StoreError, Head, Repository};
+use memfs_store::{CommitInfo, Error as StoreError, Head, Repository, WithHistory};
 use serde_json::json;
 use tokio::sync::{Barrier, watch};
 
@@ -124,6 +124,13 @@ impl Repository for Race {
         Self: 'async_trait,
     {
         Box::pin(self.staged_commit(base, mutation, info))
+    }
+}
+
+/// The gate keeps no history: only tool commands go through it.
+impl WithHistory for Race {
+    fn history(&self) -> Option<&memfs_store::EncryptedRepository> {
+        None
     }
 }
 

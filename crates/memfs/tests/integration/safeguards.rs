@@ -51,7 +51,7 @@ impl Store {
 
     /// An engine over `repo` whose today is `day`.
     pub(crate) fn on(repo: &Arc<EncryptedRepository>, dialect: Dialect, day: u32) -> Self {
-        Store { fs: Memfs::with_encrypted(repo.clone(), dialect).with_today(Some(day)), dialect }
+        Store { fs: Memfs::with_repository(repo.clone(), dialect).with_today(Some(day)), dialect }
     }
 
     pub(crate) async fn call(&self, input: &Value) -> ToolResult {
