@@ -26,7 +26,7 @@
 //! Every answer carries an `x-request-id` header ([`RequestId`]). A store failure (a store
 //! that cannot be opened, a backend error during a command) is answered with a generic
 //! message naming that id, never the error itself (which can name the server's store
-//! location): the detail goes to the server's [`Log`] with the same id. Each request, answered
+//! location): the detail goes to the server's [`Observer`] with the same id. Each request, answered
 //! or refused, makes one [`Served`] record: time, id, namespace, command name, status and
 //! duration; no content, no path, no token.
 //!

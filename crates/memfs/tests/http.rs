@@ -336,7 +336,7 @@ async fn concurrent_creates_on_one_namespace_all_land() {
     assert_eq!((stats.commands, stats.commits), (65, 64));
 }
 
-/// A [`Log`] that keeps what it is given: `NAMESPACE COMMAND STATUS` per request, and
+/// An [`Observer`] that keeps what it is given: `NAMESPACE COMMAND STATUS` per request, and
 /// `(request id, NAMESPACE: error)` per store failure.
 #[derive(Default)]
 struct Recorded {

@@ -75,7 +75,7 @@ pub struct StoreFailure<'a> {
     pub error: &'a crate::Error,
 }
 
-/// Where the endpoint's records go ([`Server::with_log`](super::Server::with_log)); by
+/// Where the endpoint's records go ([`Server::with_observer`](super::Server::with_observer)); by
 /// default nowhere.
 pub trait Observer: Send + Sync {
     /// A request was answered.
