@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-pub(crate) use memfs_store::check_namespace;
 use memfs_store::{Backend, StoreUrl, UrlError};
 
 use crate::error::Error;

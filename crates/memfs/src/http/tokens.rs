@@ -90,7 +90,7 @@ impl Tokens {
             match fields.as_slice() {
                 [] => continue,
                 [namespace, token] => {
-                    crate::url::check_namespace(namespace).map_err(invalid)?;
+                    memfs_store::check_namespace(namespace).map_err(invalid)?;
                     check_token(token).map_err(|reason| invalid(reason.to_owned()))?;
                     tokens.insert(namespace, token, format!("{origin} line {line_number}"))?;
                 }
@@ -211,7 +211,7 @@ fn check_token(token: &str) -> Result<(), &'static str> {
 /// A tokens-file line `NAMESPACE TOKEN` binding a [`new_token`] to `namespace`, which must
 /// follow the rules of `--namespace`.
 pub fn new_token_line(namespace: &str) -> Result<String, TokenError> {
-    crate::url::check_namespace(namespace).map_err(|reason| TokenError::Namespace { reason })?;
+    memfs_store::check_namespace(namespace).map_err(|reason| TokenError::Namespace { reason })?;
     Ok(format!("{namespace} {}", new_token()?))
 }
 
