@@ -1,9 +1,9 @@
 //! [`KeysError`]: why `memfs.keys` was refused, or a change to it was not made.
 //!
-//! The rules of [`Error`](enum@crate::Error) hold here too: what fails under a key is coarse (a tag that does not
-//! verify is one "fails its authentication"), and nothing secret is carried or printed. What
-//! is public (a version, a feature's name, a change counter) is named, so the message can say
-//! what to do.
+//! The rules of [`Error`](enum@crate::Error) hold here too: what fails under a key is coarse
+//! (a tag that does not verify is one "fails its authentication"), and nothing secret is
+//! carried or printed. What is public (a version, a feature's name, a change counter) is
+//! named, so the message can say what to do.
 
 use thiserror::Error;
 
