@@ -28,6 +28,16 @@ impl<C: KeysCell> KeyStore<C> {
         Ok((KeysObject::parse(&bytes)?, version))
     }
 
+    /// Writes `object` (a new store's, sealed by the caller) into the empty cell;
+    /// [`KeysError::Exists`] if it holds one already.
+    pub async fn create(&self, object: &KeysObject) -> Result<(), C::Error> {
+        match self.cell.create(object.to_bytes()).await {
+            Swap::Landed => Ok(()),
+            Swap::Conflict => Err(KeysError::Exists.into()),
+            Swap::Failed(e) | Swap::Unknown(e) => Err(e),
+        }
+    }
+
     /// Writes `object` by compare-and-swap on `version`, as it is (sealed by the caller).
     /// [`KeysError::Conflict`] if `memfs.keys` changed meanwhile.
     pub async fn put(&self, version: &C::Version, object: &KeysObject) -> Result<(), C::Error> {

@@ -33,6 +33,9 @@ pub trait KeysCell: Send + Sync {
     /// The bytes and their version, or `None` when the cell is empty (no store).
     async fn read(&self) -> Result<Option<(Vec<u8>, Self::Version)>, Self::Error>;
 
+    /// Writes the first bytes, if the cell is still empty.
+    async fn create(&self, bytes: Vec<u8>) -> Swap<Self::Error>;
+
     /// Replaces the bytes if the cell is still at `expected`.
     async fn swap(&self, expected: &Self::Version, bytes: Vec<u8>) -> Swap<Self::Error>;
 }

@@ -49,14 +49,14 @@ pub struct KeysObject {
     /// slots bind the bytes, and the rollback state is named by this string).
     store_id: String,
     /// The key slots.
-    pub slots: KeySlots,
+    pub(crate) slots: KeySlots,
     /// The keys the root unwraps, and the change counter.
-    pub keyring: Keyring,
+    pub(crate) keyring: Keyring,
     /// A slot's confirmation written here whose commit is not made yet. The open that wrote
     /// it makes the commit, then clears this; if it was stopped between the two, the next open
     /// does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unrecorded: Option<Confirmation>,
+    pub(crate) unrecorded: Option<Confirmation>,
     /// The tag of everything else under the root (64 hex digits), over [`tag_body`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mac: Option<String>,
@@ -106,6 +106,21 @@ pub fn decode_store_id(hex_id: &str) -> Result<[u8; 16], KeysError> {
 }
 
 impl KeysObject {
+    /// The key slots.
+    pub fn slots(&self) -> &KeySlots {
+        &self.slots
+    }
+
+    /// The keys the root unwraps, and the change counter.
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
+    }
+
+    /// A slot's confirmation written here whose commit is not made yet.
+    pub fn unrecorded(&self) -> Option<Confirmation> {
+        self.unrecorded
+    }
+
     /// A new key object, sealed under `root`.
     pub fn new(store_id: &[u8; 16], slots: KeySlots, keyring: Keyring, root: &RootKey) -> Self {
         let mut keys = KeysObject {

@@ -212,6 +212,8 @@ pub struct EncryptedRepository {
     head: Box<dyn HeadStore>,
     gc_state: Box<dyn HeadStore>,
     keys: Keys,
+    /// The cell `memfs.keys` is kept in, read again when the keys may have changed.
+    keys_cell: Box<dyn HeadStore>,
     store_id: String,
     watermark: Option<Watermark>,
     /// See [`OpenOptions::trust_head`].
@@ -381,14 +383,9 @@ impl EncryptedRepository {
         let root = RootKey::generate()?;
         let keyring = Keyring::new(&root, &id, &master)?;
         let keys = KeysObject::new(&id, make_slots(&root, &id)?, keyring, &root);
-        let bytes = Bytes::from(keys.to_bytes());
-        match conn.store.put_opts(&Path::from(KEYS_PATH), bytes.into(), PutMode::Create.into()).await {
-            Ok(_) => {}
-            Err(object_store::Error::AlreadyExists { .. }) => return Err(Error::AlreadyInitialized),
-            Err(e) => return Err(Error::backend("create", &Path::from(KEYS_PATH), e)),
-        }
-        let counter = keys.keyring.counter();
-        let store_keys = keys.keyring.open(&root, &id)?;
+        key_set::KeysHead::plain(&*conn.keys).create(&keys).await?;
+        let counter = keys.keyring().counter();
+        let store_keys = keys.keyring().open(&root, &id)?;
         let store_id = keys.store_id().to_owned();
         Self::assemble(conn, Keys::new(store_keys, Some((root, counter)), None), store_id, options)
     }
@@ -425,7 +422,7 @@ impl EncryptedRepository {
                 Err(e) => return Err(e),
             }
         };
-        let mark = set.object().unrecorded;
+        let mark = set.object().unrecorded();
         let (keys, store_id) = key_set::into_keys(set)?;
         let actor = options.actor.clone();
         let mut repo = Self::assemble(conn, keys, store_id, options)?;
@@ -467,6 +464,7 @@ impl EncryptedRepository {
             head: conn.head,
             gc_state: conn.gc_state,
             keys,
+            keys_cell: conn.keys,
             store_id,
             watermark,
             trust_head: options.trust_head,

@@ -30,15 +30,6 @@ pub enum Error {
         /// Its generation.
         generation: u64,
     },
-    /// A change to the key slots whose write failed or whose answer was lost, and which may
-    /// have landed: the store could not be read long enough to know, or `memfs.keys` has
-    /// changed again since. It must not be made again blindly: `memfs key list` shows whether
-    /// it is in.
-    #[error(
-        "the outcome is unknown: the change to the key slots may have landed (its answer was lost, and the store \
-         could not be read long enough to know, or changed again since); `memfs key list` shows whether it is in"
-    )]
-    KeysOutcomeUnknown,
     /// An object the tree refers to is missing.
     #[error("object {id} is missing from the store")]
     MissingObject {
@@ -89,30 +80,6 @@ pub enum Error {
         /// Its generation.
         served_generation: u64,
     },
-    /// `memfs.keys` is older than the head says it is: an older copy of the key slots was put
-    /// back (which could bring back a removed slot).
-    #[error(
-        "rollback detected: memfs.keys is at change {counter}, older than change {head} that the head names (an old copy of the key slots was put back?)"
-    )]
-    KeysRollback {
-        /// The change counter of the `memfs.keys` served.
-        counter: u64,
-        /// The counter the head names.
-        head: u64,
-    },
-    /// `memfs key shred` with other key slots and no leave to remove them: their credentials,
-    /// with the copies of `memfs.keys` the storage held, would still reach the retired keys.
-    #[error(
-        "key slots {} would still open the keys the shred destroys (with the copies of memfs.keys the storage kept): remove them too, or remove them first",
-        memfs_crypt::join_ids(slots)
-    )]
-    ShredLeavesSlots {
-        /// Their ids.
-        slots: Vec<memfs_crypt::SlotId>,
-    },
-    /// The store's root key changed (`memfs key rotate`) since this client opened it.
-    #[error("the store's keys were rotated since this client opened it: open it again")]
-    KeysRotated,
     /// Rollback and fork detection is on by default, and the platform has no state folder.
     #[error(
         "cannot find the platform's state folder to remember this store's newest commit in; set one (or turn detection off)"
@@ -155,29 +122,6 @@ pub enum Error {
     /// A memfs store already exists here.
     #[error("a memfs store already exists here")]
     AlreadyInitialized,
-    /// The store was written in another format: by a later memfs, or by a pre-release one
-    /// (whose formats were numbered 5 to 14; docs/FORMAT.md, "Versions").
-    #[error(
-        "the store uses format version {version}, and this memfs reads format version {} only: a store of a later \
-         format needs a later memfs; one written by a memfs before 0.1.0 (versions 5 to 14) needs that memfs to \
-         `memfs export` it, and then `memfs import` here",
-        crate::FORMAT_VERSION
-    )]
-    UnsupportedFormat {
-        /// The version found.
-        version: u64,
-    },
-    /// The store names features in `memfs.keys`' `requires` that this memfs does not know
-    /// (docs/FORMAT.md, "Versions"): a later memfs wrote it, with something an older reader
-    /// must not skip.
-    #[error(
-        "the store requires {}, which this memfs does not know: a later memfs reads it",
-        features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ")
-    )]
-    UnsupportedFeature {
-        /// The features named that this memfs does not know.
-        features: Vec<String>,
-    },
     /// An object is sealed in an envelope version this memfs does not read: written by a later
     /// memfs, or by a pre-release one (envelope version 1).
     #[error(
@@ -256,6 +200,20 @@ pub enum Error {
     /// Unlocking or sealing failed.
     #[error(transparent)]
     Crypt(#[from] memfs_crypt::Error),
+    /// `memfs.keys` was refused, or a change to it was not made: a format or feature this
+    /// memfs does not read, a rollback, a rotation since it was opened, a change whose outcome
+    /// is unknown, or a shred that other slots would undo.
+    ///
+    /// Never [`KeysError::Missing`](memfs_crypt::KeysError::Missing),
+    /// [`Exists`](memfs_crypt::KeysError::Exists),
+    /// [`Conflict`](memfs_crypt::KeysError::Conflict),
+    /// [`Corrupt`](memfs_crypt::KeysError::Corrupt) or
+    /// [`Crypt`](memfs_crypt::KeysError::Crypt): those are this enum's
+    /// [`NotInitialized`](Error::NotInitialized), [`AlreadyInitialized`](Error::AlreadyInitialized),
+    /// [`Conflict`](Error::Conflict), [`Corrupt`](Error::Corrupt) and [`Crypt`](Error::Crypt),
+    /// as for every other object.
+    #[error(transparent)]
+    Keys(memfs_crypt::KeysError),
 }
 
 impl Error {

@@ -287,7 +287,9 @@ impl Error {
                 ..
             } => ErrorKind::Credential,
             Error::Store {
-                source: memfs_store::Error::OutcomeUnknown { .. } | memfs_store::Error::KeysOutcomeUnknown,
+                source:
+                    memfs_store::Error::OutcomeUnknown { .. }
+                    | memfs_store::Error::Keys(memfs_crypt::KeysError::OutcomeUnknown),
                 ..
             } => ErrorKind::OutcomeUnknown,
             Error::Store { .. } => ErrorKind::Store,

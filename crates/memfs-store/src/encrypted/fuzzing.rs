@@ -9,9 +9,9 @@ use super::*;
 pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<StoreKeys, Error> {
     let keys = KeysObject::parse(bytes)?;
     let id = keys.store_id_bytes()?;
-    let root = keys.slots.unlock(credential, &id)?.into_root();
+    let root = keys.slots().unlock(credential, &id)?.into_root();
     keys.authenticate(&root)?;
-    Ok(keys.keyring.open(&root, &id)?)
+    Ok(keys.keyring().open(&root, &id)?)
 }
 
 /// `memfs.keys` parsed and written back as `init` writes it.

@@ -3,13 +3,13 @@
 //! written and recorded in a commit.
 //!
 //! The key object's form, tag, change counter and the rules of its changes are `memfs-crypt`'s
-//! ([`KeysObject`], [`KeySet`], [`Keys`]); what is here is the data side: storage, custodians
-//! asked off the runtime (`unlock.rs`), and the commit that records a change.
+//! ([`KeysObject`](memfs_crypt::KeysObject), [`KeySet`], [`Keys`]); what is here is the data
+//! side: storage, custodians asked off the runtime (`unlock.rs`), and the commit that records
+//! a change.
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use memfs_crypt::{Credential, KeySet, KeyStore, KeysCell, KeysError, KeysObject, OpenKeys as Keys, Refresh, Swap};
-use object_store::path::Path;
+use memfs_crypt::{Credential, KeySet, KeyStore, KeysCell, KeysError, OpenKeys as Keys, Refresh, Swap};
 
 use super::{Connection, EncryptedRepository, KEYS_PATH, OpenOptions};
 use crate::error::Error;
@@ -18,19 +18,16 @@ use crate::record::Operation;
 use crate::settle::{self, Swapped};
 
 impl From<KeysError> for Error {
+    /// A refusal of `memfs.keys` that every object can have is this enum's own variant; the
+    /// rest are [`Error::Keys`].
     fn from(e: KeysError) -> Self {
         match e {
             KeysError::Corrupt { reason } => Error::Corrupt { object: KEYS_PATH.into(), reason },
-            KeysError::UnsupportedFormat { version } => Error::UnsupportedFormat { version },
-            KeysError::UnsupportedFeature { features } => Error::UnsupportedFeature { features },
-            KeysError::Rollback { counter, head } => Error::KeysRollback { counter, head },
             KeysError::Missing => Error::NotInitialized,
+            KeysError::Exists => Error::AlreadyInitialized,
             KeysError::Conflict => Error::Conflict,
-            KeysError::Rotated => Error::KeysRotated,
-            KeysError::OutcomeUnknown => Error::KeysOutcomeUnknown,
-            KeysError::ShredLeavesSlots { slots } => Error::ShredLeavesSlots { slots },
             KeysError::Crypt(e) => Error::Crypt(e),
-            e => Error::Corrupt { object: KEYS_PATH.into(), reason: e.to_string() },
+            e => Error::Keys(e),
         }
     }
 }
@@ -61,6 +58,14 @@ impl KeysCell for KeysHead<'_> {
 
     async fn read(&self) -> Result<Option<(Vec<u8>, HeadVersion)>, Error> {
         Ok(self.head.read().await?.map(|(bytes, version)| (bytes.to_vec(), version)))
+    }
+
+    async fn create(&self, bytes: Vec<u8>) -> Swap<Error> {
+        match self.head.create(Bytes::from(bytes)).await {
+            Ok(()) => Swap::Landed,
+            Err(Error::Conflict) => Swap::Conflict,
+            Err(e) => Swap::Failed(e),
+        }
     }
 
     async fn swap(&self, expected: &HeadVersion, bytes: Vec<u8>) -> Swap<Error> {
@@ -101,7 +106,7 @@ pub(super) async fn unlock(conn: &Connection, credential: &Credential) -> Result
     let (object, version) = KeysHead::plain(&*conn.keys).read().await?;
     let store_id = object.store_id_bytes()?;
     let super::unlock::SlotOpened { opened, refused } =
-        super::unlock::unlock_slot(&object.slots, credential, store_id).await?;
+        super::unlock::unlock_slot(object.slots(), credential, store_id).await?;
     KeySet::open(object, version, opened).map_err(|e| naming_refused(e.into(), &refused))
 }
 
@@ -135,7 +140,7 @@ pub(super) async fn commit(
     // A confirmation made by this unlock (or left unrecorded by an earlier one) is written
     // with its mark and recorded before the change, as an open records it: stopped
     // between, the next open records it.
-    let carried = set.object().unrecorded;
+    let carried = set.object().unrecorded();
     KeysHead::settled(&*conn.keys).write_settled(&mut set).await.map_err(|e| match e {
         Error::Conflict => Error::Corrupt {
             object: KEYS_PATH.into(),
@@ -159,12 +164,7 @@ pub(super) async fn commit(
 impl EncryptedRepository {
     /// Reads `memfs.keys` again and takes what changed ([`Keys::follow`]).
     pub(super) async fn refresh_keys(&self, why: Refresh) -> Result<(), Error> {
-        let path = Path::from(KEYS_PATH);
-        let bytes = match crate::whole_read::get_bytes(&*self.store, &path).await {
-            Ok(bytes) => bytes,
-            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotInitialized),
-            Err(e) => return Err(Error::backend("read", &path, e)),
-        };
-        Ok(self.keys.follow(&KeysObject::parse(&bytes)?, &self.store_id, why)?)
+        let (object, _) = KeysHead::plain(&*self.keys_cell).read().await?;
+        Ok(self.keys.follow(&object, &self.store_id, why)?)
     }
 }

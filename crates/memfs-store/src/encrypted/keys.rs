@@ -31,7 +31,7 @@ impl EncryptedRepository {
     /// needed; a note is not authenticated, see [`SlotNote`]).
     pub async fn key_slots(backend: Backend) -> Result<Vec<(SlotId, SlotKind, SlotNote)>, Error> {
         let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
-        Ok(keys.slots.notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
+        Ok(keys.slots().notes().map(|(id, kind, note)| (id, kind, note.clone())).collect())
     }
 
     /// The outside keys of the custody slots of the store at `backend` (a keychain entry, a KMS
@@ -39,7 +39,7 @@ impl EncryptedRepository {
     /// the notes).
     pub async fn custody_keys(backend: Backend) -> Result<Vec<(SlotId, String)>, Error> {
         let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
-        Ok(keys.slots.custody_slots().map(|(id, _, custody)| (id, custody.key.clone())).collect())
+        Ok(keys.slots().custody_slots().map(|(id, _, custody)| (id, custody.key.clone())).collect())
     }
 
     /// The id of the store at `backend` (public: it binds key slots and objects to the store),
@@ -66,7 +66,7 @@ impl EncryptedRepository {
     pub async fn slot_of(backend: Backend, credential: &Credential) -> Result<SlotId, Error> {
         let (keys, _) = KeysHead::plain(&*connect(backend)?.keys).read().await?;
         let id = keys.store_id_bytes()?;
-        Ok(super::unlock::unlock_slot(&keys.slots, credential, id).await?.opened.slot())
+        Ok(super::unlock::unlock_slot(keys.slots(), credential, id).await?.opened.slot())
     }
 
     /// Unlocks the store at `backend` with `credential`, applies `change` to its key slots,
@@ -88,9 +88,10 @@ impl EncryptedRepository {
     ///
     /// The change raises `memfs.keys`' counter; its commit (the tree unchanged, the record
     /// [`Operation::Keys`]) makes the head name the new counter, so the `memfs.keys` before
-    /// the change, put back, is refused as a rollback ([`Error::KeysRollback`]). If the commit
-    /// fails after `memfs.keys` was written, the change stands and the error says why the
-    /// record is missing.
+    /// the change, put back, is refused as a rollback
+    /// ([`KeysError::Rollback`](memfs_crypt::KeysError::Rollback)). If the commit fails after
+    /// `memfs.keys` was written, the change stands and the error says why the record is
+    /// missing.
     pub async fn plan_key_slots<R>(
         backend: Backend,
         credential: &Credential,

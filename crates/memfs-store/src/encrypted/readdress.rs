@@ -422,7 +422,7 @@ pub(super) async fn finish(
 ) -> Result<Readdressed, Error> {
     old.undo_stopped_shred().await?;
     old.read_head().await?;
-    let counter = object.keyring.counter();
+    let counter = object.keyring().counter();
     let keys = Keys::new(new_keys, Some((root, counter)), None);
     let actor = options.actor.clone();
     let new = EncryptedRepository::assemble(conn.again(), keys, object.store_id().to_owned(), options)?;

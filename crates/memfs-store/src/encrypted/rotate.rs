@@ -93,7 +93,7 @@ impl EncryptedRepository {
         let epoch = set.rotate()?;
         let mut rotation = Rotation {
             epoch,
-            slots: set.object().slots.slots().map(|(id, _)| id).collect(),
+            slots: set.object().slots().slots().map(|(id, _)| id).collect(),
             removed: plan.remove,
             readdressed: None,
         };
@@ -156,7 +156,7 @@ impl EncryptedRepository {
             return Ok(Shred { epoch, retired, removed, resealed: crate::ResealReport::default() });
         }
         let (object, root, new_keys) = set.shred(epoch, plan.new, plan.params)?;
-        let counter = object.keyring.counter();
+        let counter = object.keyring().counter();
         let (old_keys, store_hex) = key_set::into_keys(set)?;
         let old = EncryptedRepository::assemble(conn.again(), old_keys, store_hex, options.clone())?;
         let record = Operation::Keys { change: "shred".into(), counter, slot: Some(1) };
@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(memfs_crypt::ObjectKeys::epoch_of(&sealed), Some(1));
         for _ in 0..2 {
             let refused = b.head().await.err().unwrap();
-            assert!(matches!(refused, Error::KeysRotated), "{refused:?}");
+            assert!(matches!(refused, Error::Keys(memfs_crypt::KeysError::Rotated)), "{refused:?}");
         }
     }
 }
