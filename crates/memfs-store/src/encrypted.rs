@@ -61,6 +61,7 @@ mod confirm;
 #[doc(hidden)]
 pub(crate) mod fuzzing;
 mod gc;
+mod heads;
 mod history;
 mod key_set;
 mod keys;
@@ -82,9 +83,11 @@ pub use cache::DEFAULT_MEMORY_CACHE_BYTES;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use confirm::Confirmed;
 pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
+use heads::Heads;
 pub use history::CommitRecord;
 pub use keys::KeyChange;
 use memfs_crypt::{KeysObject, OpenKeys as Keys};
+use objects::Objects;
 use parts::PartSearch;
 pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
@@ -208,38 +211,18 @@ pub struct OpenOptions {
 
 /// An open encrypted repository.
 pub struct EncryptedRepository {
-    store: Arc<dyn ObjectStore>,
-    head: Box<dyn HeadStore>,
+    /// The sealed objects: the keys, the object store and the caches (`objects.rs`).
+    objects: Objects,
+    /// The head: its cell, the one last opened, the newest commit remembered (`heads.rs`).
+    heads: Heads,
+    /// The cell gc's state is kept in (`gc.rs`).
     gc_state: Box<dyn HeadStore>,
-    keys: Keys,
     /// The cell `memfs.keys` is kept in, read again when the keys may have changed.
     keys_cell: Box<dyn HeadStore>,
+    /// This store's id (32 hex digits), empty for an ephemeral store.
     store_id: String,
-    watermark: Option<Watermark>,
-    /// See [`OpenOptions::trust_head`].
-    trust_head: Option<String>,
+    /// How the store is named in messages (a redacted URL).
     display: String,
-    cache: Mutex<Cache>,
-    /// The head last opened: its sealed bytes and what they hold (its inline objects are in
-    /// the cache), so an unchanged head is not opened twice.
-    parsed_head: Mutex<Option<(Bytes, Arc<HeadObject>)>>,
-    /// See [`OpenOptions::max_staleness`].
-    max_staleness: Option<Duration>,
-    /// Plaintext bytes a commit puts into the head's snapshot.
-    snapshot_budget: usize,
-    /// Of those, the most that objects carried unwritten may take (see
-    /// [`OpenOptions::unwritten_bytes`]).
-    unwritten_budget: usize,
-    /// How many commits back a head this client writes names (see [`RECENT_COMMITS`]).
-    recent: usize,
-    /// See [`OpenOptions::cache_dir`].
-    disk: Option<DiskCache>,
-    /// The store's writes beyond `ObjectStore` (a commit's objects with its head, compaction).
-    storage: Arc<dyn Storage>,
-    /// How a large directory is searched for the leaf a name falls in.
-    part_search: PartSearch,
-    /// Objects this process wrote, and the epoch of each (see `objects.rs`, `seal_objects`).
-    written: Mutex<HashMap<ObjectId, objects::Written>>,
     /// The confirmation opening made in `memfs.keys` ([`EncryptedRepository::confirmed`]).
     confirmed: Option<Confirmed>,
 }
@@ -459,26 +442,14 @@ impl EncryptedRepository {
             false => options.state_dir.resolve()?.map(|d| Watermark::new(&d, &store_id)),
         };
         let disk = options.cache_dir.as_deref().and_then(|d| DiskCache::new(d, &store_id));
+        let cache_bytes = options.memory_cache_bytes.unwrap_or(DEFAULT_MEMORY_CACHE_BYTES);
         Ok(EncryptedRepository {
-            store: conn.store,
-            head: conn.head,
+            objects: Objects::new(keys, conn.store, conn.storage, (cache_bytes, disk), conn.part_search),
+            heads: Heads::new(conn.head, watermark, (conn.snapshot_budget, conn.recent), &options),
             gc_state: conn.gc_state,
-            keys,
             keys_cell: conn.keys,
             store_id,
-            watermark,
-            trust_head: options.trust_head,
             display: options.display,
-            cache: Mutex::new(Cache::new(options.memory_cache_bytes.unwrap_or(DEFAULT_MEMORY_CACHE_BYTES))),
-            parsed_head: Mutex::new(None),
-            max_staleness: options.max_staleness,
-            snapshot_budget: conn.snapshot_budget,
-            recent: conn.recent,
-            part_search: conn.part_search,
-            unwritten_budget: options.unwritten_bytes.unwrap_or(conn.snapshot_budget / 2).min(conn.snapshot_budget),
-            disk,
-            storage: conn.storage,
-            written: Mutex::new(HashMap::new()),
             confirmed: None,
         })
     }
@@ -486,11 +457,6 @@ impl EncryptedRepository {
     /// The random id of this store (hex), empty for an ephemeral one.
     pub fn store_id(&self) -> &str {
         &self.store_id
-    }
-
-    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
-        // Cache updates are single inserts: a panic elsewhere cannot leave it inconsistent.
-        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -559,7 +525,7 @@ impl EncryptedRepository {
 #[async_trait]
 impl Repository for EncryptedRepository {
     async fn head(&self) -> Result<Head, Error> {
-        self.head_within(self.max_staleness).await
+        self.head_within(self.heads.max_staleness).await
     }
 
     async fn head_to_write(&self) -> Result<Head, Error> {
@@ -567,12 +533,12 @@ impl Repository for EncryptedRepository {
     }
 
     async fn dir(&self, id: &ObjectId) -> Result<Arc<Dir>, Error> {
-        if let Some(d) = self.cache().dir(id) {
+        if let Some(d) = self.objects.cache().dir(id) {
             return Ok(d);
         }
         let (dir, pages) = self.load_dir(id).await?;
         let dir = Arc::new(dir);
-        self.cache().insert_dir(*id, dir.clone(), pages.into());
+        self.objects.cache().insert_dir(*id, dir.clone(), pages.into());
         Ok(dir)
     }
 
@@ -581,16 +547,16 @@ impl Repository for EncryptedRepository {
     }
 
     async fn blob(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
-        if let Some(b) = self.cache().blob(id) {
+        if let Some(b) = self.objects.cache().blob(id) {
             return Ok(b);
         }
         let blob: Arc<[u8]> = Arc::from(self.read_object(ObjectKind::Blob, id).await?);
-        self.cache().insert_blob(*id, blob.clone());
+        self.objects.cache().insert_blob(*id, blob.clone());
         Ok(blob)
     }
 
     fn address(&self, content: &[u8]) -> ObjectId {
-        self.keys.blob_address.address(content)
+        self.objects.keys.blob_address.address(content)
     }
 
     async fn commit(&self, base: &Head, mutation: &Mutation, info: CommitInfo) -> Result<u64, Error> {

@@ -92,7 +92,7 @@ impl EncryptedRepository {
             if report.problems.is_empty() || attempt == CHECK_ATTEMPTS {
                 return Ok(report);
             }
-            let now = self.head.read().await.ok().flatten().map(|(_, version)| version);
+            let now = self.heads.cell.read().await.ok().flatten().map(|(_, version)| version);
             if now == checked {
                 return Ok(report);
             }
@@ -123,13 +123,13 @@ impl EncryptedRepository {
             }
         };
         let checked = head.as_ref().map(|(_, version)| version.clone());
-        let listing = self.list_objects().await?;
+        let listing = self.objects.list().await?;
         let carried = carried(head.as_ref().map(|(h, _)| h));
 
         // Commits. The walk reads through the commit cache; empty it so that every commit is
         // read from storage and authenticated again (directories and contents below are read
         // with `get_object`, which never uses the cache).
-        self.cache().forget_commits();
+        self.objects.cache().forget_commits();
         let roots = match head {
             Some((head, _)) => self.check_commits(&head, horizon, &mut w, progress).await,
             None => Vec::new(),

@@ -63,23 +63,23 @@ impl EncryptedRepository {
     /// head is still `base`. Returns the new generation, or [`Error::Conflict`].
     pub async fn set_policy(&self, base: &Head, policy: &Policy, info: CommitInfo) -> Result<u64, Error> {
         let plain = serde_json::to_vec(policy).expect("a policy serializes");
-        let id = self.keys.tree_address.address(&plain);
+        let id = self.objects.keys.tree_address.address(&plain);
         let mutation = Mutation { tree: base.tree.clone(), changes: Vec::new(), blobs: Vec::new(), applied: None };
         let generation = self.commit_with_policy(base, &mutation, info, Some(id), vec![(id, plain)]).await?;
-        self.cache().insert_policy(id, Arc::new(policy.clone()));
+        self.objects.cache().insert_policy(id, Arc::new(policy.clone()));
         Ok(generation)
     }
 
     /// The policy object `id` names (the default for `None`), through the cache.
     pub(super) async fn policy_object(&self, id: Option<&ObjectId>) -> Result<Arc<Policy>, Error> {
         let Some(id) = id else { return Ok(Arc::new(Policy::default())) };
-        if let Some(p) = self.cache().policy(id) {
+        if let Some(p) = self.objects.cache().policy(id) {
             return Ok(p);
         }
         let plain = self.get_object(ObjectKind::Policy, id).await?;
         let policy: Policy = serde_json::from_slice(&plain).map_err(|e| format::corrupt(id, "policy", &e))?;
         let policy = Arc::new(policy);
-        let mut cache = self.cache();
+        let mut cache = self.objects.cache();
         cache.insert_policy(*id, policy.clone());
         cache.insert_plain(*id, plain.into());
         Ok(policy)
@@ -127,7 +127,7 @@ impl EncryptedRepository {
             replaced: Vec::new(),
         };
         let commit_plain = commit.encode();
-        let commit_id = self.keys.tree_address.address(&commit_plain);
+        let commit_id = self.objects.keys.tree_address.address(&commit_plain);
         let writes = mutation
             .blobs
             .iter()
@@ -163,10 +163,10 @@ impl EncryptedRepository {
     /// this process stored under an older epoch, replaced ahead of it, only once a fresh read
     /// finds the head unmoved.
     async fn seal_for(&self, anchor: &Anchor, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
-        if objects.iter().any(|(_, id, _)| self.stored_stale(id)) {
-            self.head.unmoved(anchor.version.as_ref()).await?;
+        if objects.iter().any(|(_, id, _)| self.objects.stored_stale(id)) {
+            self.heads.cell.unmoved(anchor.version.as_ref()).await?;
         }
-        self.seal_objects(objects).await
+        self.objects.seal(objects).await
     }
 
     /// The directories of `mutation`'s tree cut into pages, and its root's id: what the
@@ -192,7 +192,7 @@ impl EncryptedRepository {
         planned: PlannedDirs,
         extra: &[(ObjectId, Vec<u8>)],
     ) {
-        let mut cache = self.cache();
+        let mut cache = self.objects.cache();
         cache.insert_commit(commit_id, Arc::new(commit));
         for b in &mutation.blobs {
             cache.insert_blob(b.id, b.content.clone());
@@ -212,7 +212,7 @@ impl EncryptedRepository {
     /// objects and its swap (object storage stores them one put each, then swaps).
     #[cfg(test)]
     pub(super) async fn store_without_head(&self, staged: &Staged) {
-        self.storage.put_new(staged.with_head.writes()).await.unwrap();
+        self.objects.storage.put_new(staged.with_head.writes()).await.unwrap();
     }
 
     /// Swaps in the head of `staged` if the head is still at `anchor`, settling a lost answer
@@ -224,7 +224,7 @@ impl EncryptedRepository {
         // nothing that could land later).
         let sent = AtomicBool::new(false);
         let write = || async {
-            let put = self.head.put_with(anchor.version.as_ref(), sealed.clone(), with_head.writes()).await;
+            let put = self.heads.cell.put_with(anchor.version.as_ref(), sealed.clone(), with_head.writes()).await;
             if !matches!(put, Err(NotPut::Moved)) {
                 sent.store(true, Ordering::Relaxed);
             }
@@ -236,13 +236,13 @@ impl EncryptedRepository {
         let swapped = settle::resend(write).await;
         // Stored with the head when the swap was taken; refused, nothing was stored.
         if swapped.is_ok() {
-            self.stored(&with_head);
+            self.objects.stored(&with_head);
         }
         match swapped {
             Ok(()) => {
                 // The next read of the head finds these bytes (unchanged): no need to open them.
                 let head = Arc::new(head);
-                *self.parsed_head() = Some((sealed.clone(), head.clone()));
+                *self.heads.parsed() = Some((sealed.clone(), head.clone()));
                 if write_out {
                     self.write_out(&head, &sealed, (commit_id, &commit_plain), policy, root).await;
                 }
@@ -254,7 +254,7 @@ impl EncryptedRepository {
             Err(e) if !sent.load(Ordering::Relaxed) => return Err(e),
             Err(e) => self.landed_or(e, &commit_id, generation).await?,
         }
-        if let Some(w) = &self.watermark {
+        if let Some(w) = &self.heads.watermark {
             w.raise(Mark { generation, commit: Some(commit_id) })?;
         }
         Ok(generation)
@@ -280,8 +280,8 @@ impl EncryptedRepository {
     /// up to this client's count. Only what `base` says: a list cut short by a purge's head
     /// (or an older one) stays short until new commits fill it.
     pub(super) fn recent_after(&self, base: Option<&HeadObject>) -> Vec<ObjectId> {
-        let Some(base) = base.filter(|_| self.recent > 0) else { return Vec::new() };
-        std::iter::once(base.commit).chain(base.recent.iter().copied()).take(self.recent).collect()
+        let Some(base) = base.filter(|_| self.heads.recent > 0) else { return Vec::new() };
+        std::iter::once(base.commit).chain(base.recent.iter().copied()).take(self.heads.recent).collect()
     }
 
     /// After a swap whose head passed the budget of objects carried unwritten (`head`, sealed
@@ -311,11 +311,11 @@ impl EncryptedRepository {
             .map(|o| (o.kind.object_kind(), o.id, o.plain.as_slice()))
             .collect();
         let stored: HashSet<ObjectId> = carried.iter().map(|(_, id, _)| *id).collect();
-        if self.put_objects(carried).await.is_err() {
+        if self.objects.put(carried).await.is_err() {
             return;
         }
         // This head, its version remembered from the swap (no request).
-        if let Ok(Some((bytes, version))) = self.head.read_within(Duration::MAX).await
+        if let Ok(Some((bytes, version))) = self.heads.cell.read_within(Duration::MAX).await
             && bytes == *sealed
         {
             let trimmed = self.head_object(head.generation, commit, policy, root, Vec::new(), head.recent.clone());
@@ -327,7 +327,7 @@ impl EncryptedRepository {
             let Ok(Some((mut newest, version))) = self.read_head().await else { return };
             // Sealed here under this client's keys: not a head written after a rotation it
             // has not followed yet.
-            let ours = self.keys.has_root().then(|| self.keys.counter());
+            let ours = self.objects.keys.has_root().then(|| self.objects.keys.counter());
             if newest.keys > ours || !newest.inline.iter().any(|o| o.unwritten && stored.contains(&o.id)) {
                 return;
             }
@@ -343,9 +343,9 @@ impl EncryptedRepository {
     /// to try again on the newest.
     async fn swap_lost(&self, version: &HeadVersion, head: HeadObject) -> bool {
         let Ok(sealed) = self.seal_head(&head) else { return false };
-        match self.head.swap(version, sealed.clone()).await {
+        match self.heads.cell.swap(version, sealed.clone()).await {
             Ok(()) => {
-                *self.parsed_head() = Some((sealed, Arc::new(head)));
+                *self.heads.parsed() = Some((sealed, Arc::new(head)));
                 false
             }
             Err(Error::Conflict) => true,
@@ -360,14 +360,14 @@ impl EncryptedRepository {
         before: impl Iterator<Item = &'a InlineObject>,
         new: &[(ObjectKind, ObjectId, &[u8])],
     ) -> Carry {
-        if self.unwritten_budget == 0 {
+        if self.heads.unwritten_budget == 0 {
             return Carry::Store;
         }
         // What this process stored itself (a write-out whose head without them lost to other
         // commits, which carried them on) is stored: not carried on again, lest the head pass
         // twice the budget and a writer store it a second time. Only under the current epoch:
         // an older copy may be replaced by a reseal.
-        let mut out: Vec<InlineObject> = before.filter(|o| !self.stored_now(&o.id)).cloned().collect();
+        let mut out: Vec<InlineObject> = before.filter(|o| !self.objects.stored_now(&o.id)).cloned().collect();
         let mut ids: HashSet<ObjectId> = out.iter().map(|o| o.id).collect();
         let base: usize = out.iter().map(|o| inline_size(&o.plain)).sum();
         let mut used = base;
@@ -376,13 +376,13 @@ impl EncryptedRepository {
                 continue;
             }
             used += inline_size(plain);
-            if used > self.unwritten_budget.saturating_mul(4) {
+            if used > self.heads.unwritten_budget.saturating_mul(4) {
                 return Carry::Store;
             }
             let Some(kind) = InlineKind::of(*kind) else { return Carry::Store };
             out.push(InlineObject { kind, id: *id, plain: plain.to_vec(), unwritten: true });
         }
-        let budget = self.unwritten_budget;
+        let budget = self.heads.unwritten_budget;
         match (base > budget, used > budget, used > budget.saturating_mul(2)) {
             // Within the budget; or past it on a base past it already, whose writer is
             // storing what it carries.

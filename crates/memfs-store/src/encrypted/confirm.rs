@@ -50,8 +50,8 @@ impl EncryptedRepository {
     /// by compare-and-swap; nothing if the mark is gone or another client changed `memfs.keys`
     /// meanwhile (its own write took the mark, or its next open will).
     async fn clear_mark(&self, mark: Confirmation) -> Result<(), Error> {
-        let head = ConditionalHead::new(self.storage.clone(), Path::from(KEYS_PATH));
-        let clear = |object: &mut memfs_crypt::KeysObject| self.keys.with_root(|root| object.clear_mark(root));
+        let head = ConditionalHead::new(self.objects.storage.clone(), Path::from(KEYS_PATH));
+        let clear = |object: &mut memfs_crypt::KeysObject| self.objects.keys.with_root(|root| object.clear_mark(root));
         KeysHead::plain(&head).clear_mark(mark, clear).await
     }
 }

@@ -83,7 +83,7 @@ impl Keys {
 
     /// Sealed bytes read as `kind` from where `id` names: the head (kind `Head`, id zero) is
     /// opened with `open_head`, gc's state (kind `Head`, its id) opened and decoded as
-    /// `read_gc_state` does, and any other object opened with `open_object` (the AEAD, then
+    /// `read_gc_state` does, and any other object opened with `Objects::open` (the AEAD, then
     /// its id checked against its content) and decoded as its reader decodes it.
     pub fn open_sealed(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<(), Error> {
         let repo = &self.0;
@@ -91,10 +91,11 @@ impl Keys {
             return repo.open_head(&Bytes::copy_from_slice(sealed)).map(drop);
         }
         if kind == ObjectKind::Head {
-            let plain = repo.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
+            let plain =
+                repo.objects.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, GC_STATE_PATH.into()))?;
             return reencode_gc_state(&plain).map(drop);
         }
-        let plain = repo.open_object(kind, id, sealed)?;
+        let plain = repo.objects.open(kind, id, sealed)?;
         match kind {
             ObjectKind::Dir => objects::decode_level(&[*id], &[Arc::from(plain)]).map(drop),
             ObjectKind::Commit => reencode_commit(&plain).map(drop),

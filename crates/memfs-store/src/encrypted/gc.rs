@@ -220,7 +220,7 @@ impl EncryptedRepository {
         options: &GcOptions,
         report: &mut GcReport,
     ) -> Result<(BTreeMap<String, u64>, Vec<(ObjectId, u64)>), Error> {
-        let listing = self.list_objects().await?;
+        let listing = self.objects.list().await?;
         let mut pending = BTreeMap::new();
         let mut doomed = Vec::new();
         for (id, size) in &listing {
@@ -255,7 +255,7 @@ impl EncryptedRepository {
     /// A local folder's log keeps deleted objects and replaced heads until it is compacted:
     /// rewrite it with the live records only.
     async fn compact_log(&self, report: &mut GcReport, progress: &dyn Progress) -> Result<(), Error> {
-        let Some(compacted) = self.compact(progress).await? else { return Ok(()) };
+        let Some(compacted) = self.objects.compact(progress).await? else { return Ok(()) };
         report.log_bytes_before = compacted.bytes_before;
         report.log_bytes_after = compacted.bytes_after;
         Ok(())
@@ -311,7 +311,7 @@ impl EncryptedRepository {
         let fetched: Vec<_> = stream::iter(ids.iter())
             .map(|id| async move {
                 let path = object_path(id);
-                match crate::whole_read::get_bytes(&*self.store, &path).await {
+                match crate::whole_read::get_bytes(&*self.objects.store, &path).await {
                     Ok(bytes) => Ok(Some((*id, bytes))),
                     Err(object_store::Error::NotFound { .. }) => Ok(None),
                     Err(e) => Err(Error::backend("read", &path, e)),
@@ -334,10 +334,10 @@ impl EncryptedRepository {
         stream::iter(ids)
             .map(|id| async move {
                 let path = object_path(&id);
-                let r = match self.store.delete(&path).await {
+                let r = match self.objects.store.delete(&path).await {
                     Ok(()) | Err(object_store::Error::NotFound { .. }) => {
                         // Not kept on disk either (a later fetch would fail all the same).
-                        if let Some(disk) = &self.disk {
+                        if let Some(disk) = &self.objects.disk {
                             disk.remove(&id);
                         }
                         Ok(id)
@@ -389,7 +389,7 @@ impl EncryptedRepository {
         mut remark: impl AsyncFnMut(&mut HashSet<ObjectId>) -> Result<(HeadObject, HeadVersion), Error>,
     ) -> Result<Option<HashSet<ObjectId>>, Error> {
         for _ in 0..FENCE_ATTEMPTS {
-            match settle::swap_settled(&*self.head, Some(&version), self.seal_head(&head)?).await {
+            match settle::swap_settled(&*self.heads.cell, Some(&version), self.seal_head(&head)?).await {
                 Swapped::Landed => return Ok(Some(deleted)),
                 Swapped::Not(Error::Conflict) => {}
                 // Whether the fence is in is not known: a writer that read the head before
@@ -418,7 +418,7 @@ impl EncryptedRepository {
         stream::iter(ids.iter())
             .map(|id| async move {
                 let path = object_path(id);
-                match self.store.put_opts(&path, saved[id].clone().into(), PutMode::Create.into()).await {
+                match self.objects.store.put_opts(&path, saved[id].clone().into(), PutMode::Create.into()).await {
                     Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
                     Err(e) => Err(Error::backend("write", &path, e)),
                 }
@@ -440,7 +440,7 @@ impl EncryptedRepository {
         marked: &mut HashSet<ObjectId>,
     ) -> Result<(HeadObject, HeadVersion), Error> {
         for _ in 0..FENCE_ATTEMPTS {
-            let swapped = match settle::swap_settled(&*self.head, Some(&version), self.seal_head(&head)?).await {
+            let swapped = match settle::swap_settled(&*self.heads.cell, Some(&version), self.seal_head(&head)?).await {
                 Swapped::Landed => true,
                 Swapped::Not(Error::Conflict) => false,
                 Swapped::Not(e) | Swapped::Unknown(e) => return Err(e),
@@ -490,6 +490,7 @@ impl EncryptedRepository {
     pub(super) async fn read_gc_state(&self) -> Result<Option<(GcStateObject, HeadVersion)>, Error> {
         let Some((bytes, version)) = self.gc_state.read().await? else { return Ok(None) };
         let plain = self
+            .objects
             .keys
             .objects()
             .open(ObjectKind::Head, &gc_state_id(), &bytes)
@@ -504,7 +505,7 @@ impl EncryptedRepository {
         state: &GcStateObject,
     ) -> Result<(), Error> {
         let plain = serde_json::to_vec(state).expect("gc state serializes");
-        let sealed = Bytes::from(self.keys.objects().seal(ObjectKind::Head, &gc_state_id(), &plain)?);
+        let sealed = Bytes::from(self.objects.keys.objects().seal(ObjectKind::Head, &gc_state_id(), &plain)?);
         // Another gc's state (or ours, replaced by another gc since): another gc is running.
         match settle::swap_settled(&*self.gc_state, expected, sealed).await {
             Swapped::Landed => Ok(()),

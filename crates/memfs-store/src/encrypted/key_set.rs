@@ -165,6 +165,6 @@ impl EncryptedRepository {
     /// Reads `memfs.keys` again and takes what changed ([`Keys::follow`]).
     pub(super) async fn refresh_keys(&self, why: Refresh) -> Result<(), Error> {
         let (object, _) = KeysHead::plain(&*self.keys_cell).read().await?;
-        Ok(self.keys.follow(&object, &self.store_id, why)?)
+        Ok(self.objects.keys.follow(&object, &self.store_id, why)?)
     }
 }

@@ -1,12 +1,14 @@
-//! Sealed objects: listing, writing, fetching (through the memory and disk caches) and
-//! verifying them; directories planned into pages for a commit and loaded back.
+//! [`Objects`]: a store's sealed objects with the keys and caches they need: listed, sealed
+//! and stored, opened and verified. Then the repository's reads of them, which fall back to
+//! an object carried unwritten in the head: fetched (through the memory and disk caches),
+//! commits decoded, directories loaded from their pages.
 
 use super::*;
 use crate::progress::Progress;
 use crate::storage::{self, Compacted};
 use crate::whole_read::get_bytes;
 
-/// Objects sealed under the epoch `epoch`, to be stored ([`EncryptedRepository::seal_objects`]).
+/// Objects sealed under the epoch `epoch`, to be stored ([`Objects::seal`]).
 #[derive(Default)]
 pub(super) struct Sealed {
     epoch: u32,
@@ -29,10 +31,47 @@ pub(super) struct Written {
     landed: bool,
 }
 
-impl EncryptedRepository {
+/// The sealed objects of a store: the keys that seal and name them, where they are stored,
+/// and this client's caches of them.
+pub(super) struct Objects {
+    /// The store's keys: the epoch keys that seal, the address keys that name.
+    pub(super) keys: Keys,
+    /// Where objects are read from, listed and deleted.
+    pub(super) store: Arc<dyn ObjectStore>,
+    /// The store's writes beyond `ObjectStore` (a commit's objects with its head, compaction).
+    pub(super) storage: Arc<dyn Storage>,
+    /// Plaintexts read, decoded (see [`OpenOptions::memory_cache_bytes`]).
+    cache: Mutex<Cache>,
+    /// Sealed copies on disk (see [`OpenOptions::cache_dir`]).
+    pub(super) disk: Option<DiskCache>,
+    /// Objects this process wrote, and the epoch of each ([`Objects::seal`]).
+    written: Mutex<HashMap<ObjectId, Written>>,
+    /// How a large directory is searched for the leaf a name falls in.
+    pub(super) part_search: PartSearch,
+}
+
+impl Objects {
+    /// The objects in `store` (written through `storage`), sealed under `keys`, with a memory
+    /// cache of `cache_bytes` and the disk cache `disk`.
+    pub(super) fn new(
+        keys: Keys,
+        store: Arc<dyn ObjectStore>,
+        storage: Arc<dyn Storage>,
+        (cache_bytes, disk): (usize, Option<DiskCache>),
+        part_search: PartSearch,
+    ) -> Self {
+        let cache = Mutex::new(Cache::new(cache_bytes));
+        Objects { keys, store, storage, cache, disk, written: Mutex::new(HashMap::new()), part_search }
+    }
+
+    /// The memory cache.
+    pub(super) fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // Cache updates are single inserts: a panic elsewhere cannot leave it inconsistent.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
     /// Every stored object: id and stored (sealed) size. Names that are not object names
     /// (temporary files of a backend) are skipped.
-    pub(super) async fn list_objects(&self) -> Result<HashMap<ObjectId, u64>, Error> {
+    pub(super) async fn list(&self) -> Result<HashMap<ObjectId, u64>, Error> {
         let prefix = Path::from(OBJECTS_PREFIX);
         let metas: Vec<_> =
             self.store.list(Some(&prefix)).try_collect().await.map_err(|e| Error::backend("list", &prefix, e))?;
@@ -45,16 +84,14 @@ impl EncryptedRepository {
         }
         Ok(out)
     }
-
-    /// Stores one object (see [`EncryptedRepository::put_objects`]).
-    pub(super) async fn put_object(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
-        self.put_objects(vec![(kind, id, plain)]).await
+    /// Stores one object (see [`Objects::put`]).
+    pub(super) async fn put_one(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
+        self.put(vec![(kind, id, plain)]).await
     }
-
-    /// Stores new objects: sealed ([`EncryptedRepository::seal_objects`]), then stored by the
+    /// Stores new objects: sealed ([`Objects::seal`]), then stored by the
     /// storage (in a local folder one locked append, elsewhere one put each).
-    pub(super) async fn put_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
-        let sealed = self.seal_objects(objects).await?;
+    pub(super) async fn put(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
+        let sealed = self.seal(objects).await?;
         self.storage
             .put_new(sealed.writes())
             .await
@@ -62,15 +99,14 @@ impl EncryptedRepository {
         self.stored(&sealed);
         Ok(())
     }
-
     /// Seals new objects under the current epoch, to be stored by the storage
     /// ([`Storage::put_new`], or with the head, [`HeadStore::put_with`]), after which
-    /// [`EncryptedRepository::stored`]. Those this process stored under an older epoch
+    /// [`Objects::stored`]. Those this process stored under an older epoch
     /// (before it followed a rotation: its commit then lost the race, and this is the run
     /// again) are replaced at once instead: a reseal may already have passed that copy, and
     /// its epoch may be retired (`memfs key shred`). A caller that seals for a commit checks
     /// that the head is unmoved first (docs/SECURITY.md, "A writer that missed a rotation").
-    pub(super) async fn seal_objects(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
+    pub(super) async fn seal(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
         let mut stale = Vec::new();
         let sealed = {
             let keys = self.keys.objects();
@@ -86,16 +122,15 @@ impl EncryptedRepository {
             Sealed { epoch, objects: batch }
         };
         for (kind, id, bytes) in stale {
-            self.replace_object(kind, id, bytes, sealed.epoch).await?;
+            self.replace(kind, id, bytes, sealed.epoch).await?;
         }
         for (_, id, _) in &sealed.objects {
             self.remember_written(*id, Written { epoch: sealed.epoch, landed: false });
         }
         Ok(sealed)
     }
-
     /// Stores `sealed` (object `id`, sealed under `epoch`) over whatever its path holds.
-    async fn replace_object(&self, kind: ObjectKind, id: ObjectId, sealed: Bytes, epoch: u32) -> Result<(), Error> {
+    async fn replace(&self, kind: ObjectKind, id: ObjectId, sealed: Bytes, epoch: u32) -> Result<(), Error> {
         let path = object_path(&id);
         self.remember_written(id, Written { epoch, landed: false });
         let put = || self.store.put_opts(&path, sealed.clone().into(), PutMode::Overwrite.into());
@@ -103,7 +138,6 @@ impl EncryptedRepository {
         self.stored(&Sealed { epoch, objects: vec![(kind, id, sealed)] });
         Ok(())
     }
-
     /// After `sealed` was stored: remembered as stored, kept in the disk cache.
     pub(super) fn stored(&self, sealed: &Sealed) {
         for (kind, id, bytes) in &sealed.objects {
@@ -115,32 +149,27 @@ impl EncryptedRepository {
             }
         }
     }
-
     /// Rewrites the storage without what was deleted or replaced (a local folder's log keeps
     /// them until then): its sizes before and after, `None` where nothing is kept.
     pub(super) async fn compact(&self, progress: &dyn Progress) -> Result<Option<Compacted>, Error> {
         self.storage.compact(progress).await.map_err(|e| Error::backend("compact", &Path::from("log"), e))
     }
-
     /// The objects this process wrote.
     fn written(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, Written>> {
         // Single inserts and clears: a poisoned lock still holds a sound map.
         self.written.lock().unwrap_or_else(|p| p.into_inner())
     }
-
     /// Whether this process stored `id` under the current epoch.
     pub(super) fn stored_now(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
         self.written().get(id) == Some(&Written { epoch, landed: true })
     }
-
     /// Whether this process wrote `id` (or tried to) under an epoch older than the current one
     /// (before it followed a rotation): such an object is stored again, replacing that copy.
     pub(super) fn stored_stale(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
         self.written().get(id).is_some_and(|w| w.epoch < epoch)
     }
-
     /// Remembers what this process wrote of `id`, up to [`WRITTEN_MEMORY`] objects (then it
     /// starts again: only objects written just before a rotation matter). A write only tried
     /// leaves what was remembered before: a copy under an older epoch may still be stored (and
@@ -155,7 +184,32 @@ impl EncryptedRepository {
         }
         written.insert(id, now);
     }
+    /// Opens a sealed object of `kind` and checks that it is what its id says.
+    pub(super) fn open(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
+        let plain = self.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
+        // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
+        let expected = match kind {
+            ObjectKind::Blob => self.keys.blob_address.address(&plain),
+            _ => self.keys.tree_address.address(&plain),
+        };
+        if !id_eq(&expected, id) {
+            return Err(Error::Corrupt {
+                object: format::object_name(id),
+                reason: "content does not match its id".into(),
+            });
+        }
+        Ok(plain)
+    }
+    /// Drops `id` from this client's caches, in memory and on disk (deleted from the store).
+    pub(super) fn forget(&self, id: &ObjectId) {
+        self.cache().forget(id);
+        if let Some(disk) = &self.disk {
+            disk.remove(id);
+        }
+    }
+}
 
+impl EncryptedRepository {
     /// Fetches and opens an object of `kind` from the store (never from a cache).
     pub(super) async fn get_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
         Ok(self.fetch_object(kind, id).await?.1)
@@ -169,11 +223,11 @@ impl EncryptedRepository {
     /// are empty (it has none of its own).
     pub(super) async fn fetch_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<(Bytes, Vec<u8>), Error> {
         let path = object_path(id);
-        let sealed = match get_bytes(&*self.store, &path).await {
+        let sealed = match get_bytes(&*self.objects.store, &path).await {
             Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => match self.carried_copy(kind, id).await? {
                 Some(plain) => return Ok((Bytes::new(), plain)),
-                None => match get_bytes(&*self.store, &path).await {
+                None => match get_bytes(&*self.objects.store, &path).await {
                     Ok(bytes) => bytes,
                     Err(object_store::Error::NotFound { .. }) => {
                         return Err(Error::MissingObject { id: path.to_string() });
@@ -183,11 +237,11 @@ impl EncryptedRepository {
             },
             Err(e) => return Err(Error::backend("read", &path, e)),
         };
-        let plain = match self.open_object(kind, id, &sealed) {
+        let plain = match self.objects.open(kind, id, &sealed) {
             // Resealed after a rotation this client has not seen: follow it, then open.
-            Err(_) if self.keys.objects().misses_epoch_of(&sealed) => {
+            Err(_) if self.objects.keys.objects().misses_epoch_of(&sealed) => {
                 self.refresh_keys(memfs_crypt::Refresh::UnknownEpoch).await?;
-                self.open_object(kind, id, &sealed)?
+                self.objects.open(kind, id, &sealed)?
             }
             opened => opened?,
         };
@@ -205,37 +259,20 @@ impl EncryptedRepository {
                 .find(|o| o.unwritten && o.kind.object_kind() == kind && id_eq(&o.id, id))
                 .map(|o| o.plain.clone())
         };
-        if let Some(plain) = self.parsed_head().as_ref().and_then(|(_, head)| find(head)) {
+        if let Some(plain) = self.heads.parsed().as_ref().and_then(|(_, head)| find(head)) {
             return Ok(Some(plain));
         }
-        let Some((bytes, _)) = self.head.read().await? else { return Ok(None) };
+        let Some((bytes, _)) = self.heads.cell.read().await? else { return Ok(None) };
         let head = self.open_head(&bytes)?;
         Ok(find(&head))
-    }
-
-    /// Opens a sealed object of `kind` and checks that it is what its id says.
-    pub(super) fn open_object(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
-        let plain = self.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
-        // The AEAD binds the id; a content id must also be the keyed hash of what it holds.
-        let expected = match kind {
-            ObjectKind::Blob => self.keys.blob_address.address(&plain),
-            _ => self.keys.tree_address.address(&plain),
-        };
-        if !id_eq(&expected, id) {
-            return Err(Error::Corrupt {
-                object: format::object_name(id),
-                reason: "content does not match its id".into(),
-            });
-        }
-        Ok(plain)
     }
 
     /// [`EncryptedRepository::get_object`] through the on-disk cache, if there is one: a
     /// cached copy is opened and checked the same way, and one that fails is a miss.
     pub(super) async fn read_object(&self, kind: ObjectKind, id: &ObjectId) -> Result<Vec<u8>, Error> {
-        let Some(disk) = &self.disk else { return self.get_object(kind, id).await };
+        let Some(disk) = &self.objects.disk else { return self.get_object(kind, id).await };
         if let Some(sealed) = disk.get(id) {
-            match self.open_object(kind, id, &sealed) {
+            match self.objects.open(kind, id, &sealed) {
                 Ok(plain) => return Ok(plain),
                 Err(_) => disk.remove(id),
             }
@@ -247,21 +284,13 @@ impl EncryptedRepository {
         Ok(plain)
     }
 
-    /// Drops `id` from this client's caches, in memory and on disk (deleted from the store).
-    pub(super) fn forget_object(&self, id: &ObjectId) {
-        self.cache().forget(id);
-        if let Some(disk) = &self.disk {
-            disk.remove(id);
-        }
-    }
-
     pub(super) async fn commit_object(&self, id: &ObjectId) -> Result<CommitObject, Error> {
-        if let Some(c) = self.cache().commit(id) {
+        if let Some(c) = self.objects.cache().commit(id) {
             return Ok(CommitObject::clone(&c));
         }
         let plain = self.get_object(ObjectKind::Commit, id).await?;
         let commit = CommitObject::decode(&plain).map_err(|e| format::corrupt(id, "commit", &e))?;
-        self.cache().insert_commit(*id, Arc::new(commit.clone()));
+        self.objects.cache().insert_commit(*id, Arc::new(commit.clone()));
         Ok(commit)
     }
 
@@ -294,7 +323,7 @@ impl EncryptedRepository {
         let mut level = vec![*id];
         loop {
             let plains = {
-                let cache = self.cache();
+                let cache = self.objects.cache();
                 level.iter().map(|p| cache.plain(p)).collect::<Option<Vec<_>>>()
             };
             let Some(plains) = plains else { return Ok(None) };
@@ -310,11 +339,11 @@ impl EncryptedRepository {
 
     /// A directory page's plaintext: cached, or read (through the disk cache) and cached.
     pub(super) async fn page(&self, id: &ObjectId) -> Result<Arc<[u8]>, Error> {
-        if let Some(plain) = self.cache().plain(id) {
+        if let Some(plain) = self.objects.cache().plain(id) {
             return Ok(plain);
         }
         let plain: Arc<[u8]> = self.read_object(ObjectKind::Dir, id).await?.into();
-        self.cache().insert_plain(*id, plain.clone());
+        self.objects.cache().insert_plain(*id, plain.clone());
         Ok(plain)
     }
 }

@@ -38,10 +38,10 @@ impl EncryptedRepository {
     /// The directory `id` far enough to answer for `name` (see [`Repository::dir_entry`]): a
     /// small one whole, a large one as the leaves read so far and the one `name` falls in.
     pub(super) async fn dir_part(&self, id: &ObjectId, totals: Totals, name: &Name) -> Result<Arc<Dir>, Error> {
-        if let Some(dir) = self.cache().dir(id) {
+        if let Some(dir) = self.objects.cache().dir(id) {
             return Ok(dir);
         }
-        let held = self.cache().partial(id);
+        let held = self.objects.cache().partial(id);
         if let Some(dir) = &held
             && dir.holds(name)
         {
@@ -68,7 +68,7 @@ impl EncryptedRepository {
         let corrupt =
             |page: &ObjectId, reason: &str| Error::Corrupt { object: format::object_name(page), reason: reason.into() };
         let count = top.guide.leaves.iter().sum::<u64>();
-        if count <= self.part_search.whole_up_to as u64 {
+        if count <= self.objects.part_search.whole_up_to as u64 {
             return Repository::dir(self, id).await;
         }
         let count = u32::try_from(count).map_err(|_| corrupt(id, "more leaves than a directory may have"))?;
@@ -107,7 +107,7 @@ impl EncryptedRepository {
                         high: high.map_or(Bound::Unbounded, Bound::Excluded),
                     };
                     let dir = Arc::new(with_leaf(*id, totals, count, held, part, entries));
-                    self.cache().insert_partial(*id, dir.clone());
+                    self.objects.cache().insert_partial(*id, dir.clone());
                     return Ok(dir);
                 }
                 format::Page::Index(below) if height > 1 && below.guide.height == height - 1 => {

@@ -60,7 +60,7 @@ impl EncryptedRepository {
         // A copy of part of a directory comes from the directory its parts are of.
         let base = d.parts().map(|p| &p.base).or(base);
         let base_dir = base.and_then(|id| {
-            let cache = self.cache();
+            let cache = self.objects.cache();
             cache.dir(id).or_else(|| cache.partial(id))
         });
         // The directory as a reader would decode it (children by id), cached after the commit
@@ -82,14 +82,14 @@ impl EncryptedRepository {
         if let Some(parts) = d.parts() {
             return self.plan_parts(&decoded, parts, inputs, out);
         }
-        let unchanged = base.and_then(|id| self.cache().pages(id));
+        let unchanged = base.and_then(|id| self.objects.cache().pages(id));
         Ok(self.plan_whole_dir(decoded, unchanged.as_deref(), out))
     }
 
     /// Encodes `dir` whole and adds to `out` its pages that are neither in `unchanged` (the
     /// pages of the version it was copied from) nor there already; returns its id.
     fn plan_whole_dir(&self, dir: Dir, unchanged: Option<&[ObjectId]>, out: &mut PlannedDirs) -> ObjectId {
-        let pages = pages::encode(&dir, &self.keys.tree_address).expect("children have ids");
+        let pages = pages::encode(&dir, &self.objects.keys.tree_address).expect("children have ids");
         let id = pages.id();
         let ids: Arc<[ObjectId]> = pages.pages.iter().map(|(id, _)| *id).collect();
         for (page, plain) in pages.pages {
@@ -113,14 +113,15 @@ impl EncryptedRepository {
         out: &mut PlannedDirs,
     ) -> Result<ObjectId, Missing> {
         let read = |id: &ObjectId| {
-            let plain = inputs.pages.get(id).cloned().or_else(|| self.cache().plain(id)).ok_or(Missing::Page(*id))?;
+            let plain =
+                inputs.pages.get(id).cloned().or_else(|| self.objects.cache().plain(id)).ok_or(Missing::Page(*id))?;
             format::decode_page(&plain, id).map_err(Missing::Failed)
         };
-        let key = &self.keys.tree_address;
+        let key = &self.objects.keys.tree_address;
         // The directory as read (its leaves the search read): a held leaf whose entries are
         // the same there keeps its page, as a leaf not held does, unless a cut runs into it.
         // Without it (let go by the cache), every held leaf is cut again, to the same pages.
-        let before = self.cache().partial(&parts.base);
+        let before = self.objects.cache().partial(&parts.base);
         let held = parts
             .held
             .iter()
@@ -139,7 +140,7 @@ impl EncryptedRepository {
         }
         for (page, plain) in recut.pages {
             // A page read or written before is stored already.
-            let stored = inputs.pages.contains_key(&page) || self.cache().plain(&page).is_some();
+            let stored = inputs.pages.contains_key(&page) || self.objects.cache().plain(&page).is_some();
             if !stored && !out.pages.iter().any(|(p, _)| *p == page) {
                 out.pages.push((page, plain));
             }

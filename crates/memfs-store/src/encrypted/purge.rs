@@ -202,7 +202,7 @@ impl EncryptedRepository {
 
         // 3. Rewrite the kept commits, oldest first.
         let mut report = read.report(path, options, &purge_set, (live_copies, history_copies));
-        let mut chain = Chain::new(&purge_set, &self.keys.tree_address, path, &read);
+        let mut chain = Chain::new(&purge_set, &self.objects.keys.tree_address, path, &read);
         chain.rewrite(&read.kept, &taints, &mut graph, &mut report, progress)?;
 
         // 4. The purge commit, then the head.
@@ -220,11 +220,11 @@ impl EncryptedRepository {
         let replaced = self.delete_old(&read, new.roots, new.ids, &mut graph, &mut report, progress).await?;
 
         // 6. Compact and verify.
-        if let Some(compacted) = self.compact(progress).await? {
+        if let Some(compacted) = self.objects.compact(progress).await? {
             report.log_bytes_before = compacted.bytes_before;
             report.log_bytes_after = compacted.bytes_after;
         }
-        let after = self.list_objects().await?;
+        let after = self.objects.list().await?;
         report.remaining = purge_set.iter().filter(|id| after.contains_key(*id)).count() as u64;
         report.remaining_commits = replaced.iter().filter(|id| after.contains_key(*id)).count() as u64;
         if report.remaining > 0 {
@@ -262,7 +262,7 @@ impl EncryptedRepository {
             replaced: std::mem::take(&mut chain.replaced),
         };
         let plain = commit.encode();
-        let purge_id = self.keys.tree_address.address(&plain);
+        let purge_id = self.objects.keys.tree_address.address(&plain);
         // The snapshot comes from the new tree only: nothing of the purged path. No `recent`:
         // the commits before this one were rewritten, and a client that knew an
         // old one walks to it through their `replaced` records; the heads after this one name

@@ -107,7 +107,7 @@ impl<'a> Readdress<'a> {
     ) -> Result<Readdressed, Error> {
         let head = self.swap_head(actor, &record, progress).await?;
         self.swap_gc_state().await?;
-        let listed = self.old.list_objects().await?;
+        let listed = self.old.objects.list().await?;
         let doomed = listed.into_keys().filter(|id| !self.written.contains(id)).collect();
         Ok(Readdressed { head, objects: self.written.len() as u64, bytes: self.bytes, doomed })
     }
@@ -116,7 +116,7 @@ impl<'a> Readdress<'a> {
     /// head in; its commit and generation.
     async fn swap_head(&mut self, actor: &str, record: &Operation, progress: &dyn Progress) -> Result<Mark, Error> {
         for _ in 0..SWAP_ATTEMPTS {
-            let base = self.old.head.read().await?;
+            let base = self.old.heads.cell.read().await?;
             let opened = match &base {
                 Some((bytes, _)) => Some(self.old.open_head(bytes)?),
                 None => None,
@@ -127,7 +127,7 @@ impl<'a> Readdress<'a> {
             self.written.insert(id);
             self.keep_undo(base.as_ref().map(|(bytes, _)| bytes)).await?;
             let expected = base.as_ref().map(|(_, version)| version);
-            match settle::swap_settled(&*self.old.head, expected, sealed).await {
+            match settle::swap_settled(&*self.old.heads.cell, expected, sealed).await {
                 Swapped::Landed => return Ok(Mark { generation: head.generation, commit: Some(id) }),
                 // Not ours: another writer committed first (once it has landed, none can:
                 // the head is sealed under keys they do not hold).
@@ -149,7 +149,7 @@ impl<'a> Readdress<'a> {
     ) -> Result<(Vec<u8>, ObjectId, HeadObject), Error> {
         let (generation, parent, tree, policy, files, bytes) = match base {
             None => {
-                let empty = pages::encode(&Dir::new(), &self.new.keys.tree_address).expect("no children");
+                let empty = pages::encode(&Dir::new(), &self.new.objects.keys.tree_address).expect("no children");
                 let root = empty.id();
                 self.store_pages(ObjectKind::Dir, empty.pages).await?;
                 (1, None, root, None, 0, 0)
@@ -180,8 +180,8 @@ impl<'a> Readdress<'a> {
                 .collect(),
         };
         let plain = commit.encode();
-        let id = self.new.keys.tree_address.address(&plain);
-        let recent = chain.iter().map(|(_, _, new)| *new).take(self.new.recent).collect();
+        let id = self.new.objects.keys.tree_address.address(&plain);
+        let recent = chain.iter().map(|(_, _, new)| *new).take(self.new.heads.recent).collect();
         let head = self.new.head_object(generation, (id, &plain), policy, tree, Vec::new(), recent);
         Ok((plain, id, head))
     }
@@ -235,7 +235,7 @@ impl<'a> Readdress<'a> {
                 ..c.clone()
             };
             let plain = commit.encode();
-            let id = self.new.keys.tree_address.address(&plain);
+            let id = self.new.objects.keys.tree_address.address(&plain);
             self.bytes += store(self.new, ObjectKind::Commit, id, &plain).await?;
             self.written.insert(id);
             self.commits.insert(oid, (id, c.generation, c.parent));
@@ -250,7 +250,7 @@ impl<'a> Readdress<'a> {
             return Ok(*new);
         }
         let plain = self.old.get_object(ObjectKind::Policy, &id).await?;
-        let new = self.new.keys.tree_address.address(&plain);
+        let new = self.new.objects.keys.tree_address.address(&plain);
         self.bytes += store(self.new, ObjectKind::Policy, new, &plain).await?;
         self.written.insert(new);
         self.policies.insert(id, new);
@@ -308,7 +308,7 @@ impl<'a> Readdress<'a> {
         let done: Vec<(ObjectId, ObjectId, u64)> = stream::iter(ids)
             .map(|id| async move {
                 let plain = old.get_object(ObjectKind::Blob, &id).await?;
-                let renamed = new.keys.blob_address.address(&plain);
+                let renamed = new.objects.keys.blob_address.address(&plain);
                 let size = store(new, ObjectKind::Blob, renamed, &plain).await?;
                 progress.advance(1);
                 Ok::<_, Error>((id, renamed, size))
@@ -347,7 +347,8 @@ impl<'a> Readdress<'a> {
             };
             entries.push((name.clone(), node));
         }
-        let cut = pages::encode(&Dir::from_entries(entries), &self.new.keys.tree_address).expect("children have ids");
+        let cut =
+            pages::encode(&Dir::from_entries(entries), &self.new.objects.keys.tree_address).expect("children have ids");
         let new = cut.id();
         pages.extend(cut.pages);
         self.dirs.insert(id, new);
@@ -376,7 +377,7 @@ impl<'a> Readdress<'a> {
         let undo = Undo { head: head.map(hex::encode), gc_state };
         let path = Path::from(UNDO_PATH);
         let bytes = serde_json::to_vec(&undo).expect("an undo record serializes");
-        self.old.store.put(&path, bytes.into()).await.map_err(|e| Error::backend("write", &path, e))?;
+        self.old.objects.store.put(&path, bytes.into()).await.map_err(|e| Error::backend("write", &path, e))?;
         Ok(())
     }
 
@@ -399,9 +400,9 @@ impl<'a> Readdress<'a> {
 /// stored size.
 async fn store(repo: &EncryptedRepository, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<u64, Error> {
     let path = object_path(&id);
-    let sealed = Bytes::from(repo.keys.objects().seal(kind, &id, plain)?);
+    let sealed = Bytes::from(repo.objects.keys.objects().seal(kind, &id, plain)?);
     let size = sealed.len() as u64;
-    match repo.store.put_opts(&path, sealed.into(), PutMode::Create.into()).await {
+    match repo.objects.store.put_opts(&path, sealed.into(), PutMode::Create.into()).await {
         Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(size),
         Err(e) => Err(Error::backend("write", &path, e)),
     }
@@ -429,19 +430,20 @@ pub(super) async fn finish(
     let done = Readdress::new(old, &new).run(&actor, record, progress).await?;
     write_keys(conn, &new, &mut object).await?;
     old.drop_undo().await?;
-    if let Some(w) = &new.watermark {
+    if let Some(w) = &new.heads.watermark {
         w.raise(done.head)?;
     }
     progress.phase("deleting", Some(done.doomed.len() as u64));
     old.delete_objects(done.doomed.clone(), progress).await?;
-    new.compact(progress).await?;
+    new.objects.compact(progress).await?;
     Ok(done)
 }
 
 /// Writes `object` (the key set a shred ends with) over whatever `memfs.keys` holds now, sealed
 /// under the root of `new` ([`KeyStore::write_over`](memfs_crypt::KeyStore::write_over)).
 async fn write_keys(conn: &Connection, new: &EncryptedRepository, object: &mut KeysObject) -> Result<(), Error> {
-    let seal = |object: &mut KeysObject| new.keys.with_root(|root| object.seal(root)).expect("made with a root");
+    let seal =
+        |object: &mut KeysObject| new.objects.keys.with_root(|root| object.seal(root)).expect("made with a root");
     KeysHead::settled(&*conn.keys).write_over(object, seal).await
 }
 
@@ -452,7 +454,7 @@ impl EncryptedRepository {
     /// `shred.undo`. Whether there was one.
     pub(super) async fn undo_stopped_shred(&self) -> Result<bool, Error> {
         let path = Path::from(UNDO_PATH);
-        let bytes = match crate::whole_read::get_bytes(&*self.store, &path).await {
+        let bytes = match crate::whole_read::get_bytes(&*self.objects.store, &path).await {
             Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => return Ok(false),
             Err(e) => return Err(Error::backend("read", &path, e)),
@@ -463,9 +465,9 @@ impl EncryptedRepository {
             hex.map(|h| hex::decode(h).map(Bytes::from).map_err(|e| corrupt(e.to_string()))).transpose()
         };
         let (head, gc_state) = (decode(undo.head)?, decode(undo.gc_state)?);
-        for (store, path, before) in [(&self.head, HEAD_PATH, head), (&self.gc_state, GC_STATE_PATH, gc_state)] {
+        for (store, path, before) in [(&self.heads.cell, HEAD_PATH, head), (&self.gc_state, GC_STATE_PATH, gc_state)] {
             let Some((now, version)) = store.read().await? else { continue };
-            if !self.keys.objects().misses_epoch_of(&now) {
+            if !self.objects.keys.objects().misses_epoch_of(&now) {
                 continue;
             }
             match before {
@@ -475,7 +477,7 @@ impl EncryptedRepository {
                 },
                 None => {
                     let at = Path::from(path);
-                    self.store.delete(&at).await.map_err(|e| Error::backend("delete", &at, e))?;
+                    self.objects.store.delete(&at).await.map_err(|e| Error::backend("delete", &at, e))?;
                 }
             }
         }
@@ -486,7 +488,7 @@ impl EncryptedRepository {
     /// Deletes `shred.undo` (once `memfs.keys` holds the new keys, or once put back).
     pub(super) async fn drop_undo(&self) -> Result<(), Error> {
         let path = Path::from(UNDO_PATH);
-        match self.store.delete(&path).await {
+        match self.objects.store.delete(&path).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(Error::backend("delete", &path, e)),
         }

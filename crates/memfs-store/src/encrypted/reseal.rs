@@ -46,7 +46,7 @@ impl EncryptedRepository {
         // The head first: it makes this client follow a rotation made elsewhere.
         let head = self.read_head().await?;
         let ids: Vec<ObjectId> = match (options.history, &head) {
-            (true, _) => self.list_objects().await?.into_keys().collect(),
+            (true, _) => self.objects.list().await?.into_keys().collect(),
             (false, None) => Vec::new(),
             (false, Some((head, _))) => {
                 let commit = self.commit_object(&head.commit).await?;
@@ -55,7 +55,7 @@ impl EncryptedRepository {
                 marked.into_iter().collect()
             }
         };
-        let keys = self.keys.objects();
+        let keys = self.objects.keys.objects();
         let epoch = keys.current_epoch();
         progress.phase("resealing", Some(ids.len() as u64));
         let done: Vec<Option<u64>> = stream::iter(ids.iter())
@@ -75,7 +75,7 @@ impl EncryptedRepository {
         self.reseal_head(epoch).await?;
         self.reseal_gc_state(epoch).await?;
         if report.resealed > 0 {
-            self.compact(progress).await?;
+            self.objects.compact(progress).await?;
         }
         Ok(report)
     }
@@ -84,7 +84,7 @@ impl EncryptedRepository {
     /// `None` if it was current already or is gone (deleted by gc meanwhile).
     async fn reseal_object(&self, id: &ObjectId, epoch: u32) -> Result<Option<u64>, Error> {
         let path = object_path(id);
-        let sealed = match crate::whole_read::get_bytes(&*self.store, &path).await {
+        let sealed = match crate::whole_read::get_bytes(&*self.objects.store, &path).await {
             Ok(bytes) => bytes,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(Error::backend("read", &path, e)),
@@ -94,14 +94,14 @@ impl EncryptedRepository {
         }
         // The kind is not in the name: the one whose associated data opens it.
         let kinds = [ObjectKind::Blob, ObjectKind::Dir, ObjectKind::Commit, ObjectKind::Policy];
-        let Some((kind, plain)) = kinds.iter().find_map(|k| self.open_object(*k, id, &sealed).ok().map(|p| (*k, p)))
+        let Some((kind, plain)) = kinds.iter().find_map(|k| self.objects.open(*k, id, &sealed).ok().map(|p| (*k, p)))
         else {
             return Err(Error::Tampered { object: format::object_name(id) });
         };
-        let resealed = Bytes::from(self.keys.objects().seal(kind, id, &plain)?);
+        let resealed = Bytes::from(self.objects.keys.objects().seal(kind, id, &plain)?);
         let size = resealed.len() as u64;
-        self.store.put(&path, resealed.into()).await.map_err(|e| Error::backend("write", &path, e))?;
-        if let Some(disk) = &self.disk {
+        self.objects.store.put(&path, resealed.into()).await.map_err(|e| Error::backend("write", &path, e))?;
+        if let Some(disk) = &self.objects.disk {
             disk.remove(id);
         }
         Ok(Some(size))
@@ -110,12 +110,12 @@ impl EncryptedRepository {
     /// The head sealed again if it is under an older epoch (a lost race is another writer's
     /// newer head).
     async fn reseal_head(&self, epoch: u32) -> Result<(), Error> {
-        let Some((bytes, version)) = self.head.read().await? else { return Ok(()) };
+        let Some((bytes, version)) = self.heads.cell.read().await? else { return Ok(()) };
         if memfs_crypt::ObjectKeys::epoch_of(&bytes).is_some_and(|e| e >= epoch) {
             return Ok(());
         }
         let head = self.open_head(&bytes)?;
-        match self.head.swap(&version, self.seal_head(&head)?).await {
+        match self.heads.cell.swap(&version, self.seal_head(&head)?).await {
             Ok(()) | Err(Error::Conflict) => Ok(()),
             Err(e) => Err(e),
         }

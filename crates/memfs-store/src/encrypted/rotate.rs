@@ -206,7 +206,7 @@ mod tests {
         );
         run(&a, serde_json::json!({"command": "create", "path": "/memories/x.txt", "file_text": "x"})).await;
         b.head().await.unwrap();
-        assert_eq!(a.keys.objects().current_epoch(), 0);
+        assert_eq!(a.objects.keys.objects().current_epoch(), 0);
 
         let plan = RotateKeys { remove: Some(two), own: false, dry_run: false, readdress: false };
         let rotation = EncryptedRepository::rotate_keys(backend(), &alice, off(), plan).await.unwrap();
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(store.get(&keys_path).await.unwrap().bytes().await.unwrap(), keys_now);
 
         run(&a, serde_json::json!({"command": "create", "path": "/memories/y.txt", "file_text": "y"})).await;
-        assert_eq!(a.keys.objects().current_epoch(), 1, "the open client followed the rotation");
+        assert_eq!(a.objects.keys.objects().current_epoch(), 1, "the open client followed the rotation");
         let sealed = store.get(&object_store::path::Path::from("head")).await.unwrap().bytes().await.unwrap();
         assert_eq!(memfs_crypt::ObjectKeys::epoch_of(&sealed), Some(1));
         for _ in 0..2 {

@@ -18,12 +18,12 @@ impl EncryptedRepository {
     /// named), whatever the head it was copied from carried.
     pub(super) fn seal_head(&self, head: &HeadObject) -> Result<Bytes, Error> {
         let store_id = (!self.store_id.is_empty()).then(|| self.store_id.clone());
-        let keys = self.keys.has_root().then(|| self.keys.counter().max(head.keys.unwrap_or(0)));
+        let keys = self.objects.keys.has_root().then(|| self.objects.keys.counter().max(head.keys.unwrap_or(0)));
         let plain = match head.store_id == store_id && head.keys == keys {
             true => head.encode(),
             false => HeadObject { store_id, keys, ..head.clone() }.encode(),
         };
-        Ok(Bytes::from(self.keys.objects().seal(ObjectKind::Head, &head_id(), &plain)?))
+        Ok(Bytes::from(self.objects.keys.objects().seal(ObjectKind::Head, &head_id(), &plain)?))
     }
 
     /// Reads and opens the current head object, checking it against the rollback watermark;
@@ -38,7 +38,7 @@ impl EncryptedRepository {
         &self,
         max_age: Option<Duration>,
     ) -> Result<Option<(Arc<HeadObject>, HeadVersion)>, Error> {
-        self.load_head_as(max_age, self.watermark.as_ref()).await
+        self.load_head_as(max_age, self.heads.watermark.as_ref()).await
     }
 
     /// The head as the store serves it, not checked against the commit this client
@@ -56,13 +56,13 @@ impl EncryptedRepository {
         let mut max_age = max_age;
         loop {
             let read = match max_age {
-                Some(age) => self.head.read_within(age).await?,
-                None => self.head.read().await?,
+                Some(age) => self.heads.cell.read_within(age).await?,
+                None => self.heads.cell.read().await?,
             };
             let head = match &read {
                 Some((bytes, _)) => Some(match self.open_head(bytes) {
                     // Sealed after a rotation this client has not seen: follow it, then open.
-                    Err(_) if self.keys.objects().misses_epoch_of(bytes) => {
+                    Err(_) if self.objects.keys.objects().misses_epoch_of(bytes) => {
                         self.refresh_keys(Refresh::UnknownEpoch).await?;
                         self.open_head(bytes)?
                     }
@@ -92,7 +92,7 @@ impl EncryptedRepository {
     /// [`EncryptedRepository::refresh_keys`]); one older than the head names is a rollback.
     async fn check_keys_counter(&self, head: &HeadObject) -> Result<(), Error> {
         match head.keys {
-            Some(named) if self.keys.has_root() && named > self.keys.counter() => {
+            Some(named) if self.objects.keys.has_root() && named > self.objects.keys.counter() => {
                 self.refresh_keys(Refresh::Named(named)).await
             }
             _ => Ok(()),
@@ -136,7 +136,7 @@ impl EncryptedRepository {
         if accepted {
             return w.raise(served);
         }
-        if let (Some(trusted), Some(commit)) = (&self.trust_head, served.commit)
+        if let (Some(trusted), Some(commit)) = (&self.heads.trust, served.commit)
             && trusted.len() >= crate::MIN_PREFIX
             && commit.to_hex().starts_with(&trusted.to_ascii_lowercase())
         {
@@ -193,20 +193,16 @@ impl EncryptedRepository {
         Ok(has(generation, &at) && has(floor, &ancestor))
     }
 
-    pub(super) fn parsed_head(&self) -> std::sync::MutexGuard<'_, Option<(Bytes, Arc<HeadObject>)>> {
-        // Replaced whole: a poisoned lock is still sound.
-        self.parsed_head.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Opens sealed head bytes (the ones opened last come from memory), verifies its inline
     /// objects and puts them into the cache.
     pub(super) fn open_head(&self, bytes: &Bytes) -> Result<Arc<HeadObject>, Error> {
-        if let Some((known, head)) = self.parsed_head().as_ref()
+        if let Some((known, head)) = self.heads.parsed().as_ref()
             && known == bytes
         {
             return Ok(head.clone());
         }
         let plain = self
+            .objects
             .keys
             .objects()
             .open(ObjectKind::Head, &head_id(), bytes)
@@ -224,7 +220,7 @@ impl EncryptedRepository {
         }
         self.prime(&head)?;
         let head = Arc::new(head);
-        *self.parsed_head() = Some((bytes.clone(), head.clone()));
+        *self.heads.parsed() = Some((bytes.clone(), head.clone()));
         Ok(head)
     }
 
@@ -232,8 +228,8 @@ impl EncryptedRepository {
     /// this store's keys.
     pub(super) fn decode_head(&self, plain: &[u8]) -> Result<HeadObject, Error> {
         let address = |kind: InlineKind, plain: &[u8]| match kind {
-            InlineKind::Blob => self.keys.blob_address.address(plain),
-            InlineKind::Commit | InlineKind::Policy | InlineKind::Dir => self.keys.tree_address.address(plain),
+            InlineKind::Blob => self.objects.keys.blob_address.address(plain),
+            InlineKind::Commit | InlineKind::Policy | InlineKind::Dir => self.objects.keys.tree_address.address(plain),
         };
         HeadObject::decode(plain, address).map_err(|e| format::corrupt_named(HEAD_PATH, "head", &e))
     }
@@ -268,7 +264,7 @@ impl EncryptedRepository {
             }
         }
         let root = {
-            let mut cache = self.cache();
+            let mut cache = self.objects.cache();
             // Immutable by id: what is cached already is the same, and replacing it costs
             // nothing but the copy.
             for (id, commit) in commits {
@@ -305,13 +301,13 @@ impl EncryptedRepository {
             if !inline.contains(&id) || !seen.insert(id) {
                 continue;
             }
-            let cached = self.cache().dir(&id);
+            let cached = self.objects.cache().dir(&id);
             let dir = match cached {
                 Some(dir) => dir,
                 None => {
                     let Some((dir, pages)) = self.assemble_dir(&id)? else { continue };
                     let dir = Arc::new(dir);
-                    self.cache().insert_dir(id, dir.clone(), pages.into());
+                    self.objects.cache().insert_dir(id, dir.clone(), pages.into());
                     dir
                 }
             };
@@ -346,9 +342,9 @@ impl EncryptedRepository {
         root: ObjectId,
         unwritten: Vec<InlineObject>,
     ) -> Vec<InlineObject> {
-        let cache = self.cache();
+        let cache = self.objects.cache();
         let carried: HashSet<ObjectId> = unwritten.iter().map(|o| o.id).collect();
-        let mut budget = self.snapshot_budget;
+        let mut budget = self.heads.snapshot_budget;
         let mut out = unwritten;
         let mut add = |kind: InlineKind, id: ObjectId, plain: &[u8], size: usize, budget: &mut usize| {
             if !carried.contains(&id) {

@@ -8,11 +8,11 @@ use crate::hooked::{Action, At, Hooked};
 use crate::repository::Repository;
 
 async fn read(repo: &EncryptedRepository, path: &Path) -> Vec<u8> {
-    repo.store.get(path).await.unwrap().bytes().await.unwrap().to_vec()
+    repo.objects.store.get(path).await.unwrap().bytes().await.unwrap().to_vec()
 }
 
 async fn write(repo: &EncryptedRepository, path: &Path, bytes: Vec<u8>) {
-    repo.store.put(path, PutPayload::from(bytes)).await.unwrap();
+    repo.objects.store.put(path, PutPayload::from(bytes)).await.unwrap();
 }
 
 /// Each problem as `object: context: error`.
@@ -26,7 +26,7 @@ async fn problems(repo: &EncryptedRepository, read_data: bool) -> Vec<String> {
 #[tokio::test]
 async fn an_index_page_that_misleads_a_reader_is_named() {
     let repo = three_commits().await;
-    let key = &repo.keys.tree_address;
+    let key = &repo.objects.keys.tree_address;
     let entries = (0..60).map(|i| {
         let content = format!("{i}\n");
         let (id, size) = (repo.address(content.as_bytes()), content.len() as u64);
@@ -36,7 +36,7 @@ async fn an_index_page_that_misleads_a_reader_is_named() {
     let mut files = Vec::new();
     for (content, entry) in entries {
         let Node::File(f) = &entry.1 else { unreachable!() };
-        repo.put_object(ObjectKind::Blob, f.id, content.as_bytes()).await.unwrap();
+        repo.objects.put_one(ObjectKind::Blob, f.id, content.as_bytes()).await.unwrap();
         files.push(entry);
     }
     let big = memfs_core::Dir::from_entries(files);
@@ -51,7 +51,7 @@ async fn an_index_page_that_misleads_a_reader_is_named() {
     let forged = format::reencode_index(&index);
     let bad = key.address(&forged);
     for (id, plain) in pages.iter().chain([(bad, forged.clone())].iter()) {
-        repo.put_object(ObjectKind::Dir, *id, plain).await.unwrap();
+        repo.objects.put_one(ObjectKind::Dir, *id, plain).await.unwrap();
     }
     let head = repo.head().await.unwrap();
     let root = memfs_core::Dir::from_entries([(
@@ -81,7 +81,7 @@ async fn a_head_that_names_wrong_recent_commits_is_named() {
     let at = |g: u64| format::parse_id(&commits.iter().find(|c| c.generation == g).unwrap().id).unwrap();
     // @2 right, @1 given @2's id.
     head.recent = vec![at(2), at(2)];
-    repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
+    repo.heads.cell.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
     let short = |id: ObjectId| id.to_hex()[..12].to_owned();
     assert_eq!(
         problems(&repo, false).await,
@@ -95,8 +95,8 @@ async fn a_head_that_names_wrong_recent_commits_is_named() {
     // Naming more commits than there are generations below is refused on reading.
     let (mut head, version) = repo.read_head().await.unwrap().unwrap();
     head.recent = vec![at(2), at(1), at(1)];
-    repo.head.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
-    *repo.parsed_head() = None;
+    repo.heads.cell.swap(&version, repo.seal_head(&head).unwrap()).await.unwrap();
+    *repo.heads.parsed() = None;
     let e = repo.read_head().await.unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -192,7 +192,7 @@ async fn a_clean_store_passes_and_counts() {
 #[tokio::test]
 async fn every_flipped_byte_of_every_object_is_named() {
     let repo = three_commits().await;
-    let ids: Vec<ObjectId> = repo.list_objects().await.unwrap().into_keys().collect();
+    let ids: Vec<ObjectId> = repo.objects.list().await.unwrap().into_keys().collect();
     assert_eq!(ids.len(), 10); // 3 commits, 5 directories, 2 contents
     for id in ids {
         let path = object_path(&id);
@@ -244,7 +244,7 @@ async fn names_tampered_missing_and_truncated_objects() {
         )]
     );
     // Missing.
-    repo.store.delete(&pa).await.unwrap();
+    repo.objects.store.delete(&pa).await.unwrap();
     assert_eq!(
         problems(&repo, false).await,
         [format!("{pa}: file /memories/a.txt at @2: object {pa} is missing from the store")]

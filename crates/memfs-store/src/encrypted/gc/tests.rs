@@ -20,9 +20,9 @@ fn no_grace() -> GcOptions {
 /// its keyed names say, and the key is random).
 async fn lost_race(repo: &EncryptedRepository) -> u64 {
     run(repo, json!({"command": "create", "path": "/memories/winner.txt", "file_text": "w"})).await;
-    let before = repo.list_objects().await.unwrap().len() as u64;
+    let before = repo.objects.list().await.unwrap().len() as u64;
     stopped_before_swap(repo, json!({"command": "create", "path": "/memories/loser.txt", "file_text": "l"})).await;
-    let stored = repo.list_objects().await.unwrap().len() as u64 - before;
+    let stored = repo.objects.list().await.unwrap().len() as u64 - before;
     assert!(stored >= 3, "{stored}");
     stored
 }
@@ -36,7 +36,7 @@ async fn clean(repo: &EncryptedRepository) {
 async fn deletes_only_unreachable_objects_after_the_grace_period() {
     let repo = three_commits().await;
     let n = lost_race(&repo).await;
-    let before = repo.list_objects().await.unwrap().len() as u64;
+    let before = repo.objects.list().await.unwrap().len() as u64;
 
     // The loser's blob, directory pages and commit are unreachable.
     let first = repo.gc(&GcOptions::default(), &()).await.unwrap();
@@ -50,7 +50,7 @@ async fn deletes_only_unreachable_objects_after_the_grace_period() {
     let third = repo.gc(&now_plus(GcOptions::default(), DEFAULT_GRACE_MS), &()).await.unwrap();
     assert_eq!((third.pending, third.deleted, third.recovered), (0, n, 0));
     assert_eq!(third.deleted_bytes, first.pending_bytes);
-    assert_eq!(repo.list_objects().await.unwrap().len() as u64, before - n);
+    assert_eq!(repo.objects.list().await.unwrap().len() as u64, before - n);
     clean(&repo).await;
     assert_eq!(repo.log(None, None).await.unwrap().len(), 4);
     // Nothing left to do.
@@ -63,10 +63,10 @@ async fn retention_cuts_history_at_a_horizon() {
     let repo = three_commits().await;
     let options = GcOptions { keep_commits: Some(2), ..no_grace() };
     // A dry run plans the same and changes nothing.
-    let objects = repo.list_objects().await.unwrap();
+    let objects = repo.objects.list().await.unwrap();
     let plan = repo.gc(&GcOptions { dry_run: true, ..options.clone() }, &()).await.unwrap();
     assert_eq!((plan.commits, plan.oldest, plan.deleted, plan.pending), (2, 2, 2, 0));
-    assert_eq!(repo.list_objects().await.unwrap(), objects);
+    assert_eq!(repo.objects.list().await.unwrap(), objects);
     assert!(repo.read_gc_state().await.unwrap().is_none());
     assert_eq!(repo.horizon().await.unwrap(), 0);
     let first = repo.gc(&options, &()).await.unwrap();
@@ -117,7 +117,7 @@ async fn the_fence_puts_back_what_a_racing_writer_uses() {
     run(&repo, json!({"command": "create", "path": "/memories/again.txt", "file_text": "zzz"})).await;
     let id = repo.address(b"zzz");
     let saved = repo.save(&[id]).await.unwrap();
-    repo.store.delete(&object_path(&id)).await.unwrap();
+    repo.objects.store.delete(&object_path(&id)).await.unwrap();
 
     let deleted = repo.fence(head, version, 0, &mut marked, &saved).await.unwrap();
     assert!(deleted.is_empty());

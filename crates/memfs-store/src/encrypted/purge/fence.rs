@@ -61,7 +61,7 @@ impl EncryptedRepository {
     /// Drops deleted objects from this client's caches (in memory and on disk).
     pub(super) fn forget(&self, ids: &HashSet<ObjectId>) {
         for id in ids {
-            self.forget_object(id);
+            self.objects.forget(id);
         }
     }
 }

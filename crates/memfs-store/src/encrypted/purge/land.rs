@@ -34,7 +34,7 @@ impl EncryptedRepository {
         progress.phase("writing", Some(writes.len() as u64));
         stream::iter(&writes)
             .map(|(kind, id, plain)| async move {
-                self.put_object(*kind, *id, plain).await?;
+                self.objects.put_one(*kind, *id, plain).await?;
                 progress.advance(1);
                 Ok::<(), Error>(())
             })
@@ -43,13 +43,13 @@ impl EncryptedRepository {
             .await?;
         let (purge_id, generation) = (head.commit, head.generation);
         let head = self.seal_head(head)?;
-        match self.head.swap(version, head).await {
+        match self.heads.cell.swap(version, head).await {
             Ok(()) => {}
             // It may have landed all the same (a timeout after the write, or a retry inside the
             // client refused because the first copy landed): look before failing.
             Err(e) => self.landed_or(e, &purge_id, generation).await?,
         }
-        if let Some(w) = &self.watermark {
+        if let Some(w) = &self.heads.watermark {
             w.raise(Mark { generation, commit: Some(purge_id) })?;
         }
         Ok(())

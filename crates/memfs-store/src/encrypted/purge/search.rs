@@ -39,7 +39,7 @@ impl EncryptedRepository {
         old.extend(kept.iter().filter_map(|(_, c)| c.policy));
         graph.reach(kept.iter().map(|(_, c)| c.tree), &mut old);
 
-        let listing = self.list_objects().await?;
+        let listing = self.objects.list().await?;
         let others = self.other_commits(&listing, &old, progress).await?;
         self.read_trees(others.iter().map(|(_, c)| c.tree).collect(), false, graph, progress).await?;
         old.extend(others.iter().map(|(id, _)| *id));
@@ -77,7 +77,7 @@ impl EncryptedRepository {
         if !found {
             return None;
         }
-        versions.remove(&self.keys.blob_address.address(b""));
+        versions.remove(&self.objects.keys.blob_address.address(b""));
         Some(versions)
     }
 }

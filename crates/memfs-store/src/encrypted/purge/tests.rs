@@ -127,7 +127,7 @@ async fn assert_purged(repo: &EncryptedRepository, report: &PurgeReport, deleted
     assert_eq!(*report, expected);
 
     // No object that held a version remains.
-    let listing = repo.list_objects().await.unwrap();
+    let listing = repo.objects.list().await.unwrap();
     for text in SECRET {
         let id = repo.address(text.as_bytes());
         assert!(deleted.contains(&id), "{text:?} was deleted");
@@ -192,9 +192,9 @@ async fn purges_every_version_copy_and_rename_from_memory() {
     // A writer that read the head before the purge, and prepared its change then.
     let stale = repo.head().await.unwrap();
     let m = mutate(&repo, &stale, create("/memories/late.md", "late")).await.unwrap();
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     let report = purge(&repo, "/memories/secret.md").await.unwrap();
-    let after = repo.list_objects().await.unwrap();
+    let after = repo.objects.list().await.unwrap();
     let deleted: HashSet<ObjectId> = before.keys().filter(|id| !after.contains_key(*id)).copied().collect();
     assert_eq!(report.deleted_bytes, deleted.iter().map(|id| before[id]).sum::<u64>());
     assert_eq!((report.log_bytes_before, report.log_bytes_after), (0, 0));
@@ -203,7 +203,7 @@ async fn purges_every_version_copy_and_rename_from_memory() {
     // That writer loses its race and stores nothing (refused before it stores); so would
     // one that read the old trees now (they are gone).
     assert!(matches!(repo.commit(&stale, &m, CommitInfo::default()).await, Err(Error::Conflict)));
-    assert_eq!(repo.list_objects().await.unwrap(), after);
+    assert_eq!(repo.objects.list().await.unwrap(), after);
     let err = mutate(&repo, &stale, create("/memories/late.md", "late")).await.unwrap_err();
     assert!(matches!(err, Error::MissingObject { .. }), "{err:?}");
     // One on the new head commits. A gc after finds nothing unreachable.
@@ -242,9 +242,9 @@ async fn purges_a_local_folder_down_to_its_bytes() {
     let raw = segments();
     assert!(secret_ids.iter().all(|id| names(&raw, id)), "the log names every version before");
 
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     let report = purge(&repo, "/memories/secret.md").await.unwrap();
-    let after = repo.list_objects().await.unwrap();
+    let after = repo.objects.list().await.unwrap();
     let deleted: HashSet<ObjectId> = before.keys().filter(|id| !after.contains_key(*id)).copied().collect();
     assert!(report.log_bytes_before > report.log_bytes_after && report.log_bytes_after > 0, "{report:?}");
     assert_purged(&repo, &report, &deleted).await;
@@ -284,7 +284,7 @@ async fn purges_unreachable_commits_too() {
     assert_eq!((report.versions, report.commits, report.unreachable_commits), (3, 3, 2));
     assert_eq!((report.changed, report.rewritten, report.replaced_commits), (3, 3, 5));
     assert_eq!(report.removed, ["/memories/s.md"]);
-    let listing = repo.list_objects().await.unwrap();
+    let listing = repo.objects.list().await.unwrap();
     for text in ["first", "second", "lost"] {
         assert!(!listing.contains_key(&repo.address(text.as_bytes())), "{text}");
     }
@@ -334,7 +334,7 @@ async fn purges_a_directory_through_renames() {
             entry(1, purged, &[]),
         ]
     );
-    let listing = repo.list_objects().await.unwrap();
+    let listing = repo.objects.list().await.unwrap();
     assert!(listing.contains_key(&repo.address(b"")));
     assert!(!listing.contains_key(&repo.address(b"alpha")) && !listing.contains_key(&repo.address(b"gamma")));
     assert_clean(&repo).await;
@@ -406,7 +406,7 @@ async fn refuses_the_root_and_paths_never_stored() {
         "nothing to purge: /memories/x.md is not in the tree, in its kept history or in any other stored commit"
     );
     run(&repo, create("/memories/a.md", "a")).await;
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     for (path, message) in [
         ("/memories/", "cannot purge /memories itself: name a file or directory below it"),
         (
@@ -420,13 +420,13 @@ async fn refuses_the_root_and_paths_never_stored() {
     ] {
         assert_eq!(purge(&repo, path).await.unwrap_err().to_string(), message);
     }
-    assert_eq!(repo.list_objects().await.unwrap(), before);
+    assert_eq!(repo.objects.list().await.unwrap(), before);
     assert_eq!(repo.head().await.unwrap().generation, 1);
 }
 
 /// What a refused purge must leave: every object, and the head.
 async fn assert_unchanged(repo: &EncryptedRepository, before: &HashMap<ObjectId, u64>, generation: u64) {
-    assert_eq!(repo.list_objects().await.unwrap(), *before);
+    assert_eq!(repo.objects.list().await.unwrap(), *before);
     assert_eq!(repo.head().await.unwrap().generation, generation);
 }
 
@@ -440,7 +440,7 @@ async fn a_live_file_with_the_same_content_is_refused_unless_all_copies() {
     run(&repo, create("/memories/p/a.md", "same")).await; // 1
     run(&repo, create("/memories/keep/b.md", "same")).await; // 2
     run(&repo, create("/memories/keep/c.md", "other")).await; // 3
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     let err = purge_with(&repo, "/memories/p/a.md", DEFAULT).await.unwrap_err();
     assert_eq!(err.to_string(), "/memories/p/a.md has live copies: /memories/keep/b.md");
     let err = purge_with(&repo, "/memories/p/a.md", PurgeOptions { dry_run: true, ..DEFAULT }).await.unwrap_err();
@@ -456,7 +456,7 @@ async fn a_live_file_with_the_same_content_is_refused_unless_all_copies() {
     assert_eq!(report.removed, ["/memories/keep/b.md", "/memories/p"]);
     assert_eq!(report.live_copies, ["/memories/keep/b.md"]);
     assert_eq!(files_at(&repo, 4).await, tree(&[("/memories/keep/c.md", "other")]));
-    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"same")));
+    assert!(!repo.objects.list().await.unwrap().contains_key(&repo.address(b"same")));
     assert_clean(&repo).await;
 }
 
@@ -468,7 +468,7 @@ async fn a_live_file_renamed_from_the_path_is_refused() {
     run(&repo, create("/memories/a.md", "draft")).await; // 1
     run(&repo, rename("/memories/a.md", "/memories/b.md")).await; // 2
     run(&repo, replace("/memories/b.md", "draft", "final")).await; // 3
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     let err = purge_with(&repo, "/memories/a.md", DEFAULT).await.unwrap_err();
     assert_eq!(err.to_string(), "/memories/a.md has live copies: /memories/b.md");
     assert_unchanged(&repo, &before, 3).await;
@@ -499,7 +499,7 @@ async fn history_copies_elsewhere_are_erased_and_named() {
     assert_eq!(files_at(&repo, 2).await, tree(&[]));
     assert_eq!(files_at(&repo, 3).await, tree(&[("/memories/old/c.md", "public")]));
     assert_eq!(files_at(&repo, 6).await, tree(&[("/memories/old/c.md", "public")]));
-    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
+    assert!(!repo.objects.list().await.unwrap().contains_key(&repo.address(b"secret")));
     assert_clean(&repo).await;
 }
 
@@ -508,12 +508,12 @@ async fn history_copies_elsewhere_are_erased_and_named() {
 async fn a_dry_run_changes_nothing_and_predicts_the_purge() {
     let repo = EncryptedRepository::ephemeral().unwrap();
     scenario(&repo).await;
-    let before = repo.list_objects().await.unwrap();
+    let before = repo.objects.list().await.unwrap();
     let plan =
         purge_with(&repo, "/memories/secret.md", PurgeOptions { all_copies: true, dry_run: true }).await.unwrap();
     assert_unchanged(&repo, &before, 9).await;
     let report = purge(&repo, "/memories/secret.md").await.unwrap();
-    let after = repo.list_objects().await.unwrap();
+    let after = repo.objects.list().await.unwrap();
     let deleted: HashSet<ObjectId> = before.keys().filter(|id| !after.contains_key(*id)).copied().collect();
     assert_purged(&repo, &report, &deleted).await;
     let expected = PurgeReport {
@@ -536,7 +536,7 @@ async fn a_moved_head_is_a_conflict_that_changes_nothing() {
     run(&repo, create("/memories/t.md", "other")).await;
     let err = repo.purge(&stale, &at("/memories/s.md"), "", PurgeOptions::default(), &()).await.unwrap_err();
     assert!(matches!(err, PurgeError::Store(Error::Conflict)), "{err:?}");
-    assert!(repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
+    assert!(repo.objects.list().await.unwrap().contains_key(&repo.address(b"secret")));
     assert_eq!(repo.head().await.unwrap().generation, 2);
     // Run again on the new head, it also removes what the lost attempt wrote.
     let report = purge(&repo, "/memories/s.md").await.unwrap();

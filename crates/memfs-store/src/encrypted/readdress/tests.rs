@@ -89,7 +89,7 @@ async fn a_shred_renames_every_object_and_keeps_the_history() {
     let (alice, carol) = (key(), key());
     let repo = team_store(store.clone(), &alice).await;
     let before = history(&repo).await;
-    let old_names = repo.list_objects().await.unwrap();
+    let old_names = repo.objects.list().await.unwrap();
     let done = shred(store.clone(), &alice, &carol).await.unwrap();
     assert_eq!((done.epoch, done.retired.clone()), (1, vec![0]));
 
@@ -99,7 +99,7 @@ async fn a_shred_renames_every_object_and_keeps_the_history() {
     assert_eq!(after[0].0, before[0].0 + 1);
     assert_eq!(after[0].1, r#"{"command":"keys","change":"shred","counter":2,"slot":1}"#);
     assert_eq!(after[0].2, before[0].2);
-    let names = repo.list_objects().await.unwrap();
+    let names = repo.objects.list().await.unwrap();
     assert_eq!(names.len() as u64, done.resealed.objects);
     assert!(names.keys().all(|id| !old_names.contains_key(id)), "an object kept its name");
     let report = repo.check(CheckOptions { read_data: true }, &()).await.unwrap();

@@ -112,7 +112,7 @@ async fn purges_while_writers_run_lose_nothing() {
     run(&repo, create("/memories/s.md", "secret")).await;
     let report = purge(&repo, "/memories/s.md").await.unwrap();
     assert_eq!((report.remaining, report.remaining_commits), (0, 0));
-    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
+    assert!(!repo.objects.list().await.unwrap().contains_key(&repo.address(b"secret")));
     assert_eq!(files(&repo, &repo.head().await.unwrap().tree).await, tree(&[("/memories/keep.md", "keep")]));
     assert_clean(&repo).await;
 }
@@ -144,6 +144,6 @@ async fn a_writer_reusing_a_doomed_object_keeps_it() {
     assert!(matches!(err, PurgeError::NotFound { .. }), "{err:?}");
     let report = purge(&repo, "/memories/w.md").await.unwrap();
     assert_eq!((report.generation, report.remaining, report.removed), (5, 0, vec!["/memories/w.md".to_owned()]));
-    assert!(!repo.list_objects().await.unwrap().contains_key(&repo.address(b"secret")));
+    assert!(!repo.objects.list().await.unwrap().contains_key(&repo.address(b"secret")));
     assert_clean(&repo).await;
 }
