@@ -28,27 +28,23 @@
 //! (rotation and shred), `reseal` (objects sealed again under the newest key epoch) and
 //! `readdress` (every live object named and sealed again under new keys, for a shred).
 
-use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt, stream};
-use memfs_core::{Dir, DirRef, Mutation, Node, ObjectId, Policy, Totals, Tree};
+use memfs_core::{Dir, DirRef, Mutation, ObjectId, Policy, Totals, Tree};
 use memfs_crypt::{Credential, FirstKey, KeySlots, Keyring, ObjectKind, RootKey, StoreKeys};
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode};
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::disk_cache::DiskCache;
 use crate::error::Error;
-use crate::format::{self, CommitObject, HeadObject, InlineKind, InlineObject, OBJECTS_PREFIX, id_eq, object_path};
-use crate::head::{ConditionalHead, HeadStore, HeadVersion};
+use crate::format::{InlineKind, id_eq, object_path};
+use crate::head::{ConditionalHead, HeadStore};
 use crate::local::LocalLog;
-use crate::pages;
 use crate::repository::{Anchor, CommitInfo, Head, Repository};
 use crate::rollback::Watermark;
 use crate::storage::{PARALLEL, PutByPut, Storage};
@@ -77,8 +73,6 @@ mod rotate;
 mod snapshot;
 mod unlock;
 
-pub(crate) use crate::rollback::Mark;
-use cache::Cache;
 pub use cache::DEFAULT_MEMORY_CACHE_BYTES;
 pub use check::{CheckOptions, CheckReport, Problem};
 pub use confirm::Confirmed;
@@ -86,6 +80,7 @@ pub use gc::{DEFAULT_GRACE_MS, GcOptions, GcReport};
 use heads::Heads;
 pub use history::CommitRecord;
 pub use keys::KeyChange;
+pub use memfs_crypt::{FEATURES, FORMAT_VERSION};
 use memfs_crypt::{KeysObject, OpenKeys as Keys};
 use objects::Objects;
 use parts::PartSearch;
@@ -93,7 +88,7 @@ pub use purge::{PurgeError, PurgeOptions, PurgeReport};
 pub use reseal::{ResealOptions, ResealReport};
 pub use rotate::{RotateKeys, Rotation, Shred, ShredKeys};
 
-pub use memfs_crypt::{FEATURES, FORMAT_VERSION};
+pub(crate) use crate::rollback::Mark;
 
 /// How many bytes a writer's snapshot takes in the head: the plaintexts of the commit, the
 /// policy, directory pages and file contents, each with its kind and length

@@ -304,6 +304,12 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A page in a level of several leaves with no entry (only the one leaf of an empty
+/// directory is empty).
+pub(crate) fn empty_leaf(id: &ObjectId) -> Error {
+    Error::Corrupt { object: object_name(id), reason: "an empty leaf page in a directory of several".into() }
+}
+
 /// The error for entries that are not strictly increasing (within a page or across pages).
 pub(crate) fn out_of_order(id: &ObjectId) -> Error {
     Error::Corrupt { object: object_name(id), reason: "directory entries out of order".into() }

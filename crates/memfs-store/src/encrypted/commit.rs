@@ -1,14 +1,25 @@
 //! Commits: a mutation's objects written at once, then the head swapped by compare-and-swap,
 //! with a lost answer settled before anything is reported; policy changes.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use memfs_core::{Mutation, ObjectId, Policy};
+use memfs_crypt::ObjectKind;
+
 use super::objects::Sealed;
 use super::plan::{PlanInputs, PlannedDirs};
 use super::snapshot::inline_size;
-use super::*;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use crate::head::NotPut;
-use crate::settle;
+use super::{EncryptedRepository, now_ms};
+use crate::error::Error;
+use crate::format::{CommitObject, HeadObject, InlineKind, InlineObject, id_eq};
+use crate::head::{HeadVersion, NotPut};
+use crate::repository::{Anchor, CommitInfo, Head};
+use crate::rollback::Mark;
+use crate::{format, settle};
 
 /// What a commit does with its new objects and those its base head carried unwritten.
 pub(super) enum Carry {
@@ -154,14 +165,14 @@ impl EncryptedRepository {
         Ok(Staged { generation, commit_id, commit_plain, policy, root, head, with_head, write_out })
     }
 
-    /// A commit's objects sealed to be stored with its head ([`HeadStore::put_with`]), under
-    /// this handle's keys. Whatever reaches storage stays there in every copy kept (a
-    /// versioned bucket, a backup, the log until compaction): stored after a rotation
-    /// committed, under an epoch it retired, the removed credential would open it. So nothing
-    /// is stored unless the head is still the one planned on (docs/SECURITY.md, "A writer that
-    /// missed a rotation"): the storage checks it as it stores them with the head, and those
-    /// this process stored under an older epoch, replaced ahead of it, only once a fresh read
-    /// finds the head unmoved.
+    /// A commit's objects sealed to be stored with its head
+    /// ([`HeadStore::put_with`](crate::head::HeadStore::put_with)), under this handle's keys.
+    /// Whatever reaches storage stays there in every copy kept (a versioned bucket, a backup, the
+    /// log until compaction): stored after a rotation committed, under an epoch it retired, the
+    /// removed credential would open it. So nothing is stored unless the head is still the one
+    /// planned on (docs/SECURITY.md, "A writer that missed a rotation"): the storage checks it as
+    /// it stores them with the head, and those this process stored under an older epoch, replaced
+    /// ahead of it, only once a fresh read finds the head unmoved.
     async fn seal_for(&self, anchor: &Anchor, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
         if objects.iter().any(|(_, id, _)| self.objects.stored_stale(id)) {
             self.heads.cell.unmoved(anchor.version.as_ref()).await?;

@@ -1,11 +1,21 @@
 //! The decoders of the encrypted store, for [`crate::fuzzing`]: each function runs on bytes
 //! what a read runs on the bytes it fetched, with the same calls, and no I/O.
 
-use super::*;
+use std::sync::Arc;
 
 /// `memfs.keys` as [`EncryptedRepository::open`] reads it: parsed, its store id decoded, and
 /// `credential` tried on its slots, the whole authenticated and its keyring opened: the keys
 /// the store would work with.
+use bytes::Bytes;
+use memfs_core::{ObjectId, Policy};
+use memfs_crypt::{Credential, KeysObject, ObjectKind, StoreKeys};
+
+use super::{
+    Backend, EncryptedRepository, GC_STATE_PATH, HEAD_PATH, OpenOptions, StateDir, connect, head_id, open_error,
+};
+use crate::error::Error;
+use crate::format;
+use crate::format::{CommitObject, HeadObject};
 pub fn open_keys(bytes: &[u8], credential: &Credential) -> Result<StoreKeys, Error> {
     let keys = KeysObject::parse(bytes)?;
     let id = keys.store_id_bytes()?;
@@ -97,7 +107,7 @@ impl Keys {
         }
         let plain = repo.objects.open(kind, id, sealed)?;
         match kind {
-            ObjectKind::Dir => objects::decode_level(&[*id], &[Arc::from(plain)]).map(drop),
+            ObjectKind::Dir => super::objects::decode_level(&[*id], &[Arc::from(plain)]).map(drop),
             ObjectKind::Commit => reencode_commit(&plain).map(drop),
             ObjectKind::Policy => {
                 serde_json::from_slice::<Policy>(&plain).map(drop).map_err(|e| format::corrupt(id, "policy", &e))
@@ -219,7 +229,7 @@ mod tests {
     /// commit does not decode is refused, and so is a plaintext that is not a head.
     #[test]
     fn a_heads_inline_objects_are_addressed_and_decoded() {
-        let master = FirstKey::from_bytes([7; 32]);
+        let master = memfs_crypt::FirstKey::from_bytes([7; 32]);
         let keys = Keys::new(StoreKeys::from_master(&master));
         // `0x01`, no flags, generation 1, the commit (zero), no recent commits, and one
         // inline object: a file's content (kind 4) of one byte, `x`.

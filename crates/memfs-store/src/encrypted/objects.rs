@@ -3,9 +3,25 @@
 //! an object carried unwritten in the head: fetched (through the memory and disk caches),
 //! commits decoded, directories loaded from their pages.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream};
+use memfs_core::{Dir, Node, ObjectId};
+use memfs_crypt::{ObjectKind, OpenKeys as Keys};
+use object_store::path::Path;
+use object_store::{ObjectStore, PutMode};
+
+use super::cache::Cache;
+use super::parts::PartSearch;
+use super::{EncryptedRepository, WRITTEN_MEMORY, open_error};
+use crate::disk_cache::DiskCache;
+use crate::error::Error;
+use crate::format;
+use crate::format::{CommitObject, HeadObject, OBJECTS_PREFIX, id_eq, object_path};
 use crate::progress::Progress;
-use crate::storage::{self, Compacted};
+use crate::storage::{self, Compacted, PARALLEL, Storage};
 use crate::whole_read::get_bytes;
 
 /// Objects sealed under the epoch `epoch`, to be stored ([`Objects::seal`]).
@@ -40,9 +56,10 @@ pub(super) struct Objects {
     pub(super) store: Arc<dyn ObjectStore>,
     /// The store's writes beyond `ObjectStore` (a commit's objects with its head, compaction).
     pub(super) storage: Arc<dyn Storage>,
-    /// Plaintexts read, decoded (see [`OpenOptions::memory_cache_bytes`]).
+    /// Plaintexts read, decoded (see
+    /// [`OpenOptions::memory_cache_bytes`](super::OpenOptions::memory_cache_bytes)).
     cache: Mutex<Cache>,
-    /// Sealed copies on disk (see [`OpenOptions::cache_dir`]).
+    /// Sealed copies on disk (see [`OpenOptions::cache_dir`](super::OpenOptions::cache_dir)).
     pub(super) disk: Option<DiskCache>,
     /// Objects this process wrote, and the epoch of each ([`Objects::seal`]).
     written: Mutex<HashMap<ObjectId, Written>>,
@@ -69,6 +86,7 @@ impl Objects {
         // Cache updates are single inserts: a panic elsewhere cannot leave it inconsistent.
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
+
     /// Every stored object: id and stored (sealed) size. Names that are not object names
     /// (temporary files of a backend) are skipped.
     pub(super) async fn list(&self) -> Result<HashMap<ObjectId, u64>, Error> {
@@ -84,10 +102,12 @@ impl Objects {
         }
         Ok(out)
     }
+
     /// Stores one object (see [`Objects::put`]).
     pub(super) async fn put_one(&self, kind: ObjectKind, id: ObjectId, plain: &[u8]) -> Result<(), Error> {
         self.put(vec![(kind, id, plain)]).await
     }
+
     /// Stores new objects: sealed ([`Objects::seal`]), then stored by the
     /// storage (in a local folder one locked append, elsewhere one put each).
     pub(super) async fn put(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<(), Error> {
@@ -99,13 +119,15 @@ impl Objects {
         self.stored(&sealed);
         Ok(())
     }
+
     /// Seals new objects under the current epoch, to be stored by the storage
-    /// ([`Storage::put_new`], or with the head, [`HeadStore::put_with`]), after which
-    /// [`Objects::stored`]. Those this process stored under an older epoch
-    /// (before it followed a rotation: its commit then lost the race, and this is the run
-    /// again) are replaced at once instead: a reseal may already have passed that copy, and
-    /// its epoch may be retired (`memfs key shred`). A caller that seals for a commit checks
-    /// that the head is unmoved first (docs/SECURITY.md, "A writer that missed a rotation").
+    /// ([`Storage::put_new`], or with the head,
+    /// [`HeadStore::put_with`](crate::head::HeadStore::put_with)), after which [`Objects::stored`].
+    /// Those this process stored under an older epoch (before it followed a rotation: its commit
+    /// then lost the race, and this is the run again) are replaced at once instead: a reseal may
+    /// already have passed that copy, and its epoch may be retired (`memfs key shred`). A caller
+    /// that seals for a commit checks that the head is unmoved first (docs/SECURITY.md, "A writer
+    /// that missed a rotation").
     pub(super) async fn seal(&self, objects: Vec<(ObjectKind, ObjectId, &[u8])>) -> Result<Sealed, Error> {
         let mut stale = Vec::new();
         let sealed = {
@@ -129,6 +151,7 @@ impl Objects {
         }
         Ok(sealed)
     }
+
     /// Stores `sealed` (object `id`, sealed under `epoch`) over whatever its path holds.
     async fn replace(&self, kind: ObjectKind, id: ObjectId, sealed: Bytes, epoch: u32) -> Result<(), Error> {
         let path = object_path(&id);
@@ -138,6 +161,7 @@ impl Objects {
         self.stored(&Sealed { epoch, objects: vec![(kind, id, sealed)] });
         Ok(())
     }
+
     /// After `sealed` was stored: remembered as stored, kept in the disk cache.
     pub(super) fn stored(&self, sealed: &Sealed) {
         for (kind, id, bytes) in &sealed.objects {
@@ -149,27 +173,32 @@ impl Objects {
             }
         }
     }
+
     /// Rewrites the storage without what was deleted or replaced (a local folder's log keeps
     /// them until then): its sizes before and after, `None` where nothing is kept.
     pub(super) async fn compact(&self, progress: &dyn Progress) -> Result<Option<Compacted>, Error> {
         self.storage.compact(progress).await.map_err(|e| Error::backend("compact", &Path::from("log"), e))
     }
+
     /// The objects this process wrote.
     fn written(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, Written>> {
         // Single inserts and clears: a poisoned lock still holds a sound map.
         self.written.lock().unwrap_or_else(|p| p.into_inner())
     }
+
     /// Whether this process stored `id` under the current epoch.
     pub(super) fn stored_now(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
         self.written().get(id) == Some(&Written { epoch, landed: true })
     }
+
     /// Whether this process wrote `id` (or tried to) under an epoch older than the current one
     /// (before it followed a rotation): such an object is stored again, replacing that copy.
     pub(super) fn stored_stale(&self, id: &ObjectId) -> bool {
         let epoch = self.keys.objects().current_epoch();
         self.written().get(id).is_some_and(|w| w.epoch < epoch)
     }
+
     /// Remembers what this process wrote of `id`, up to [`WRITTEN_MEMORY`] objects (then it
     /// starts again: only objects written just before a rotation matter). A write only tried
     /// leaves what was remembered before: a copy under an older epoch may still be stored (and
@@ -184,6 +213,7 @@ impl Objects {
         }
         written.insert(id, now);
     }
+
     /// Opens a sealed object of `kind` and checks that it is what its id says.
     pub(super) fn open(&self, kind: ObjectKind, id: &ObjectId, sealed: &[u8]) -> Result<Vec<u8>, Error> {
         let plain = self.keys.objects().open(kind, id, sealed).map_err(|e| open_error(e, format::object_name(id)))?;
@@ -200,6 +230,7 @@ impl Objects {
         }
         Ok(plain)
     }
+
     /// Drops `id` from this client's caches, in memory and on disk (deleted from the store).
     pub(super) fn forget(&self, id: &ObjectId) {
         self.cache().forget(id);
@@ -354,12 +385,6 @@ pub(super) enum Level {
     Leaves(Vec<(memfs_core::Name, Node)>),
     /// The level was index pages: the pages of the next level, in order.
     Below(Vec<ObjectId>),
-}
-
-/// A page in a level of several leaves with no entry (only the one leaf of an empty
-/// directory is empty).
-pub(super) fn empty_leaf(id: &ObjectId) -> Error {
-    Error::Corrupt { object: format::object_name(id), reason: "an empty leaf page in a directory of several".into() }
 }
 
 /// Decodes the pages of one level (`plains[i]` is page `level[i]`), checking that they are all

@@ -9,11 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
-use memfs_core::{Name, Part, Parts, Totals};
+use memfs_core::{Dir, Name, Node, ObjectId, Part, Parts, Totals};
 
-use super::objects::empty_leaf;
-use super::*;
+use super::EncryptedRepository;
+use crate::error::Error;
+use crate::format;
+use crate::repository::Repository;
 
 /// How a repository looks for the leaf a name falls in.
 #[derive(Debug, Clone, Copy)]
@@ -98,7 +101,7 @@ impl EncryptedRepository {
                         |n: &Name| low.as_ref().is_none_or(|l| l <= n) && high.as_ref().is_none_or(|h| n < h);
                     match (entries.first(), entries.last()) {
                         (Some((first, _)), Some((last, _))) if in_bounds(first) && in_bounds(last) => {}
-                        (None, _) | (_, None) => return Err(empty_leaf(&child)),
+                        (None, _) | (_, None) => return Err(format::empty_leaf(&child)),
                         _ => return Err(format::out_of_order(&child)),
                     }
                     let part = Part {

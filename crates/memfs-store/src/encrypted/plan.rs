@@ -4,12 +4,17 @@
 //! A copy of part of a large directory (`parts.rs`) is cut into pages again around its
 //! changes only (`recut.rs`), reading the old pages the cuts run into.
 
-use memfs_core::{Part, Parts};
+use std::collections::HashMap;
+use std::sync::Arc;
 
+use memfs_core::{Dir, DirRef, Node, ObjectId, Part, Parts};
+
+use super::EncryptedRepository;
 use super::missing::Missing;
 use super::parts::{Leaves, partial_dir};
 use super::recut::{self, Held};
-use super::*;
+use crate::error::Error;
+use crate::{format, pages};
 
 /// What a plan may use besides the cache: what it found missing before (the cache may let
 /// an entry go between two plans).

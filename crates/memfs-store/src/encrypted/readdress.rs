@@ -29,17 +29,25 @@
 
 use std::collections::{HashMap, HashSet};
 
+use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt, stream};
 use memfs_core::{Dir, DirRef, FileRef, Node, ObjectId};
+use memfs_crypt::{KeysObject, ObjectKind, OpenKeys as Keys, RootKey, StoreKeys};
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutMode};
 use serde::{Deserialize, Serialize};
 
 use super::key_set::KeysHead;
 use super::purge::follow_commit_ids;
-use super::*;
-use crate::format::{CommitAt, GcStateObject};
+use super::{Connection, EncryptedRepository, GC_STATE_PATH, HEAD_PATH, OpenOptions, now_ms};
+use crate::error::Error;
+use crate::format::{CommitAt, CommitObject, GcStateObject, HeadObject, object_path};
 use crate::progress::Progress;
 use crate::record::{Operation, Record};
+use crate::rollback::Mark;
 use crate::settle::{self, Swapped};
+use crate::storage::PARALLEL;
+use crate::{format, pages};
 
 /// Where a shred keeps what its head swap replaced until `memfs.keys` is written.
 const UNDO_PATH: &str = "shred.undo";

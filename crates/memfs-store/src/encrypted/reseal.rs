@@ -14,10 +14,20 @@
 //! by compare-and-swap (a lost race means another client wrote them, under the newest epoch).
 //! A local folder's log is compacted afterwards, so the older sealed copies leave its files.
 
-use futures::{StreamExt, TryStreamExt, stream};
+use std::collections::HashSet;
 
-use super::*;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream};
+use memfs_core::ObjectId;
+use memfs_crypt::ObjectKind;
+use object_store::ObjectStoreExt;
+
+use super::EncryptedRepository;
+use crate::error::Error;
+use crate::format;
+use crate::format::object_path;
 use crate::progress::Progress;
+use crate::storage::PARALLEL;
 
 /// What a reseal covers.
 #[derive(Debug, Clone, Copy, Default)]

@@ -6,9 +6,8 @@
 
 use memfs_crypt::{Credential, ShredPlan, SlotId};
 
-use super::key_set;
 use super::readdress::finish;
-use super::{Backend, EncryptedRepository, Keys, OpenOptions, connect};
+use super::{Backend, EncryptedRepository, Keys, OpenOptions, connect, key_set};
 use crate::error::Error;
 use crate::record::Operation;
 

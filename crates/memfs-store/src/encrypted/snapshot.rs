@@ -2,9 +2,20 @@
 //! objects it carries, and choosing what the next head carries (docs/FORMAT.md, "The head's
 //! snapshot").
 
-use super::*;
-use crate::format::INLINE_OVERHEAD;
-use memfs_crypt::Refresh;
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use memfs_core::{Node, ObjectId, Policy};
+use memfs_crypt::{ObjectKind, Refresh};
+
+use super::{EncryptedRepository, HEAD_PATH, head_id, open_error};
+use crate::error::Error;
+use crate::format;
+use crate::format::{CommitObject, HeadObject, INLINE_OVERHEAD, InlineKind, InlineObject, id_eq};
+use crate::head::HeadVersion;
+use crate::rollback::{Mark, Watermark};
 
 /// How many commits back a head is followed to find the commit this client remembers: a
 /// client that has not opened the store for more commits than this gets a fork error and
@@ -99,10 +110,10 @@ impl EncryptedRepository {
         }
     }
 
-    /// Accepts the head served (`None`: no head, generation 0) only if its commit is the
-    /// commit `floor` this client remembers or descends from it (or the user trusted it:
-    /// [`OpenOptions::trust_head`]), then remembers it. A head older than `floor` is a
-    /// rollback, any other a fork.
+    /// Accepts the head served (`None`: no head, generation 0) only if its commit is the commit
+    /// `floor` this client remembers or descends from it (or the user trusted it:
+    /// [`OpenOptions::trust_head`](super::OpenOptions::trust_head)), then remembers it. A head
+    /// older than `floor` is a rollback, any other a fork.
     ///
     /// The head's own list of the commits before it (`recent`) answers without a
     /// fetch when it goes back to `floor`'s generation and names the remembered commit there;
@@ -331,10 +342,11 @@ impl EncryptedRepository {
     /// The contents carried are the ones this client holds: those it wrote or read, and those
     /// the head it started from carried.
     ///
-    /// `unwritten` come first, besides the budget: they are objects stored nowhere
-    /// else ([`EncryptedRepository::carry`] keeps them within [`OpenOptions::unwritten_bytes`]).
-    /// The budget is then filled as above, with copies of other objects only, so that carrying
-    /// objects unwritten never pushes a directory or a small file out of the snapshot.
+    /// `unwritten` come first, besides the budget: they are objects stored nowhere else
+    /// ([`EncryptedRepository::carry`] keeps them within
+    /// [`OpenOptions::unwritten_bytes`](super::OpenOptions::unwritten_bytes)). The budget is then
+    /// filled as above, with copies of other objects only, so that carrying objects unwritten never
+    /// pushes a directory or a small file out of the snapshot.
     pub(super) fn snapshot(
         &self,
         commit: (ObjectId, &[u8]),

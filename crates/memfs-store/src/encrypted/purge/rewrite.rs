@@ -8,8 +8,7 @@ use memfs_crypt::AddressKey;
 
 use super::graph::Graph;
 use crate::error::Error;
-use crate::format;
-use crate::pages;
+use crate::{format, pages};
 
 /// Rewrites directories without the purged contents and the lineage's paths.
 pub(super) struct Rewrite<'a> {
