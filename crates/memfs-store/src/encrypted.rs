@@ -21,12 +21,16 @@
 //! with a conditional GET (no body when it has not changed), or not at all within
 //! [`OpenOptions::max_staleness`].
 //!
-//! Submodules: `objects` (sealed objects: write, fetch, verify; directory pages), `snapshot`
-//! (the head and what it carries), `commit` (compare-and-swap, lost answers, policy changes),
-//! `history` (`log`, revisions, past trees), `check`, `gc`, `purge`, `key_set` (`memfs.keys`
-//! through `memfs-crypt`'s `KeyStore`: unlocked, a change written and recorded), `keys` (key slots), `rotate`
-//! (rotation and shred), `reseal` (objects sealed again under the newest key epoch) and
-//! `readdress` (every live object named and sealed again under new keys, for a shred).
+//! The repository is two parts, each with its own fields: [`Objects`] (`objects.rs`: the keys,
+//! the object store, the caches; sealing, storing, opening and verifying an object) and
+//! [`Heads`] (`heads.rs`: the head's cell, the head last opened, the newest commit
+//! remembered), beside the cells of `gc.state` and `memfs.keys`. Submodules: `objects`,
+//! `heads`, `snapshot` (the head sealed and opened, and what it carries), `commit`
+//! (compare-and-swap, lost answers, policy changes), `history` (`log`, revisions, past trees),
+//! `check`, `gc`, `purge`, `key_set` (`memfs.keys` through `memfs-crypt`'s `KeyStore`:
+//! unlocked, a change written and recorded), `keys` (key slots), `rotate` (rotation and
+//! shred), `reseal` (objects sealed again under the newest key epoch) and `readdress` (every
+//! live object named and sealed again under new keys, for a shred).
 
 use std::fmt;
 use std::path::PathBuf;

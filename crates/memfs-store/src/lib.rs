@@ -12,12 +12,15 @@
 //! [`EncryptedRepository::purge`] (a path erased from the tree and from history).
 //!
 //! The workspace's module map: `crates/README.md`.
+//!
 //! # Modules
 //!
 //! - [`cloud`]: `s3://`, `gs://` and `az://` URLs and options to an `object_store` client;
 //! - `conformance` (feature `testing`): the suite every [`Repository`] runs;
 //! - `disk_cache`: the optional on-disk cache of immutable objects;
-//! - `encrypted`: [`EncryptedRepository`] (commit, history, check, gc, purge, key slots);
+//! - `encrypted`: [`EncryptedRepository`], two parts (`Objects`: keys, object store, caches;
+//!   `Heads`: the head's cell and what this client knows of it) and what is done over them
+//!   (commit, history, check, gc, purge, key slots);
 //! - `error`: [`Error`], with the common cloud set-up mistakes as their own variants;
 //! - `fault` (feature `testing`): `FaultStore`, fault injection for crash-safety tests;
 //! - `fetch`: `Fetched`, the one fetch loop: objects a pure tree operation asks for, read on
