@@ -10,12 +10,10 @@
 //! head already names the counter (see [`EncryptedRepository::record_unless_named`]).
 
 use memfs_crypt::Confirmation;
-use object_store::path::Path;
 
+use super::EncryptedRepository;
 use super::key_set::{KeysHead, confirm_operation};
-use super::{EncryptedRepository, KEYS_PATH};
 use crate::error::Error;
-use crate::head::ConditionalHead;
 
 /// A confirmation opening the store made ([`EncryptedRepository::confirmed`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,8 +48,7 @@ impl EncryptedRepository {
     /// by compare-and-swap; nothing if the mark is gone or another client changed `memfs.keys`
     /// meanwhile (its own write took the mark, or its next open will).
     async fn clear_mark(&self, mark: Confirmation) -> Result<(), Error> {
-        let head = ConditionalHead::new(self.objects.storage.clone(), Path::from(KEYS_PATH));
         let clear = |object: &mut memfs_crypt::KeysObject| self.objects.keys.with_root(|root| object.clear_mark(root));
-        KeysHead::plain(&head).clear_mark(mark, clear).await
+        KeysHead::plain(&*self.keys_cell).clear_mark(mark, clear).await
     }
 }
